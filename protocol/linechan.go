@@ -1,0 +1,295 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/creachadair/jrpc2"
+)
+
+// MaxLine is the largest message, in bytes without its newline, either side
+// may send: 1 MiB.
+const MaxLine = 1 << 20
+
+// ErrLineTooLong is what ReadLine reports for a line past its cap; the
+// reader has already skipped to the next line.
+var ErrLineTooLong = errors.New("line exceeds 1 MiB")
+
+// ReadLine reads one newline-terminated line of at most max bytes (the
+// newline excluded) from r. A line past max is consumed whole and reported
+// as ErrLineTooLong with no bytes, so memory stays bounded. A final line
+// without a newline is returned whole, with io.EOF on the next call.
+func ReadLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	over := false
+	for {
+		frag, err := r.ReadSlice('\n')
+		content := frag
+		if err == nil {
+			content = frag[:len(frag)-1]
+		}
+		if !over {
+			if len(line)+len(content) > max {
+				over, line = true, nil
+			} else {
+				line = append(line, content...)
+			}
+		}
+		switch {
+		case err == nil:
+			if over {
+				return nil, ErrLineTooLong
+			}
+			if line == nil {
+				line = []byte{}
+			}
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if over {
+				return nil, ErrLineTooLong
+			}
+			if len(line) > 0 {
+				return line, nil
+			}
+			return nil, io.EOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+// lineChannel is the plugin side's jrpc2 channel: one JSON object per line,
+// capped at MaxLine both ways, UTF-8 checked on the raw bytes, every error
+// reply given a data.kind, and hooks run once a reply has been written.
+type lineChannel struct {
+	r *bufio.Reader
+
+	wmu    sync.Mutex
+	w      io.WriteCloser
+	closed bool
+
+	mu      sync.Mutex
+	methods map[string]string   // in-flight request id -> method
+	after   map[string][]func(ok bool) // request id -> hooks to run after its reply
+}
+
+func newLineChannel(r io.Reader, w io.WriteCloser) *lineChannel {
+	return &lineChannel{
+		r:       bufio.NewReaderSize(r, 64<<10),
+		w:       w,
+		methods: make(map[string]string),
+		after:   make(map[string][]func(ok bool)),
+	}
+}
+
+// envelope is the part of a message the channel looks at.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// Recv returns the next valid-looking record. A line past the cap, or one
+// that is not UTF-8, is answered here with a permanent error and skipped:
+// jrpc2 never sees it.
+func (c *lineChannel) Recv() ([]byte, error) {
+	for {
+		line, err := ReadLine(c.r, MaxLine)
+		if errors.Is(err, ErrLineTooLong) {
+			c.writeError(nil, Errorf(Permanent, "message exceeds 1 MiB"))
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var env envelope
+		_ = json.Unmarshal(line, &env) // invalid UTF-8 still decodes, replaced
+		if !utf8.Valid(line) {
+			c.writeError(env.ID, Errorf(Permanent, "message is not valid UTF-8"))
+			continue
+		}
+		if len(env.ID) > 0 && env.Method != "" {
+			c.mu.Lock()
+			c.methods[compactID(env.ID)] = env.Method
+			c.mu.Unlock()
+		}
+		return line, nil
+	}
+}
+
+// compactID gives the id's text as jrpc2 keys it.
+func compactID(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+// onReply registers fn to run after the reply to id is written; ok tells
+// whether the reply was a result (not an error).
+func (c *lineChannel) onReply(id string, fn func(ok bool)) {
+	c.mu.Lock()
+	c.after[id] = append(c.after[id], fn)
+	c.mu.Unlock()
+}
+
+// Send writes one record. An error reply without data.kind gets one; a
+// record past the cap is replaced by an error reply for the same id.
+func (c *lineChannel) Send(rec []byte) error {
+	id, field := peekReply(rec)
+	var method string
+	var hooks []func(ok bool)
+	if id != "" {
+		c.mu.Lock()
+		method = c.methods[id]
+		delete(c.methods, id)
+		hooks = c.after[id]
+		delete(c.after, id)
+		c.mu.Unlock()
+	}
+	if field == "error" {
+		rec = ensureKind(rec, Effects[method])
+	}
+	if len(rec) > MaxLine {
+		if id == "" {
+			return fmt.Errorf("outgoing message of %d bytes exceeds 1 MiB", len(rec))
+		}
+		k := Permanent
+		if Effects[method] {
+			k = UnknownOutcome
+		}
+		rec, field = errorLine(json.RawMessage(id), Errorf(k, "reply exceeds 1 MiB")), "error"
+	}
+	err := c.write(rec)
+	ok := err == nil && field == "result" && len(rec) > 0
+	for _, fn := range hooks {
+		go fn(ok)
+	}
+	return err
+}
+
+func (c *lineChannel) write(rec []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closed {
+		return io.ErrClosedPipe
+	}
+	buf := make([]byte, 0, len(rec)+1)
+	buf = append(append(buf, rec...), '\n')
+	_, err := c.w.Write(buf)
+	return err
+}
+
+// writeError answers a message jrpc2 never sees; nothing happened, so the
+// error's kind stands whatever the method.
+func (c *lineChannel) writeError(id json.RawMessage, e *Error) {
+	_ = c.write(errorLine(id, e))
+}
+
+// Close closes the writer; further Sends fail.
+func (c *lineChannel) Close() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	return c.w.Close()
+}
+
+// errorLine renders a complete error reply. A missing id is null.
+func errorLine(id json.RawMessage, e *Error) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	msg := struct {
+		V  string          `json:"jsonrpc"`
+		ID json.RawMessage `json:"id"`
+		E  *jrpc2.Error    `json:"error"`
+	}{"2.0", id, ToWire(e, false)}
+	b, _ := json.Marshal(msg)
+	return b
+}
+
+// peekReply reads a jrpc2-written message's id and its third key ("result",
+// "error", "method" or "params") without decoding the rest: jrpc2 always
+// writes jsonrpc, then id, then the payload.
+func peekReply(rec []byte) (id, field string) {
+	dec := json.NewDecoder(bytes.NewReader(rec))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", ""
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return id, field
+		}
+		key, _ := t.(string)
+		switch key {
+		case "id":
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
+				return id, field
+			}
+			id = compactID(raw)
+		case "result", "error", "method":
+			return id, key
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return id, field
+			}
+		}
+	}
+	return id, field
+}
+
+// ensureKind gives an error reply a valid data.kind when it has none
+// (jrpc2's own errors: parse failures, cancelled calls and the like).
+func ensureKind(rec []byte, effect bool) []byte {
+	var msg struct {
+		V  string          `json:"jsonrpc"`
+		ID json.RawMessage `json:"id"`
+		E  struct {
+			Code    jrpc2.Code      `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data,omitempty"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(rec, &msg) != nil {
+		return rec
+	}
+	var data ErrorData
+	if len(msg.E.Data) > 0 && json.Unmarshal(msg.E.Data, &data) == nil && data.Kind.Valid() {
+		return rec
+	}
+	k := kindForCode(msg.E.Code)
+	if k == UnknownOutcome && !effect {
+		k = Retryable
+	}
+	m := msg.E.Message
+	if m == "" {
+		m = msg.E.Code.String()
+	}
+	out := struct {
+		V  string          `json:"jsonrpc"`
+		ID json.RawMessage `json:"id"`
+		E  *jrpc2.Error    `json:"error"`
+	}{"2.0", msg.ID, ToWire(&Error{Kind: k, Message: m, Code: msg.E.Code}, effect)}
+	if len(out.ID) == 0 {
+		out.ID = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(out)
+	return b
+}

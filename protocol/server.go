@@ -1,0 +1,350 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/creachadair/jrpc2"
+
+	"github.com/mu-org/mu-plugins/schemas"
+)
+
+// Version is the protocol version this package speaks.
+const Version = 1
+
+// Grace is the spec's one grace: 5 s.
+const Grace = 5 * time.Second
+
+// exitBudget bounds how long Serve takes to return after stdin EOF or
+// shutdown, under the spec's 5 s.
+const exitBudget = 4 * time.Second
+
+// Handler serves one method. It returns the result (nil is JSON null) or an
+// error, which ToWire maps. ctx ends at the call's deadline, its $/cancel,
+// shutdown or stdin EOF.
+type Handler func(ctx context.Context, call *Call) (any, error)
+
+// Options configure Serve.
+type Options struct {
+	Name     string // the plugin's name: its binary is mu-plugin-<Name>
+	Version  string
+	Instance string
+	Seams    Seams
+	Handlers map[string]Handler
+
+	// Stop runs once as the plugin ends (stdin EOF, shutdown or ctx), after
+	// every call's context was cancelled: it must stop whatever the backend
+	// still runs. Its context ends within the 5 s budget.
+	Stop func(ctx context.Context)
+
+	In     io.Reader      // default os.Stdin
+	Out    io.WriteCloser // default os.Stdout
+	Logger *slog.Logger   // default: discard
+}
+
+// Declaration is the handshake result the options declare.
+func (o *Options) Declaration() InitializeResult {
+	return InitializeResult{
+		Protocol: Version,
+		Plugin:   PluginInfo{Name: o.Name, Version: o.Version},
+		Instance: o.Instance,
+		Schema:   schemas.V1Digest(),
+		Seams:    o.Seams,
+	}
+}
+
+// Call is one inbound request as a handler sees it.
+type Call struct {
+	Method string
+	Params json.RawMessage
+	Base   Base // the decoded deadline and target
+
+	id  string
+	srv *server
+}
+
+// ID is the request's envelope id, as JSON text.
+func (c *Call) ID() string { return c.id }
+
+// Decode decodes the params into v, refusing unknown fields. A failure is a
+// permanent error naming the method.
+func (c *Call) Decode(v any) error {
+	if len(c.Params) == 0 {
+		return Errorf(Permanent, "%s: params are required", c.Method)
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.Params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return Errorf(Permanent, "%s: invalid params: %v", c.Method, err)
+	}
+	return nil
+}
+
+// Watch registers a watch under watchID. Once this call's reply is on the
+// wire, run is started with a context that ends at $/cancel {watchId},
+// shutdown or EOF. When run returns a method ("watch/settled" or
+// "watch/restarted") and its context is still live, exactly that one
+// notification is sent. A watch lives only as long as this invocation.
+func (c *Call) Watch(watchID string, run func(ctx context.Context) (method string, params any)) {
+	c.srv.watch(c.id, watchID, run)
+}
+
+// Serve runs a plugin on opts.In and opts.Out until stdin EOF, shutdown or
+// ctx ends, and returns within 5 s of any of them. It refuses to start when
+// the declaration breaks a load rule.
+func Serve(ctx context.Context, opts Options) error {
+	decl := opts.Declaration()
+	if err := ValidateDeclaration(decl); err != nil {
+		return fmt.Errorf("mu-plugin-%s: invalid declaration: %w", opts.Name, err)
+	}
+	if opts.In == nil {
+		opts.In = os.Stdin
+	}
+	if opts.Out == nil {
+		opts.Out = os.Stdout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := newServer(ctx, opts, decl)
+	return s.run()
+}
+
+type server struct {
+	opts Options
+	decl InitializeResult
+	log  *slog.Logger
+	ch   *lineChannel
+	rpc  *jrpc2.Server
+
+	base     context.Context // every handler's context derives from it
+	stopAll  context.CancelFunc
+	inflight sync.WaitGroup
+
+	mu          sync.Mutex
+	initialized bool
+	shutting    bool
+	watches     map[string]context.CancelFunc
+	eof         chan struct{}
+	eofOnce     sync.Once
+	stopOnce    sync.Once
+}
+
+func newServer(ctx context.Context, opts Options, decl InitializeResult) *server {
+	base, cancel := context.WithCancel(ctx)
+	s := &server{
+		opts:    opts,
+		decl:    decl,
+		log:     opts.Logger,
+		base:    base,
+		stopAll: cancel,
+		watches: make(map[string]context.CancelFunc),
+		eof:     make(chan struct{}),
+	}
+	s.ch = newLineChannel(eofReader{opts.In, s.markEOF}, opts.Out)
+	s.rpc = jrpc2.NewServer(assigner{s}, &jrpc2.ServerOptions{
+		AllowPush:      true,
+		DisableBuiltin: true,
+		Concurrency:    256,
+		NewContext:     func() context.Context { return s.base },
+	})
+	return s
+}
+
+// eofReader reports the end of stdin (or a read error) once.
+type eofReader struct {
+	r     io.Reader
+	onEOF func()
+}
+
+func (e eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.onEOF()
+	}
+	return n, err
+}
+
+func (s *server) markEOF() { s.eofOnce.Do(func() { close(s.eof) }) }
+
+func (s *server) run() error {
+	s.rpc.Start(s.ch)
+	done := make(chan struct{})
+	go func() { s.rpc.WaitStatus(); close(done) }()
+	select {
+	case <-done:
+	case <-s.eof:
+	case <-s.base.Done():
+	}
+	s.log.Debug("stopping")
+	deadline := time.Now().Add(exitBudget)
+	s.stop()
+	stopCtx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() {
+		if s.opts.Stop != nil {
+			s.opts.Stop(stopCtx)
+		}
+		s.inflight.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-stopCtx.Done():
+		s.log.Warn("calls still running at exit; leaving them")
+	}
+	s.rpc.Stop()
+	return nil
+}
+
+// stop cancels every call and watch; safe to call twice.
+func (s *server) stop() {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		s.shutting = true
+		s.mu.Unlock()
+		s.stopAll()
+	})
+}
+
+type assigner struct{ s *server }
+
+func (a assigner) Assign(_ context.Context, method string) jrpc2.Handler {
+	return a.s.handler(method)
+}
+
+func (s *server) handler(method string) jrpc2.Handler {
+	return func(ctx context.Context, req *jrpc2.Request) (any, error) {
+		if req.IsNotification() {
+			if method == MethodCancel {
+				s.cancel(req)
+			}
+			return nil, nil // other notifications are ignored
+		}
+		s.inflight.Add(1)
+		defer s.inflight.Done()
+		start := time.Now()
+		v, err := s.serveCall(ctx, method, req)
+		if err != nil {
+			w := ToWire(err, Effects[method])
+			s.log.Debug("call", "method", method, "id", req.ID(), "ms", time.Since(start).Milliseconds(), "error", w.Message)
+			return nil, w
+		}
+		s.log.Debug("call", "method", method, "id", req.ID(), "ms", time.Since(start).Milliseconds())
+		return v, nil
+	}
+}
+
+func (s *server) serveCall(ctx context.Context, method string, req *jrpc2.Request) (any, error) {
+	s.mu.Lock()
+	initialized, shutting := s.initialized, s.shutting
+	s.mu.Unlock()
+	switch {
+	case method == MethodInitialize:
+		return s.initialize(req)
+	case shutting:
+		return nil, Errorf(Retryable, "the plugin is shutting down")
+	case !initialized:
+		return nil, Errorf(Permanent, "%s before initialize", method)
+	case method == MethodShutdown:
+		s.ch.onReply(req.ID(), func(bool) { s.stop() })
+		return nil, nil
+	case method == MethodCancel:
+		s.cancel(req)
+		return nil, nil
+	}
+	h, ok := s.opts.Handlers[method]
+	if !ok {
+		return nil, &Error{Kind: Permanent, Message: "method not found: " + method, Code: jrpc2.MethodNotFound}
+	}
+	call := &Call{Method: method, id: req.ID(), srv: s}
+	if req.HasParams() {
+		call.Params = json.RawMessage(req.ParamString())
+		var b struct {
+			Deadline int64  `json:"deadline"`
+			Target   Target `json:"target"`
+		}
+		if err := json.Unmarshal(call.Params, &b); err != nil {
+			return nil, Errorf(Permanent, "%s: invalid params: %v", method, err)
+		}
+		call.Base = Base{Deadline: b.Deadline, Target: b.Target}
+	}
+	if call.Base.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.UnixMilli(call.Base.Deadline))
+		defer cancel()
+	}
+	return h(ctx, call)
+}
+
+func (s *server) initialize(req *jrpc2.Request) (any, error) {
+	var p InitializeParams
+	if err := req.UnmarshalParams(&p); err != nil {
+		return nil, Errorf(Permanent, "initialize: invalid params: %v", err)
+	}
+	if p.Protocol.Min > Version || p.Protocol.Max < Version {
+		return nil, Errorf(Permanent, "initialize: mu offers protocol %d..%d; this plugin speaks %d", p.Protocol.Min, p.Protocol.Max, Version)
+	}
+	s.mu.Lock()
+	s.initialized = true
+	s.mu.Unlock()
+	return s.decl, nil
+}
+
+// cancel serves $/cancel: {id} cancels a call, {watchId} ends a watch.
+func (s *server) cancel(req *jrpc2.Request) {
+	var p CancelParams
+	if err := json.Unmarshal([]byte(req.ParamString()), &p); err != nil {
+		return
+	}
+	if len(p.ID) > 0 {
+		s.rpc.CancelRequest(compactID(p.ID))
+	}
+	if p.WatchID != "" {
+		s.mu.Lock()
+		cancel := s.watches[p.WatchID]
+		delete(s.watches, p.WatchID)
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	}
+}
+
+func (s *server) watch(callID, watchID string, run func(ctx context.Context) (string, any)) {
+	ctx, cancel := context.WithCancel(s.base)
+	s.mu.Lock()
+	s.watches[watchID] = cancel
+	s.mu.Unlock()
+	s.ch.onReply(callID, func(ok bool) {
+		defer func() {
+			s.mu.Lock()
+			delete(s.watches, watchID)
+			s.mu.Unlock()
+			cancel()
+		}()
+		if !ok {
+			return
+		}
+		method, params := run(ctx)
+		if method == "" || ctx.Err() != nil {
+			return
+		}
+		if method != NotifyWatchSettled && method != NotifyWatchRestarted {
+			s.log.Error("watch produced a notification the protocol does not allow", "method", method)
+			return
+		}
+		if err := s.rpc.Notify(ctx, method, params); err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Warn("watch notification not sent", "error", err)
+		}
+	})
+}
