@@ -77,7 +77,7 @@ type lineChannel struct {
 	closed bool
 
 	mu      sync.Mutex
-	methods map[string]string   // in-flight request id -> method
+	methods map[string]string          // in-flight request id -> method
 	after   map[string][]func(ok bool) // request id -> hooks to run after its reply
 }
 
