@@ -86,9 +86,6 @@ func Wrap(k Kind, err error, msg string) *Error {
 	return &Error{Kind: k, Message: m, Err: err}
 }
 
-// ErrMethodNotFound is the answer to a method the plugin does not serve.
-var errMethodNotFound = &Error{Kind: Permanent, Message: "method not found", Code: jrpc2.MethodNotFound}
-
 func kindCode(k Kind) jrpc2.Code {
 	switch k {
 	case Retryable:

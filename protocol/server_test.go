@@ -1,0 +1,309 @@
+package protocol
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/schemas"
+)
+
+// session is a plugin served in memory: lines go in on one pipe and come
+// out on the other, in wire order.
+type session struct {
+	t    *testing.T
+	in   *io.PipeWriter
+	out  *bufio.Reader
+	done chan error
+}
+
+func testSeams() Seams {
+	return Seams{Link: &LinkSeam{Fetch: true, Slots: SlotsSelf, RemoteOnTimeout: RemoteStopped,
+		Quiescence: QuiescenceProvable, MaxScriptBytes: 1024, Checks: []string{PhaseReach}}}
+}
+
+func serve(t *testing.T, handlers map[string]Handler, mod ...func(*Options)) *session {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	opts := Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(), Handlers: handlers, In: inR, Out: outW}
+	for _, m := range mod {
+		m(&opts)
+	}
+	s := &session{t: t, in: inW, out: bufio.NewReaderSize(outR, 4<<20), done: make(chan error, 1)}
+	go func() { s.done <- Serve(context.Background(), opts); outW.Close() }()
+	t.Cleanup(func() { inW.Close(); <-s.done })
+	return s
+}
+
+func (s *session) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatalf("write: %v", err)
+	}
+}
+
+func (s *session) recv() string {
+	s.t.Helper()
+	type res struct {
+		line string
+		err  error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		l, err := s.out.ReadString('\n')
+		ch <- res{strings.TrimSuffix(l, "\n"), err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			s.t.Fatalf("read: %v", r.err)
+		}
+		return r.line
+	case <-time.After(30 * time.Second):
+		s.t.Fatal("no line from the plugin")
+	}
+	return ""
+}
+
+func (s *session) expect(want string) {
+	s.t.Helper()
+	if got := s.recv(); got != want {
+		s.t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":1,"max":1},"mu":"5"}}`
+
+func (s *session) init() {
+	s.t.Helper()
+	s.send(initLine)
+	want := `{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"t","version":"1.0"},"instance":"i","schema":"` + schemas.V1Digest() +
+		`","seams":{"link":{"fetch":true,"slots":"self","remoteOnTimeout":"stopped","quiescence":"provable","maxScriptBytes":1024,"checks":["reach"]}}}}`
+	s.expect(want)
+}
+
+func nilHandler(context.Context, *Call) (any, error) { return nil, nil }
+
+func TestHandshakeExact(t *testing.T) {
+	s := serve(t, nil)
+	s.init()
+}
+
+func TestHandshakeRefusesProtocolRange(t *testing.T) {
+	s := serve(t, nil)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":2,"max":3},"mu":"5"}}`)
+	s.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"initialize: mu offers protocol 2..3; this plugin speaks 1","data":{"kind":"permanent"}}}`)
+}
+
+func TestCallBeforeInitializeRefused(t *testing.T) {
+	s := serve(t, map[string]Handler{MethodLinkExec: nilHandler})
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1}}`)
+	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"link.exec before initialize","data":{"kind":"permanent"}}}`)
+}
+
+// A handler returning nil gives "result": null: a reply always carries result.
+func TestNilResultIsNull(t *testing.T) {
+	s := serve(t, map[string]Handler{MethodHostRelease: nilHandler})
+	s.init()
+	s.send(`{"jsonrpc":"2.0","id":"r1","method":"host.release","params":{"deadline":0,"target":{"host":{"name":"h"}},"key":"k"}}`)
+	s.expect(`{"jsonrpc":"2.0","id":"r1","result":null}`)
+}
+
+func TestUnknownMethodTyped(t *testing.T) {
+	s := serve(t, nil)
+	s.init()
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"link.teleport","params":{}}`)
+	s.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: link.teleport","data":{"kind":"permanent"}}}`)
+}
+
+// Every error kind is mapped in one place, remedy included for human; a
+// plain Go error from an effect is an unknown outcome, from a read permanent.
+func TestErrorMapping(t *testing.T) {
+	s := serve(t, map[string]Handler{
+		MethodLinkExec:    func(context.Context, *Call) (any, error) { return nil, HumanError("run ssh-add", "key locked") },
+		MethodLinkFetch:   func(context.Context, *Call) (any, error) { return nil, Errorf(Retryable, "busy") },
+		MethodHostAcquire: func(context.Context, *Call) (any, error) { return nil, io.ErrUnexpectedEOF },
+		MethodHostStatus:  func(context.Context, *Call) (any, error) { return nil, io.ErrUnexpectedEOF },
+	})
+	s.init()
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"link.exec","params":{}}`)
+	s.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"key locked","data":{"kind":"human","remedy":"run ssh-add"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.fetch","params":{}}`)
+	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32001,"message":"busy","data":{"kind":"retryable"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"host.acquire","params":{}}`)
+	s.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32004,"message":"unexpected EOF","data":{"kind":"unknown-outcome"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"host.status","params":{}}`)
+	s.expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32002,"message":"unexpected EOF","data":{"kind":"permanent"}}}`)
+}
+
+func TestMalformedInputAnswered(t *testing.T) {
+	s := serve(t, nil)
+	s.init()
+	s.send(`not json`)
+	s.expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"invalid request value","data":{"kind":"permanent"}}}`)
+	s.send("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\",\"params\":{\"s\":\"\xff\"}}")
+	s.expect(`{"jsonrpc":"2.0","id":5,"error":{"code":-32002,"message":"message is not valid UTF-8","data":{"kind":"permanent"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":6,"method":"x","params":{"s":"` + strings.Repeat("a", MaxLine) + `"}}`)
+	s.expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"message exceeds 1 MiB","data":{"kind":"permanent"}}}`)
+	// The plugin still serves after each.
+	s.send(`{"jsonrpc":"2.0","id":7,"method":"nope"}`)
+	s.expect(`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"method not found: nope","data":{"kind":"permanent"}}}`)
+}
+
+// Strict params: an unknown field is a permanent invalid-params error.
+func TestStrictDecode(t *testing.T) {
+	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+		var p ExecParams
+		if err := c.Decode(&p); err != nil {
+			return nil, err
+		}
+		return ExecResult{ExitCode: new(int)}, nil
+	}})
+	s.init()
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1,"extra":1}}`)
+	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"link.exec: invalid params: json: unknown field \"extra\"","data":{"kind":"permanent"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1}}`)
+	s.expect(`{"jsonrpc":"2.0","id":3,"result":{"exitCode":0,"stdout":"","stderr":"","partial":false}}`)
+}
+
+// A reply over 1 MiB is replaced by an error for the same id, of kind
+// unknown-outcome for an effect: jrpc2 would otherwise drop it silently.
+func TestOversizeReplyReplaced(t *testing.T) {
+	big := strings.Repeat("x", MaxLine)
+	s := serve(t, map[string]Handler{
+		MethodLinkExec: func(context.Context, *Call) (any, error) { return ExecResult{Stdout: big}, nil },
+		MethodJobStart: func(context.Context, *Call) (any, error) { return JobStartResult{View: View{Command: big}}, nil },
+	})
+	s.init()
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{}}`)
+	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"reply exceeds 1 MiB","data":{"kind":"permanent"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"job.start","params":{}}`)
+	s.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32004,"message":"reply exceeds 1 MiB","data":{"kind":"unknown-outcome"}}}`)
+}
+
+// $/cancel {id} ends the call's context; the call answers, the plugin lives.
+func TestCancelByID(t *testing.T) {
+	started := make(chan struct{})
+	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, Errorf(Retryable, "cancelled")
+	}})
+	s.init()
+	s.send(`{"jsonrpc":"2.0","id":"abc","method":"link.exec","params":{}}`)
+	<-started
+	s.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":"abc"}}`)
+	s.expect(`{"jsonrpc":"2.0","id":"abc","error":{"code":-32001,"message":"cancelled","data":{"kind":"retryable"}}}`)
+}
+
+// The call's context ends at its deadline.
+func TestDeadlineEndsCall(t *testing.T) {
+	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}})
+	s.init()
+	past := time.Now().Add(-time.Second).UnixMilli()
+	s.send(`{"jsonrpc":"2.0","id":9,"method":"link.exec","params":{"deadline":` + itoa(past) + `,"target":{"host":{"name":"h"}}}}`)
+	s.expect(`{"jsonrpc":"2.0","id":9,"error":{"code":-32001,"message":"context deadline exceeded","data":{"kind":"retryable"}}}`)
+}
+
+// A watch's notification goes out after its reply, exactly once, and not at
+// all once $/cancel {watchId} ended it.
+func TestWatchOrderAndCancel(t *testing.T) {
+	release := make(chan struct{})
+	s := serve(t, map[string]Handler{MethodChannelWatch: func(ctx context.Context, c *Call) (any, error) {
+		var p struct {
+			Base
+			Inc string `json:"inc"`
+		}
+		_ = json.Unmarshal(c.Params, &p)
+		id := "w-" + p.Inc
+		c.Watch(id, func(ctx context.Context) (string, any) {
+			if p.Inc == "now" {
+				return NotifyWatchSettled, WatchSettled{WatchID: id, Observation: Observation{Status: TurnIdle, Settled: true, Runs: 1, Incarnation: "a"}}
+			}
+			select {
+			case <-release:
+				return NotifyWatchSettled, WatchSettled{WatchID: id}
+			case <-ctx.Done():
+				return "", nil
+			}
+		})
+		return WatchResult{WatchID: id, Initial: Observation{Status: TurnBusy, Incarnation: "a"}}, nil
+	}})
+	s.init()
+	for i := 0; i < 50; i++ {
+		s.send(`{"jsonrpc":"2.0","id":` + itoa(int64(10+i)) + `,"method":"channel.watch","params":{"inc":"now"}}`)
+		s.expect(`{"jsonrpc":"2.0","id":` + itoa(int64(10+i)) + `,"result":{"watchId":"w-now","initial":{"status":"busy","settled":false,"since":0,"runs":0,"incarnation":"a"}}}`)
+		s.expect(`{"jsonrpc":"2.0","method":"watch/settled","params":{"watchId":"w-now","observation":{"status":"idle","settled":true,"since":0,"runs":1,"incarnation":"a"}}}`)
+	}
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"channel.watch","params":{"inc":"later"}}`)
+	s.expect(`{"jsonrpc":"2.0","id":2,"result":{"watchId":"w-later","initial":{"status":"busy","settled":false,"since":0,"runs":0,"incarnation":"a"}}}`)
+	s.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"watchId":"w-later"}}`)
+	time.Sleep(50 * time.Millisecond) // let the cancel land before the release: order, not timing, is asserted below
+	close(release)
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"nope"}`)
+	s.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: nope","data":{"kind":"permanent"}}}`)
+}
+
+// shutdown is answered with null; then Serve returns after its calls end.
+func TestShutdownAnsweredThenExit(t *testing.T) {
+	var once sync.Once
+	stopped := make(chan struct{})
+	s := serve(t, nil, func(o *Options) { o.Stop = func(context.Context) { once.Do(func() { close(stopped) }) } })
+	s.init()
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`)
+	s.expect(`{"jsonrpc":"2.0","id":4,"result":null}`)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after shutdown")
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("Stop hook did not run")
+	}
+	s.done <- nil // for Cleanup
+}
+
+// A backend that ignores its context does not hold the plugin past EOF.
+func TestEOFReturnsDespiteStuckHandler(t *testing.T) {
+	started := make(chan struct{})
+	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+		close(started)
+		select {} // never returns
+	}})
+	s.init()
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{}}`)
+	<-started
+	s.in.Close()
+	select {
+	case <-s.done:
+	case <-time.After(Grace + 5*time.Second):
+		t.Fatal("Serve did not return after stdin EOF")
+	}
+	s.done <- nil
+}
+
+// A declaration that breaks a load rule is refused before serving.
+func TestServeRefusesBadDeclaration(t *testing.T) {
+	err := Serve(context.Background(), Options{Name: "t", Version: "1", Instance: "i",
+		Seams: Seams{Host: &HostSeam{}}, In: strings.NewReader(""), Out: nopWC{io.Discard}})
+	if err == nil || !strings.Contains(err.Error(), RuleHostNeedsLink) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+type nopWC struct{ io.Writer }
+
+func (nopWC) Close() error { return nil }
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
