@@ -1,0 +1,340 @@
+// Package testsshd starts a real OpenSSH sshd for tests: on 127.0.0.1, on a
+// free port, with a temporary config, host key, user key, authorized_keys,
+// known_hosts and client config. It never touches a system sshd. A test
+// fails (never skips) when /usr/sbin/sshd or ssh-keygen is missing.
+package testsshd
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// SSHD is the OpenSSH daemon the helper runs.
+const SSHD = "/usr/sbin/sshd"
+
+// TestUser is the non-root account the servers log in as by default: root
+// logins lack signal support on OpenSSH before 9.8, and a real user is the
+// common case.
+const TestUser = "mu-sshtest"
+
+// Options shape one server.
+type Options struct {
+	Root        bool     // log in as root instead of TestUser
+	MaxSessions int      // sshd MaxSessions; 0 keeps OpenSSH's default (10)
+	HostKeyType string   // ed25519 (default), ecdsa or rsa
+	HostCert    bool     // also sign the host key with a CA (Server.CAPub)
+	Extra       []string // more sshd_config lines
+	Alias       string   // the client config's Host alias; default "box"
+}
+
+// Server is one running sshd.
+type Server struct {
+	Dir         string // private temporary directory (mode 0755: sshd reads it as the user)
+	Host        string // 127.0.0.1
+	Port        int
+	Alias       string
+	User        string
+	Home        string
+	HostKeyFile string
+	HostKeyPub  string // "type base64" of the host key
+	CAFile      string // host CA private key, with HostCert
+	CAPub       string // "type base64" of the host CA, with HostCert
+	UserKey     string // private key the client authenticates with
+	UserPub     string // its authorized_keys line
+	KnownHosts  string // known_hosts holding "[127.0.0.1]:port hostkey"
+	Config      string // client config: a Host block for Alias
+	Log         string // sshd's log file
+
+	cmd *exec.Cmd
+}
+
+var userOnce sync.Mutex
+
+// EnsureUser creates TestUser (with a home, /bin/bash, an unlocked
+// password-less account) if it does not exist, and returns its home.
+func EnsureUser(t testing.TB) (uid, gid int, home string) {
+	t.Helper()
+	userOnce.Lock()
+	defer userOnce.Unlock()
+	if _, err := user.Lookup(TestUser); err != nil {
+		out, err := exec.Command("useradd", "-m", "-s", "/bin/bash", TestUser).CombinedOutput()
+		if err != nil {
+			if _, err2 := user.Lookup(TestUser); err2 != nil { // a parallel package may have made it
+				t.Fatalf("testsshd: useradd %s: %v: %s", TestUser, err, out)
+			}
+		}
+	}
+	// "*": no password, but not locked ("!"), which sshd without PAM refuses.
+	if out, err := exec.Command("usermod", "-p", "*", TestUser).CombinedOutput(); err != nil {
+		t.Fatalf("testsshd: usermod: %v: %s", err, out)
+	}
+	u, err := user.Lookup(TestUser)
+	if err != nil {
+		t.Fatalf("testsshd: %v", err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid, u.HomeDir
+}
+
+// Start runs a new sshd and stops it when the test ends.
+func Start(t testing.TB, o Options) *Server {
+	t.Helper()
+	for _, bin := range []string{SSHD, "ssh-keygen"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("testsshd: %s is required (apt-get install -y openssh-server openssh-client): %v", bin, err)
+		}
+	}
+	if o.Alias == "" {
+		o.Alias = "box"
+	}
+	if o.HostKeyType == "" {
+		o.HostKeyType = "ed25519"
+	}
+	dir, err := os.MkdirTemp("", "testsshd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Dir: dir, Host: "127.0.0.1", Alias: o.Alias, Log: filepath.Join(dir, "sshd.log")}
+	if o.Root {
+		s.User, s.Home = "root", "/root"
+	} else {
+		_, _, s.Home = EnsureUser(t)
+		s.User = TestUser
+	}
+	s.HostKeyFile = filepath.Join(dir, "host_"+o.HostKeyType)
+	s.HostKeyPub = KeyGen(t, s.HostKeyFile, o.HostKeyType, "")
+	s.UserKey = filepath.Join(dir, "id_ed25519")
+	s.UserPub = KeyGen(t, s.UserKey, "ed25519", "")
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), []byte(s.UserPub+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := []string{
+		"HostKey " + s.HostKeyFile,
+		"PidFile " + filepath.Join(dir, "sshd.pid"),
+		"AuthorizedKeysFile " + filepath.Join(dir, "authorized_keys"),
+		"StrictModes no",
+		"UsePAM no",
+		"PasswordAuthentication no",
+		"KbdInteractiveAuthentication no",
+		"PubkeyAuthentication yes",
+		"PermitRootLogin prohibit-password",
+		"MaxStartups 200:30:400",
+		"LogLevel VERBOSE",
+		"Subsystem sftp internal-sftp",
+	}
+	if o.MaxSessions > 0 {
+		cfg = append(cfg, fmt.Sprintf("MaxSessions %d", o.MaxSessions))
+	}
+	if o.HostCert {
+		s.CAFile = filepath.Join(dir, "host_ca")
+		s.CAPub = KeyGen(t, s.CAFile, "ed25519", "")
+		run(t, "ssh-keygen", "-q", "-s", s.CAFile, "-I", "testsshd-host", "-h", "-n", "127.0.0.1,localhost", s.HostKeyFile+".pub")
+		cfg = append(cfg, "HostCertificate "+s.HostKeyFile+"-cert.pub")
+	}
+	cfg = append(cfg, o.Extra...)
+	// Listen on a free port; retry if another process takes it first.
+	for attempt := 0; ; attempt++ {
+		s.Port = freePort(t)
+		conf := append([]string{fmt.Sprintf("ListenAddress 127.0.0.1:%d", s.Port)}, cfg...)
+		path := filepath.Join(dir, "sshd_config")
+		if err := os.WriteFile(path, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.start(path); err == nil {
+			break
+		} else if attempt >= 4 {
+			t.Fatalf("testsshd: %v\n%s", err, s.LogText())
+		}
+	}
+	t.Cleanup(s.stop)
+	s.KnownHosts = filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(s.KnownHosts, []byte(s.KnownHostsLine()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Config = filepath.Join(dir, "ssh_config")
+	if err := os.WriteFile(s.Config, []byte(s.HostBlock(o.Alias)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// HostPattern is how known_hosts names this server: "[127.0.0.1]:port".
+func (s *Server) HostPattern() string { return fmt.Sprintf("[%s]:%d", s.Host, s.Port) }
+
+// KnownHostsLine is the plain known_hosts line for the host key.
+func (s *Server) KnownHostsLine() string { return s.HostPattern() + " " + s.HostKeyPub }
+
+// HostBlock is a client config Host block for alias that reaches this server
+// with its user key and known_hosts, strictly.
+func (s *Server) HostBlock(alias string) string {
+	return fmt.Sprintf("Host %s\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
+		"  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  BatchMode yes\n",
+		alias, s.Host, s.Port, s.User, s.UserKey, s.KnownHosts)
+}
+
+// Addr is "127.0.0.1:port".
+func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
+
+// SSH runs the OpenSSH client against the server (the client config's alias)
+// with args as the remote command, and returns its combined output.
+func (s *Server) SSH(t testing.TB, args ...string) string {
+	t.Helper()
+	a := append([]string{"-F", s.Config, "-o", "ControlMaster=no", "-o", "ControlPath=none", s.Alias}, args...)
+	out, err := exec.Command("ssh", a...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("testsshd: ssh %v: %v: %s", args, err, out)
+	}
+	return string(out)
+}
+
+// LogText returns sshd's log so far.
+func (s *Server) LogText() string {
+	b, _ := os.ReadFile(s.Log)
+	return string(b)
+}
+
+func (s *Server) start(config string) error {
+	logf, err := os.OpenFile(s.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(SSHD, "-D", "-e", "-f", config)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a test helper, not a plugin run
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("sshd exited at start: %v", err)
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", s.Addr(), time.Second); err == nil {
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			c.Close()
+			if strings.HasPrefix(line, "SSH-2.0-") {
+				s.cmd = cmd
+				go func() { <-exited }()
+				return nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	return fmt.Errorf("sshd did not answer on %s within 30 s", s.Addr())
+}
+
+func (s *Server) stop() {
+	if s.cmd == nil {
+		return
+	}
+	pid := s.cmd.Process.Pid
+	// The listener, then every sshd process it forked (per connection).
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	for _, p := range descendants(pid) {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+// KeyGen makes a key pair at path (type ed25519, ecdsa or rsa; passphrase
+// may be empty) and returns the public key's "type base64" text.
+func KeyGen(t testing.TB, path, typ, passphrase string) string {
+	t.Helper()
+	args := []string{"-q", "-t", typ, "-N", passphrase, "-C", "", "-f", path}
+	if typ == "rsa" {
+		args = append(args, "-b", "2048")
+	}
+	run(t, "ssh-keygen", args...)
+	b, err := os.ReadFile(path + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		t.Fatalf("testsshd: bad public key %q", b)
+	}
+	return f[0] + " " + f[1]
+}
+
+func run(t testing.TB, name string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+		t.Fatalf("testsshd: %s %v: %v: %s", name, args, err, out)
+	}
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// descendants lists every live process below pid.
+func descendants(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	parent := map[int]int{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		st := string(b)
+		i := strings.LastIndexByte(st, ')')
+		if i < 0 || i+2 >= len(st) {
+			continue
+		}
+		f := strings.Fields(st[i+2:])
+		if len(f) > 1 {
+			pp, _ := strconv.Atoi(f[1])
+			parent[p] = pp
+		}
+	}
+	in := map[int]bool{pid: true}
+	for changed := true; changed; {
+		changed = false
+		for p, pp := range parent {
+			if !in[p] && in[pp] {
+				in[p], changed = true, true
+			}
+		}
+	}
+	delete(in, pid)
+	out := make([]int, 0, len(in))
+	for p := range in {
+		out = append(out, p)
+	}
+	return out
+}
