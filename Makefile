@@ -1,0 +1,48 @@
+# mu-plugins: the reference plugin family for mu.
+# `make help` lists the targets.
+
+GO        ?= go
+BIN       := bin
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X github.com/mu-org/mu-plugins/internal/cli.Version=$(VERSION)
+PLUGINS   := $(notdir $(wildcard cmd/mu-plugin-*))
+export CGO_ENABLED := 0
+
+.PHONY: help build test unit lint fuzz bench integration demo image deps clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
+
+build: ## build every binary, static, into bin/
+	@mkdir -p $(BIN)
+	@for p in $(PLUGINS); do $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$p ./cmd/$$p || exit 1; done
+
+demo: build ## drive the fake through every seam the way mu would, and narrate it
+	@$(BIN)/mu-plugin-contract demo -- $(CURDIR)/$(BIN)/mu-plugin-fake
+
+test: ## set up what the tests need (root on Debian: apt-get), then lint, every test under -race, and the integration suite
+	@scripts/test.sh
+
+unit: build ## the Go tests only (-race), no set-up
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+lint: ## gofmt, go vet, staticcheck
+	@scripts/lint.sh
+
+fuzz: ## run each fuzz target for FUZZTIME (default 20s)
+	@scripts/fuzz.sh $(or $(FUZZTIME),20s)
+
+bench: build ## every benchmark, ours beside the peer, with ratios
+	@scripts/bench.sh
+
+integration: build ## the docker-compose suite: up, test, always down
+	@scripts/integration.sh
+
+image: ## build the test image (no registry: mmdebstrap + docker import + Dockerfile.test)
+	@integration/image/build.sh
+
+deps: ## install what the tests need (apt-get as root on Debian; else name what is missing)
+	@scripts/deps.sh
+
+clean: ## remove bin/
+	rm -rf $(BIN)

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# gofmt, go vet, staticcheck: any finding fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
+if [ -n "$unformatted" ]; then
+	echo "gofmt: not formatted:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+sc=.cache/bin/staticcheck
+[ -x "$sc" ] || GOBIN="$PWD/.cache/bin" go install honnef.co/go/tools/cmd/staticcheck@2026.2.2
+"$sc" ./...
+echo "lint: ok"
