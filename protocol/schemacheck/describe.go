@@ -118,20 +118,37 @@ func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 type branch struct {
 	errs     []*jsonschema.ValidationError
 	wrongTyp int // the value itself has another type
+	discrim  int // a discriminator (state: "up"…) has another value
 	shape    int // missing or unknown members of the value itself
-	discrim  int // a member's const or enum failed (a discriminator)
 }
 
-// bestBranch picks the alternative the value most nearly matches: first
-// one of the value's own type, then the fewest missing or unknown members,
-// then one whose discriminating members (state: "up"…) match. When the best
-// fails only on discriminators, the values every alternative wants there are
-// merged into one problem ("value must be one of …").
+// bestBranch picks the alternative the value was most likely meant to be:
+// first one that takes the value's type, then one whose discriminators match
+// (a member whose const or enum several alternatives constrain, like
+// state), then the fewest missing or unknown members. When every
+// alternative fails on a discriminator, the values they want there are
+// merged into one problem ("want one of …"); when none takes the value's
+// type, the types they want are.
 func bestBranch(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 	d := len(e.InstanceLocation)
 	bs := make([]branch, 0, len(e.Causes))
+	constAt := map[string]int{} // pointer → alternatives failing a const or enum there
 	for _, c := range e.Causes {
 		b := branch{errs: leaves(c)}
+		seen := map[string]bool{}
+		for _, l := range b.errs {
+			switch l.ErrorKind.(type) {
+			case *kind.Const, *kind.Enum:
+				if p := pointer(l.InstanceLocation); len(l.InstanceLocation) == d+1 && !seen[p] {
+					seen[p] = true
+					constAt[p]++
+				}
+			}
+		}
+		bs = append(bs, b)
+	}
+	for i := range bs {
+		b := &bs[i]
 		for _, l := range b.errs {
 			n := len(l.InstanceLocation)
 			switch l.ErrorKind.(type) {
@@ -144,12 +161,11 @@ func bestBranch(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 					b.shape++
 				}
 			case *kind.Const, *kind.Enum:
-				if n == d+1 {
+				if n == d+1 && constAt[pointer(l.InstanceLocation)] > 1 {
 					b.discrim++
 				}
 			}
 		}
-		bs = append(bs, b)
 	}
 	inOrder := append([]branch(nil), bs...)
 	sort.SliceStable(bs, func(i, j int) bool {
@@ -157,11 +173,11 @@ func bestBranch(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 		if a.wrongTyp != b.wrongTyp {
 			return a.wrongTyp < b.wrongTyp
 		}
-		if a.shape != b.shape {
-			return a.shape < b.shape
-		}
 		if a.discrim != b.discrim {
 			return a.discrim < b.discrim
+		}
+		if a.shape != b.shape {
+			return a.shape < b.shape
 		}
 		return len(a.errs) < len(b.errs)
 	})
@@ -169,9 +185,16 @@ func bestBranch(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 	if best.wrongTyp > 0 {
 		return []*jsonschema.ValidationError{typeUnion(e, inOrder)}
 	}
-	if best.discrim > 0 && best.discrim == len(best.errs) {
-		if m := mergeDiscrim(best.errs[0], inOrder); m != nil {
-			return []*jsonschema.ValidationError{m}
+	if best.discrim > 0 {
+		for _, l := range best.errs {
+			switch l.ErrorKind.(type) {
+			case *kind.Const, *kind.Enum:
+				if len(l.InstanceLocation) == d+1 && constAt[pointer(l.InstanceLocation)] > 1 {
+					if m := mergeDiscrim(l, inOrder); m != nil {
+						return []*jsonschema.ValidationError{m}
+					}
+				}
+			}
 		}
 	}
 	return best.errs
