@@ -16,7 +16,7 @@ type op struct {
 }
 
 func set(ptr string, v any) op { return op{ptr: ptr, value: v} }
-func del(ptr string) op         { return op{ptr: ptr, del: true} }
+func del(ptr string) op        { return op{ptr: ptr, del: true} }
 
 // raw is a value written into the document as JSON text.
 type raw string

@@ -19,9 +19,15 @@ type mutation struct {
 	saying string
 }
 
-func params(m string) func(json.RawMessage) error { return func(r json.RawMessage) error { return Params(m, r) } }
-func result(m string) func(json.RawMessage) error { return func(r json.RawMessage) error { return Result(m, r) } }
-func note(m string) func(json.RawMessage) error   { return func(r json.RawMessage) error { return Notification(m, r) } }
+func params(m string) func(json.RawMessage) error {
+	return func(r json.RawMessage) error { return Params(m, r) }
+}
+func result(m string) func(json.RawMessage) error {
+	return func(r json.RawMessage) error { return Result(m, r) }
+}
+func note(m string) func(json.RawMessage) error {
+	return func(r json.RawMessage) error { return Notification(m, r) }
+}
 
 const (
 	unknownField = "not allowed"

@@ -175,7 +175,7 @@ func TestErrorObject(t *testing.T) {
 		protocol.HumanError("run `gcloud auth login`", "credentials expired"),
 		protocol.Errorf(protocol.UnknownOutcome, "connection lost"),
 		protocol.Errorf(protocol.Human, "no remedy given"), // ToWire supplies one
-		protocol.Errorf("bogus", "bad kind"),              // ToWire maps it to permanent
+		protocol.Errorf("bogus", "bad kind"),               // ToWire maps it to permanent
 	} {
 		for _, effect := range []bool{false, true} {
 			raw := mustJSON(protocol.ToWire(e, effect))
