@@ -5,8 +5,7 @@ GO        ?= go
 BIN       := bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/mu-org/mu-plugins/internal/cli.Version=$(VERSION)
-PLUGINS   := $(notdir $(wildcard cmd/mu-plugin-*))
-export CGO_ENABLED := 0
+PLUGINS   := $(patsubst cmd/%/main.go,%,$(wildcard cmd/*/main.go))
 
 .PHONY: help build test unit lint fuzz bench integration demo image deps clean
 
@@ -15,7 +14,7 @@ help: ## list the targets
 
 build: ## build every binary, static, into bin/
 	@mkdir -p $(BIN)
-	@for p in $(PLUGINS); do $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$p ./cmd/$$p || exit 1; done
+	@for p in $(PLUGINS); do CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$p ./cmd/$$p || exit 1; done
 
 demo: build ## drive the fake through every seam the way mu would, and narrate it
 	@$(BIN)/mu-plugin-contract demo -- $(CURDIR)/$(BIN)/mu-plugin-fake

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The docker-compose suite: bring the environment up, run the tests, and
+# always tear it down; then check by label that nothing was left behind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if docker compose version >/dev/null 2>&1; then compose=(docker compose); else compose=(docker-compose); fi
+project=mu-plugins-it-$$
+work=$(mktemp -d)
+export MU_IT_DIR=$work MU_IT_PROJECT=$project
+ssh-keygen -q -t ed25519 -N '' -C mu-it -f "$work/id_ed25519"
+export MU_AUTHORIZED_KEY=$(cat "$work/id_ed25519.pub")
+export MU_PLUGINS_BIN=${MU_PLUGINS_BIN:-$PWD/bin}
+dc() { "${compose[@]}" -p "$project" -f integration/docker-compose.yml "$@"; }
+
+down() {
+	dc down --volumes --remove-orphans --timeout 5 >/dev/null 2>&1 || true
+	rm -rf "$work"
+	left=$(docker ps -aq --filter "label=com.docker.compose.project=$project"; docker network ls -q --filter "label=com.docker.compose.project=$project")
+	if [ -n "$left" ]; then
+		echo "integration: left behind: $left" >&2
+		exit 1
+	fi
+	echo "integration: environment torn down, nothing left behind"
+}
+trap down EXIT
+
+integration/image/build.sh
+dc up -d
+go test -race -count=1 -timeout 30m -tags integration -v ./integration/... 2>&1 | tee "$work/test.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|drill:|    )' || true
+grep -qE '^(FAIL|--- FAIL)' "$work/test.log" && { echo "integration: FAILED"; exit 1; }
+grep -q '^ok' "$work/test.log" || { tail -50 "$work/test.log"; echo "integration: no test result"; exit 1; }
