@@ -79,6 +79,7 @@ type lineChannel struct {
 	mu      sync.Mutex
 	methods map[string]string          // in-flight request id -> method
 	after   map[string][]func(ok bool) // request id -> hooks to run after its reply
+	skip    map[string]bool            // request id -> its reply was written raw (RawReply); drop jrpc2's
 }
 
 func newLineChannel(r io.Reader, w io.WriteCloser) *lineChannel {
@@ -87,6 +88,7 @@ func newLineChannel(r io.Reader, w io.WriteCloser) *lineChannel {
 		w:       w,
 		methods: make(map[string]string),
 		after:   make(map[string][]func(ok bool)),
+		skip:    make(map[string]bool),
 	}
 }
 
@@ -156,7 +158,15 @@ func (c *lineChannel) Send(rec []byte) error {
 		delete(c.methods, id)
 		hooks = c.after[id]
 		delete(c.after, id)
+		skipped := c.skip[id]
+		delete(c.skip, id)
 		c.mu.Unlock()
+		if skipped {
+			for _, fn := range hooks {
+				go fn(false)
+			}
+			return nil
+		}
 	}
 	if field == "error" {
 		rec = ensureKind(rec, Effects[method])
@@ -189,6 +199,15 @@ func (c *lineChannel) write(rec []byte) error {
 	buf = append(append(buf, rec...), '\n')
 	_, err := c.w.Write(buf)
 	return err
+}
+
+// rawReply writes line as the reply to id and drops the reply jrpc2 will
+// later send for it (see Call.RawReply).
+func (c *lineChannel) rawReply(id string, line []byte) error {
+	c.mu.Lock()
+	c.skip[id] = true
+	c.mu.Unlock()
+	return c.write(line)
 }
 
 // writeError answers a message jrpc2 never sees; nothing happened, so the

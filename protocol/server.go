@@ -24,8 +24,8 @@ const Version = 1
 const Grace = 5 * time.Second
 
 // exitBudget bounds how long Serve takes to return after stdin EOF or
-// shutdown, under the spec's 5 s.
-const exitBudget = 4 * time.Second
+// shutdown, under the spec's 5 s, with room for the process to exit.
+const exitBudget = 3 * time.Second
 
 // Handler serves one method. It returns the result (nil is JSON null) or an
 // error, which ToWire maps. ctx ends at the call's deadline, its $/cancel,
@@ -93,6 +93,11 @@ func (c *Call) Decode(v any) error {
 // exists only so a test double (backend/fake) can inject the invalid messages
 // the spec names; a real plugin never calls it.
 func (c *Call) RawWrite(line []byte) error { return c.srv.ch.write(line) }
+
+// RawReply writes line as this call's reply, as is, and drops the reply the
+// handler's return would have produced. Like RawWrite it exists only for
+// fault injection in a test double.
+func (c *Call) RawReply(line []byte) error { return c.srv.ch.rawReply(c.id, line) }
 
 // Watch registers a watch under watchID. Once this call's reply is on the
 // wire, run is started with a context that ends at $/cancel {watchId},

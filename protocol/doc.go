@@ -1,0 +1,46 @@
+// Package protocol is the plugin side of mu's plugin protocol, version 1:
+// the wire types, the one error model, the declaration and its load rules,
+// and Serve, which runs a plugin on stdin and stdout.
+//
+// # A plugin in five lines
+//
+// A backend declares its seams and hands Serve one Handler per method:
+//
+//	err := protocol.Serve(ctx, protocol.Options{
+//		Name: "box", Version: "0.1.0", Instance: "prod-eu",
+//		Seams: protocol.Seams{Link: &protocol.LinkSeam{…}},
+//		Handlers: map[string]protocol.Handler{
+//			protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
+//				var p protocol.ExecParams
+//				if err := c.Decode(&p); err != nil {
+//					return nil, err
+//				}
+//				…
+//				return protocol.ExecResult{…}, nil
+//			},
+//		},
+//		Stop: func(ctx context.Context) { /* stop what is still running */ },
+//	})
+//
+// Serve does everything the spec's Transport, Process, Timeouts and Secrets
+// sections ask of every plugin, so no backend deals with them:
+//
+//   - one JSON object per line, at most 1 MiB each way (MaxLine); an
+//     over-long or non-UTF-8 inbound line is answered and skipped; an
+//     over-long reply is replaced by an error for the same id;
+//   - initialize is answered from the declaration, with the schema digest of
+//     the embedded schemas/plugin-protocol-v1.json, and refused for a
+//     protocol range without 1; a declaration that breaks a load rule stops
+//     Serve before it reads a line (ValidateDeclaration);
+//   - each call's context ends at its deadline, its $/cancel {id}, shutdown
+//     or stdin EOF; Serve returns within 3 s of EOF or shutdown even when a
+//     handler ignores its context, after running Options.Stop;
+//   - every error reply carries data.kind: ToWire maps errors in one place
+//     (Errorf, HumanError and Wrap build them), jrpc2's own errors included;
+//   - a reply always carries result (nil is null);
+//   - Call.Watch sends a watch's one notification strictly after the
+//     watch's reply, and never after $/cancel {watchId}.
+//
+// The caller side, what mu does, is package protocol/caller; schema
+// validation is package protocol/schemacheck.
+package protocol
