@@ -1,0 +1,369 @@
+package fake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+var errNoAgentTarget = protocol.Errorf(protocol.Permanent, "target.agent is required")
+
+// withAgent runs fn on the asked agent, advanced to now; a is nil when the
+// fake has no such agent. A write saves the world and the job's transcript.
+func (f *Fake) withAgent(ctx context.Context, t protocol.Target, write bool, fn func(w *World, a *Agent, j *Job, now int64) error) error {
+	if t.Agent == nil {
+		return errNoAgentTarget
+	}
+	key := agentKey(t.Agent.Workstream, t.Agent.Name)
+	return f.store.Do(ctx, write, func(w *World) error {
+		now := f.now()
+		a := w.Agents[key]
+		var j *Job
+		if a != nil {
+			a.advance(now)
+			j = w.Jobs[a.Job]
+		}
+		if err := fn(w, a, j, now); err != nil {
+			return err
+		}
+		if write && a != nil && j != nil {
+			f.writeTranscript(j, a)
+		}
+		return nil
+	})
+}
+
+func (f *Fake) readStates(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.ReadStatesParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	out := map[string]protocol.Reading{}
+	err := f.store.Do(ctx, false, func(w *World) error {
+		now := f.now()
+		for _, t := range p.Targets {
+			k := agentKey(t.Workstream, t.Name)
+			if a := w.Agents[k]; a != nil {
+				a.advance(now)
+				out[k] = a.reading()
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (f *Fake) baseline(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.Base
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	var out *protocol.Baseline
+	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
+		if a != nil {
+			out = &protocol.Baseline{Runs: a.Runs, Incarnation: a.Inc}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (f *Fake) receipt(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.ReceiptParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	out := protocol.Receipt{State: protocol.ReceiptNotAccepted, ID: p.MsgID}
+	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
+		switch {
+		case a == nil:
+			out = protocol.Receipt{State: protocol.ReceiptUnreachable, ID: p.MsgID, Reason: "no such agent in this fake's world"}
+		case a.Deliveries[p.MsgID] != nil:
+			out = a.Deliveries[p.MsgID].Receipt
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (f *Fake) lastRun(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.LastRunParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	var out *protocol.Observation
+	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
+		if a == nil || a.Last == nil {
+			return nil
+		}
+		if a.Last.Runs > p.AfterRuns || (p.Inc != "" && p.Inc != a.Inc) {
+			o := *a.Last
+			out = &o
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (f *Fake) watch(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.WatchParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	var res protocol.WatchResult
+	var after int64
+	var inc string
+	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
+		if a == nil {
+			return protocol.Errorf(protocol.Permanent, "channel.watch: no such agent in this fake's world")
+		}
+		after, inc = a.Runs, a.Inc
+		if p.AfterRuns != nil {
+			after = *p.AfterRuns
+		}
+		if p.Inc != "" {
+			inc = p.Inc
+		}
+		res.Initial = a.observation()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.WatchID = fmt.Sprintf("w-%d-%d", os.Getpid(), f.watches.Add(1))
+	res.AfterRuns = &after
+	t := p.Target
+	if watchFault(ctx, FaultEarlyNotify) {
+		// The fault: the notification goes out before its reply.
+		_ = call.RawWrite(notification(protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: res.WatchID, Observation: res.Initial}))
+		return res, nil
+	}
+	double := watchFault(ctx, FaultDoubleNotify)
+	call.Watch(res.WatchID, func(wctx context.Context) (string, any) {
+		method, params := f.awaitSettle(wctx, t, res.WatchID, after, inc)
+		if double && method != "" {
+			_ = call.RawWrite(notification(method, params))
+		}
+		return method, params
+	})
+	return res, nil
+}
+
+// awaitSettle polls the agent until a turn past after settles in inc
+// (watch/settled) or the incarnation changes (watch/restarted).
+func (f *Fake) awaitSettle(ctx context.Context, t protocol.Target, id string, after int64, inc string) (string, any) {
+	for {
+		var method string
+		var params any
+		wait := 50 * time.Millisecond
+		err := f.withAgent(ctx, t, false, func(w *World, a *Agent, j *Job, now int64) error {
+			switch {
+			case a == nil:
+				method, params = protocol.NotifyWatchRestarted, protocol.WatchRestarted{WatchID: id, Incarnation: "gone"}
+			case a.Inc != inc:
+				method, params = protocol.NotifyWatchRestarted, protocol.WatchRestarted{WatchID: id, Incarnation: a.Inc}
+			case a.Runs > after && a.Last != nil:
+				method, params = protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: id, Observation: *a.Last}
+			case a.Turn != nil && !a.Turn.Blocked:
+				if d := time.Duration(a.Turn.SettleAt-now) * time.Millisecond; d < wait {
+					wait = max(d, time.Millisecond)
+				}
+			}
+			return nil
+		})
+		if err == nil && method != "" {
+			return method, params
+		}
+		if sleepCtx(ctx, wait) != nil {
+			return "", nil
+		}
+	}
+}
+
+func notification(method string, params any) []byte {
+	b, _ := json.Marshal(struct {
+		V      string `json:"jsonrpc"`
+		Method string `json:"method"`
+		Params any    `json:"params"`
+	}{"2.0", method, params})
+	return b
+}
+
+// effect runs one delivery under the channel's rules: a msgId seen before
+// with the exact same params (deadline aside) returns its first reply and
+// does nothing; with other params it is refused. The agent's job must run
+// and, when given, expectIncarnation match.
+func (f *Fake) effect(ctx context.Context, call *protocol.Call, msgID, expectInc string, fn func(w *World, a *Agent, now int64) (any, int64, error)) (any, error) {
+	hash, err := paramsHash(call.Params)
+	if err != nil {
+		return nil, protocol.Wrap(protocol.Permanent, err, call.Method)
+	}
+	var out json.RawMessage
+	err = f.withAgent(ctx, call.Base.Target, true, func(w *World, a *Agent, j *Job, now int64) error {
+		if a == nil {
+			return protocol.Errorf(protocol.Permanent, "%s: no such agent in this fake's world", call.Method)
+		}
+		if d := a.Deliveries[msgID]; msgID != "" && d != nil {
+			if d.Hash != hash || d.Method != call.Method {
+				return protocol.Errorf(protocol.Permanent, "%s: msgId %s was delivered with other params", call.Method, msgID)
+			}
+			out = d.Reply
+			return nil
+		}
+		if j == nil || j.State != stateRunning {
+			return protocol.Errorf(protocol.Permanent, "%s: the agent's job is not running", call.Method)
+		}
+		if expectInc != "" && expectInc != a.Inc {
+			return protocol.Errorf(protocol.Permanent, "%s: the agent restarted (incarnation %s, expected %s)", call.Method, a.Inc, expectInc)
+		}
+		v, base, err := fn(w, a, now)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		out = b
+		if msgID != "" {
+			a.Deliveries[msgID] = &Delivery{Method: call.Method, Hash: hash, Reply: b, Receipt: protocol.Receipt{
+				State: protocol.ReceiptAccepted, ID: msgID, Runs: &base, At: &now, Incarnation: a.Inc}}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func refuseBlocked(a *Agent, force bool, method string) error {
+	if a.state() == protocol.TurnBlocked && !force {
+		return protocol.Errorf(protocol.Permanent, "%s: the agent waits for an answer (%s); answer it, or deliver with force", method, a.pending())
+	}
+	return nil
+}
+
+func (f *Fake) send(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.SendParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if p.Mode != protocol.ModeFollowUp && p.Mode != protocol.ModeSteer {
+		return nil, protocol.Errorf(protocol.Permanent, "channel.send: mode %q is not followUp or steer", p.Mode)
+	}
+	if p.MsgID == "" {
+		return nil, protocol.Errorf(protocol.Permanent, "channel.send: msgId is required")
+	}
+	if p.FirstPrompt && f.cfg.FirstTurn == protocol.FirstTurnAtStart {
+		return nil, protocol.Errorf(protocol.Permanent, "channel.send: firstPrompt is never true for an at-start kind")
+	}
+	return f.effect(ctx, call, p.MsgID, p.ExpectIncarnation, func(w *World, a *Agent, now int64) (any, int64, error) {
+		if err := refuseBlocked(a, p.Force, call.Method); err != nil {
+			return nil, 0, err
+		}
+		base := a.deliver(Msg{ID: p.MsgID, Text: p.Text}, now, p.Mode == protocol.ModeSteer)
+		return protocol.SendResult{Channel: ChannelName, Ack: protocol.AckConfirmed, Baseline: &base, MsgID: p.MsgID}, base, nil
+	})
+}
+
+func (f *Fake) fresh(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.FreshParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if p.MsgID == "" {
+		return nil, protocol.Errorf(protocol.Permanent, "channel.fresh: msgId is required")
+	}
+	return f.effect(ctx, call, p.MsgID, p.ExpectIncarnation, func(w *World, a *Agent, now int64) (any, int64, error) {
+		if err := refuseBlocked(a, p.Force, call.Method); err != nil {
+			return nil, 0, err
+		}
+		a.restart("inc-"+strconv.FormatInt(w.next(), 10), now)
+		base := a.deliver(Msg{ID: p.MsgID, Text: p.Text}, now, false)
+		return protocol.SendResult{Channel: ChannelName, Ack: protocol.AckConfirmed, Baseline: &base, MsgID: p.MsgID}, base, nil
+	})
+}
+
+func (f *Fake) command(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.CommandParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, protocol.Errorf(protocol.Permanent, "channel.command: name is required")
+	}
+	return f.effect(ctx, call, "", p.ExpectIncarnation, func(w *World, a *Agent, now int64) (any, int64, error) {
+		if err := refuseBlocked(a, p.Force, call.Method); err != nil {
+			return nil, 0, err
+		}
+		text := "/" + p.Name
+		if p.Instructions != "" {
+			text += " " + p.Instructions
+		}
+		base := a.deliver(Msg{Text: text}, now, false)
+		return protocol.SendResult{Channel: ChannelName, Ack: protocol.AckConfirmed, Baseline: &base}, base, nil
+	})
+}
+
+func (f *Fake) interrupt(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.InterruptParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	return f.effect(ctx, call, p.MsgID, p.ExpectIncarnation, func(w *World, a *Agent, now int64) (any, int64, error) {
+		wasBusy := a.cut(now, "interrupted", false)
+		base := a.Runs
+		if p.Text != "" {
+			q := a.Queue
+			a.Queue = nil
+			base = a.deliver(Msg{ID: p.MsgID, Text: p.Text}, now, false)
+			a.Queue = q
+		}
+		return protocol.InterruptResult{WasBusy: wasBusy, Pending: false, Runs: &base, MsgID: p.MsgID, Incarnation: a.Inc}, base, nil
+	})
+}
+
+func (f *Fake) abort(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.AbortParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	return f.effect(ctx, call, "", "", func(w *World, a *Agent, now int64) (any, int64, error) {
+		before := protocol.TurnIdle
+		if a.Turn != nil {
+			before = protocol.TurnBusy
+		}
+		aborted := a.cut(now, "aborted", true)
+		return protocol.AbortResult{Before: before, After: protocol.TurnIdle, Settled: true, Aborted: aborted, Pending: false}, a.Runs, nil
+	})
+}
+
+func (f *Fake) answer(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.AnswerParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	keys := p.Keys
+	if keys == nil {
+		keys = []string{}
+	}
+	return f.effect(ctx, call, "", "", func(w *World, a *Agent, now int64) (any, int64, error) {
+		if a.Turn == nil || !a.Turn.Blocked {
+			if !p.Force {
+				return nil, 0, protocol.Errorf(protocol.Permanent, "channel.answer: no question is pending")
+			}
+			return protocol.AnswerResult{Keys: keys, Ack: protocol.AckUnknown}, a.Runs, nil
+		}
+		t := a.Turn
+		t.Blocked, t.Answered, t.SettleAt = false, true, now+a.TurnMs
+		a.Since = now
+		a.event(now, "user", fmt.Sprintf("answers %s: %v", t.Block, keys))
+		return protocol.AnswerResult{Keys: keys, Ack: protocol.AckConfirmed}, a.Runs, nil
+	})
+}

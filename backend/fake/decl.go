@@ -1,0 +1,195 @@
+// Package fake is mu-plugin-fake: the reference implementation of all four
+// seams of the plugin protocol, and the test double mu's own tests and the
+// contract suite drive. Its link runs for real on local directories; its
+// hosts, jobs and channel are a simulated world on a clock; a scenario file
+// injects every fault the spec names (docs/fake.md).
+package fake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// Name is the plugin's registered name; ChannelName its channel seam's.
+const (
+	Name           = "fake"
+	ChannelName    = "fake"
+	Kind           = "fake"
+	MaxScriptBytes = 64 << 10
+	DedupeWindowMs = 10 * 60 * 1000
+	InFlightMs     = 30 * 1000
+)
+
+// Config is what the flags give.
+type Config struct {
+	Instance  string    // the handshake's instance (default "fake")
+	Root      string    // host directories and transcripts live under it; "" = a temp dir removed at exit
+	StateDir  string    // "" = the world lives in memory for one invocation
+	TurnMs    int64     // how long a turn takes to settle
+	EffectMs  int64     // how long host.acquire and job.start take between pending and landed
+	FirstTurn string    // protocol.FirstTurnOnSend or FirstTurnAtStart
+	Scenario  *Scenario // faults to inject (nil: none)
+	Exe       string    // this binary, for the view command
+	Now       func() time.Time
+	Log       *slog.Logger
+}
+
+// Fake is one invocation's plugin.
+type Fake struct {
+	cfg     Config
+	store   Store
+	root    string
+	tmpRoot bool
+	faults  *faults
+	watches atomic.Int64
+}
+
+// New builds the plugin from cfg.
+func New(cfg Config) (*Fake, error) {
+	if cfg.Instance == "" {
+		cfg.Instance = "fake"
+	}
+	if cfg.FirstTurn == "" {
+		cfg.FirstTurn = protocol.FirstTurnOnSend
+	}
+	if cfg.FirstTurn != protocol.FirstTurnOnSend && cfg.FirstTurn != protocol.FirstTurnAtStart {
+		return nil, fmt.Errorf("--first-turn must be on-send or at-start, not %q", cfg.FirstTurn)
+	}
+	if cfg.TurnMs < 0 || cfg.EffectMs < 0 {
+		return nil, errors.New("--turn-ms and --effect-ms must not be negative")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Exe == "" {
+		cfg.Exe, _ = os.Executable()
+	}
+	f := &Fake{cfg: cfg, faults: newFaults(cfg.Scenario)}
+	if cfg.StateDir != "" {
+		st, err := newFileStore(cfg.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		f.store = st
+		if cfg.Root == "" {
+			cfg.Root = filepath.Join(cfg.StateDir, "root")
+		}
+	} else {
+		f.store = newMemStore()
+	}
+	f.root = cfg.Root
+	if f.root == "" {
+		d, err := os.MkdirTemp("", "mu-plugin-fake-")
+		if err != nil {
+			return nil, err
+		}
+		f.root, f.tmpRoot = d, true
+	}
+	abs, err := filepath.Abs(f.root)
+	if err != nil {
+		return nil, err
+	}
+	f.root = abs
+	if err := os.MkdirAll(filepath.Join(f.root, "transcripts"), 0o700); err != nil {
+		return nil, err
+	}
+	f.cfg = cfg
+	return f, nil
+}
+
+// Root is the directory the hosts' login directories live under.
+func (f *Fake) Root() string { return f.root }
+
+// Seams is the fake's declaration: every seam, every capability on.
+func (f *Fake) Seams() protocol.Seams {
+	keyCaps := protocol.KeyCaps{
+		Lookup: true, FenceKey: true,
+		Dedupe:     &protocol.Dedupe{Exact: true, WindowMs: DedupeWindowMs},
+		InFlightMs: protocol.Int64(InFlightMs),
+	}
+	return protocol.Seams{
+		Link: &protocol.LinkSeam{
+			Fetch: true, Push: protocol.Bool(true), Slots: protocol.SlotsSelf,
+			RemoteOnTimeout: protocol.RemoteStopped, Quiescence: protocol.QuiescenceProvable,
+			MaxScriptBytes: MaxScriptBytes, Checks: []string{protocol.PhaseReach},
+		},
+		Job: &protocol.JobSeam{
+			Kind: Kind, View: protocol.ViewDetached, Handle: protocol.HandleReply,
+			Start: keyCaps, Channel: ChannelName, Checks: []string{protocol.PhaseAgent},
+			FirstTurn: f.cfg.FirstTurn, OutlivesHost: protocol.Bool(false),
+			Honours: &protocol.Honours{Command: true, Env: true, Sockets: true, Roles: []string{"full-access", "read-only"}},
+		},
+		Host: &protocol.HostSeam{Acquire: keyCaps},
+		Channel: &protocol.ChannelSeam{Name: ChannelName, Caps: protocol.ChannelCaps{
+			Fence: "none", Receipt: "exact", Dedupe: "exact", Steer: "native", Interrupt: "native",
+			Fresh: "in-place", Answer: true, Command: true, Watch: "stream", SettleText: "full",
+		}},
+	}
+}
+
+// Options are the Serve options: declaration, handlers (each behind the
+// scenario's faults) and the Stop hook.
+func (f *Fake) Options() protocol.Options {
+	hs := map[string]protocol.Handler{
+		protocol.MethodHostAcquire: f.hostAcquire,
+		protocol.MethodHostLookup:  f.hostLookup,
+		protocol.MethodHostStatus:  f.hostStatus,
+		protocol.MethodHostRelease: f.hostRelease,
+
+		protocol.MethodLinkExec:       f.linkExec,
+		protocol.MethodLinkFetch:      f.linkFetch,
+		protocol.MethodLinkPush:       f.linkPush,
+		protocol.MethodLinkCheckSteps: f.linkCheckSteps,
+
+		protocol.MethodJobStart:      f.jobStart,
+		protocol.MethodJobLookup:     f.jobLookup,
+		protocol.MethodJobStatus:     f.jobStatus,
+		protocol.MethodJobStop:       f.jobStop,
+		protocol.MethodJobAttach:     f.jobAttach,
+		protocol.MethodJobCheckSteps: f.jobCheckSteps,
+
+		protocol.MethodChannelReadStates: f.readStates,
+		protocol.MethodChannelBaseline:   f.baseline,
+		protocol.MethodChannelReceipt:    f.receipt,
+		protocol.MethodChannelLastRun:    f.lastRun,
+		protocol.MethodChannelWatch:      f.watch,
+		protocol.MethodChannelSend:       f.send,
+		protocol.MethodChannelFresh:      f.fresh,
+		protocol.MethodChannelCommand:    f.command,
+		protocol.MethodChannelInterrupt:  f.interrupt,
+		protocol.MethodChannelAbort:      f.abort,
+		protocol.MethodChannelAnswer:     f.answer,
+	}
+	for m, h := range hs {
+		hs[m] = f.faults.wrap(m, h)
+	}
+	return protocol.Options{
+		Instance: f.cfg.Instance,
+		Seams:    f.Seams(),
+		Handlers: hs,
+		Stop:     f.stop,
+	}
+}
+
+// stop ends whatever a call still runs, and removes a temp root.
+func (f *Fake) stop(ctx context.Context) {
+	proc.KillAll()
+	if f.tmpRoot {
+		_ = os.RemoveAll(f.root)
+	}
+}
+
+// now is the clock in epoch ms.
+func (f *Fake) now() int64 { return f.cfg.Now().UnixMilli() }

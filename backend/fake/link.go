@@ -1,0 +1,265 @@
+package fake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// defaultTimeout is the spec's 20 s, for a call that gives no timeoutMs.
+const defaultTimeout = 20 * time.Second
+
+var hostNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$`)
+
+// hostDir is a host's login directory, created on first use: the host's
+// handle for a provider host, else its name, under ROOT/hosts.
+func (f *Fake) hostDir(ctx context.Context, h protocol.HostRef) (string, error) {
+	name := h.Name
+	if h.Handle != "" {
+		name = h.Handle
+		var released bool
+		err := f.store.Do(ctx, false, func(w *World) error {
+			if hr := w.hostByHandle(h.Handle); hr != nil && hr.State == stateReleased {
+				released = true
+			}
+			return nil
+		})
+		if err != nil {
+			return "", protocol.Wrap(protocol.Retryable, err, "reading the fake's world")
+		}
+		if released {
+			return "", protocol.Errorf(protocol.Permanent, "host %s was released", h.Handle)
+		}
+	}
+	if !hostNameRe.MatchString(name) || strings.Contains(name, "..") {
+		return "", protocol.Errorf(protocol.Permanent, "host name %q: use letters, digits and _.@:- (at most 128)", name)
+	}
+	dir := filepath.Join(f.root, "hosts", name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", protocol.Wrap(protocol.Retryable, err, "creating the host's directory")
+	}
+	return dir, nil
+}
+
+// onHost resolves a path on the host: relative to its login directory.
+func onHost(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// cleanEnv is a script's whole environment, built from scratch: nothing of
+// the plugin's own (MU_PLUGIN_CANARY included) reaches a script.
+func cleanEnv(home, pwd string) []string {
+	name := "root"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return []string{
+		"HOME=" + home, "PWD=" + pwd, "USER=" + name, "LOGNAME=" + name, "SHELL=/bin/sh",
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"LANG=C.UTF-8", "TMPDIR=/tmp",
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
+	}
+}
+
+// step is one local process of a link call.
+type step struct {
+	argv []string
+	dir  string
+}
+
+// runSteps runs steps in order until one fails, within one timeout, with
+// output kept, capped and fitted to a reply. A timeout kills the whole tree
+// of the step and answers exitCode null; the call's own end (its deadline,
+// $/cancel, EOF) is an error.
+func (f *Fake) runSteps(ctx context.Context, home string, timeoutMs int64, steps []step) (protocol.ExecResult, error) {
+	timeout := defaultTimeout
+	if timeoutMs > 0 {
+		timeout = time.Duration(timeoutMs) * time.Millisecond
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	stdout := &capWriter{max: protocol.MaxLine}
+	stderr := &capWriter{max: protocol.MaxLine}
+	var res protocol.ExecResult
+	for _, s := range steps {
+		code, timedOut, err := runOne(tctx, home, s, stdout, stderr)
+		if err != nil {
+			return res, protocol.Wrap(protocol.Retryable, err, "starting "+s.argv[0])
+		}
+		if timedOut {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			res.ExitCode = nil
+			break
+		}
+		res.ExitCode = &code
+		if code != 0 {
+			break
+		}
+	}
+	ob, oover := stdout.result()
+	eb, eover := stderr.result()
+	o, e, cut := fit(ob, eb, replyBudget)
+	res.Stdout, res.Stderr, res.Partial = string(o), string(e), cut || oover || eover
+	return res, nil
+}
+
+func runOne(ctx context.Context, home string, s step, stdout, stderr *capWriter) (code int, timedOut bool, err error) {
+	if st, err := os.Stat(s.dir); err != nil || !st.IsDir() {
+		fmt.Fprintf(stderr, "mu-plugin-fake: cd %s: no such directory\n", s.dir)
+		return 2, false, nil
+	}
+	cmd := exec.Command(s.argv[0], s.argv[1:]...)
+	cmd.Dir = s.dir
+	cmd.Env = cleanEnv(home, s.dir)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	r, err := proc.Run(ctx, cmd, proc.Options{KillLeftovers: true})
+	if err != nil {
+		return 0, false, err
+	}
+	if r.Stopped {
+		return 0, true, nil
+	}
+	if ps := cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), false, nil
+		}
+	}
+	return r.ExitCode, false, nil
+}
+
+func (f *Fake) linkExec(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.ExecParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if len(p.Script) > MaxScriptBytes {
+		return nil, protocol.Errorf(protocol.Permanent, "script of %d bytes exceeds maxScriptBytes %d", len(p.Script), MaxScriptBytes)
+	}
+	if strings.IndexByte(p.Script, 0) >= 0 {
+		return nil, protocol.Errorf(protocol.Permanent, "script holds a NUL byte")
+	}
+	home, err := f.hostDir(ctx, p.Target.Host)
+	if err != nil {
+		return nil, err
+	}
+	cwd := p.Cwd
+	if cwd == "" {
+		cwd = "."
+	}
+	return f.runSteps(ctx, home, p.TimeoutMs, []step{{argv: []string{"/bin/sh", "-c", p.Script}, dir: onHost(home, cwd)}})
+}
+
+func git(args ...string) []string {
+	return append([]string{"git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null"}, args...)
+}
+
+func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.FetchParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(p.LocalRepo) {
+		return nil, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
+	}
+	home, err := f.hostDir(ctx, p.Target.Host)
+	if err != nil {
+		return nil, err
+	}
+	remote := onHost(home, p.RemoteCwd)
+	// No refspec but HEAD: FETCH_HEAD names the remote's HEAD, and nothing
+	// else in localRepo changes, so a re-run is the same fetch.
+	return f.runSteps(ctx, home, p.TimeoutMs, []step{{argv: git("fetch", "--quiet", "--no-tags", remote, "HEAD"), dir: p.LocalRepo}})
+}
+
+var shaRe = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+func (f *Fake) linkPush(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.PushParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if !shaRe.MatchString(p.Rev) {
+		return nil, protocol.Errorf(protocol.Permanent, "rev must be a full sha")
+	}
+	if !filepath.IsAbs(p.LocalRepo) {
+		return nil, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
+	}
+	home, err := f.hostDir(ctx, p.Target.Host)
+	if err != nil {
+		return nil, err
+	}
+	remote := onHost(home, p.RemoteRepo)
+	if err := os.MkdirAll(remote, 0o700); err != nil {
+		return nil, protocol.Wrap(protocol.Retryable, err, "creating the remote repo's directory")
+	}
+	if !isRepo(remote) {
+		res, err := f.runSteps(ctx, home, p.TimeoutMs, []step{{argv: git("init", "--quiet", remote), dir: home}})
+		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+			return res, err
+		}
+	}
+	// Idempotent: a repo that already holds rev is left untouched.
+	held, err := f.runSteps(ctx, home, p.TimeoutMs, []step{{argv: git("cat-file", "-e", p.Rev+"^{commit}"), dir: remote}})
+	if err != nil {
+		return nil, err
+	}
+	if held.ExitCode != nil && *held.ExitCode == 0 {
+		return protocol.ExecResult{ExitCode: held.ExitCode}, nil
+	}
+	// A ref no worktree has checked out, so the push is never refused.
+	ref := "refs/mu/pushed/" + p.Rev
+	return f.runSteps(ctx, home, p.TimeoutMs, []step{{argv: git("push", "--quiet", remote, p.Rev+":"+ref), dir: p.LocalRepo}})
+}
+
+func isRepo(dir string) bool {
+	if st, err := os.Stat(filepath.Join(dir, ".git")); err == nil && st.IsDir() {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dir, "HEAD"))
+	_, err2 := os.Stat(filepath.Join(dir, "objects"))
+	return err == nil && err2 == nil
+}
+
+func (f *Fake) linkCheckSteps(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.CheckStepsParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	steps := []protocol.Step{}
+	if p.Phase != protocol.PhaseReach {
+		return steps, nil
+	}
+	dir, err := f.hostDir(ctx, p.Target.Host)
+	if err != nil {
+		var pe *protocol.Error
+		if errors.As(err, &pe) && pe.Kind == protocol.Permanent {
+			return append(steps, protocol.Step{Step: "reach", OK: protocol.StepFailed, Detail: pe.Message}), nil
+		}
+		return nil, err
+	}
+	steps = append(steps, protocol.Step{Step: "reach", OK: protocol.StepPassed, Detail: "login directory " + dir})
+	if p.Root != "" {
+		ok, detail := protocol.StepPassed, "root "+p.Root+" is a directory"
+		if st, err := os.Stat(onHost(dir, p.Root)); err != nil || !st.IsDir() {
+			ok, detail = protocol.StepWarn, "root "+p.Root+" does not exist yet"
+		}
+		steps = append(steps, protocol.Step{Step: "root", OK: ok, Detail: detail})
+	}
+	return steps, nil
+}
