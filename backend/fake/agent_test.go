@@ -1,0 +1,90 @@
+package fake
+
+import (
+	"testing"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+func newAgent() *Agent {
+	a := &Agent{TurnMs: 100, Deliveries: map[string]*Delivery{}}
+	a.restart("inc-1", 0)
+	return a
+}
+
+func TestAgentTurnsSettleInOrderAndRunsAreDense(t *testing.T) {
+	a := newAgent()
+	if b := a.deliver(Msg{ID: "m1", Text: "one"}, 0, false); b != 0 {
+		t.Fatalf("first baseline = %d, want 0", b)
+	}
+	if b := a.deliver(Msg{ID: "m2", Text: "two"}, 10, false); b != 1 {
+		t.Fatalf("queued baseline = %d, want 1 (the turn before it settles first)", b)
+	}
+	a.advance(99)
+	if a.state() != protocol.TurnBusy || a.Runs != 0 {
+		t.Fatalf("at 99 ms: %s runs=%d, want busy 0", a.state(), a.Runs)
+	}
+	a.advance(100)
+	if a.Runs != 1 || a.state() != protocol.TurnBusy || a.Last.LastText != replyTo("one") {
+		t.Fatalf("at 100 ms: runs=%d %s last=%+v", a.Runs, a.state(), a.Last)
+	}
+	a.advance(1000)
+	if a.Runs != 2 || a.state() != protocol.TurnIdle || a.Last.LastText != replyTo("two") || a.Last.Since != 200 {
+		t.Fatalf("at 1 s: runs=%d %s last=%+v", a.Runs, a.state(), a.Last)
+	}
+	o := a.observation()
+	if !o.Settled || o.Runs != 2 || o.Incarnation != "inc-1" {
+		t.Fatalf("observation %+v", o)
+	}
+}
+
+func TestAgentBlocksUntilAnswered(t *testing.T) {
+	a := newAgent()
+	a.deliver(Msg{Text: "ask me [[block:question]]"}, 0, false)
+	a.advance(5000)
+	if a.state() != protocol.TurnBlocked || a.pending() != "question" || a.Runs != 0 {
+		t.Fatalf("state %s pending %q runs %d, want blocked on question", a.state(), a.pending(), a.Runs)
+	}
+	a.Turn.Blocked, a.Turn.Answered, a.Turn.SettleAt = false, true, 5000+a.TurnMs
+	a.advance(5100)
+	if a.state() != protocol.TurnIdle || a.Runs != 1 {
+		t.Fatalf("after the answer: %s runs=%d", a.state(), a.Runs)
+	}
+}
+
+func TestAgentMarkersSteerCutAndRestart(t *testing.T) {
+	a := newAgent()
+	a.deliver(Msg{Text: "slow [[ms:1000]] [[error:boom]]"}, 0, false)
+	if b := a.deliver(Msg{Text: "steer"}, 10, true); b != 0 {
+		t.Fatalf("steer baseline = %d, want the turn in progress (0)", b)
+	}
+	a.advance(999)
+	if a.Runs != 0 {
+		t.Fatal("[[ms:1000]] was not honoured")
+	}
+	a.advance(1000)
+	if a.Last.LastError != "boom" {
+		t.Fatalf("lastError %q, want boom", a.Last.LastError)
+	}
+	a.deliver(Msg{Text: "x"}, 2000, false)
+	a.deliver(Msg{Text: "y"}, 2000, false)
+	if !a.cut(2050, "aborted", true) || a.Runs != 2 || len(a.Queue) != 0 || a.Turn != nil {
+		t.Fatalf("cut: runs=%d queue=%d turn=%v", a.Runs, len(a.Queue), a.Turn)
+	}
+	a.restart("inc-2", 3000)
+	if a.Runs != 0 || a.Inc != "inc-2" || a.Last != nil {
+		t.Fatalf("restart kept state: %+v", a)
+	}
+}
+
+func TestProjectedTranscriptHoldsFutureTurns(t *testing.T) {
+	a := newAgent()
+	a.deliver(Msg{Text: "hello"}, 0, false)
+	ev := a.projected()
+	if last := ev[len(ev)-1]; last.At != 100 || last.Text != replyTo("hello") {
+		t.Fatalf("projected last event %+v", last)
+	}
+	if a.Runs != 0 || a.Turn == nil {
+		t.Fatal("projecting changed the agent")
+	}
+}
