@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 )
 
 // LoadError is a load rule the declaration breaks: mu refuses the plugin
@@ -42,7 +43,7 @@ func ValidateDeclaration(d InitializeResult) error {
 	if d.Protocol != Version {
 		add(RuleProtocol, "protocol %d is outside 1..1", d.Protocol)
 	}
-	if n := len(d.Instance); n < 1 || n > 128 {
+	if n := utf8.RuneCountInString(d.Instance); n < 1 || n > 128 {
 		add(RuleInstance, "instance must be 1-128 characters, got %d", n)
 	}
 	if d.Plugin.Name == "" || d.Plugin.Version == "" {
