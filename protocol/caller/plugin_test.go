@@ -222,6 +222,8 @@ func runRaw(name, behaviour string) int {
 			}
 			write(id, `{"jsonrpc":"2.0","id":{id},"result":`+decl+`}`)
 			switch behaviour {
+			case "stall": // stops reading its stdin
+				time.Sleep(time.Hour)
 			case "ignore-eof-child", "leave-child":
 				c := exec.Command(os.Args[0])
 				c.Env = append(os.Environ(), envMode+"=sleeper")
@@ -247,6 +249,9 @@ func runRaw(name, behaviour string) int {
 			write(id, `{"jsonrpc":"2.0","id":{id},"result":null}`)
 		default:
 			fmt.Fprintln(os.Stderr, "call", req.Method)
+			if behaviour == "hang" {
+				continue
+			}
 			lines := []string{okExec}
 			if req.Method == protocol.MethodChannelWatch {
 				lines = []string{watchOK}
