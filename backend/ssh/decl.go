@@ -1,0 +1,159 @@
+package sshlink
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// MaxScriptBytes is the declared maxScriptBytes: the script travels on
+// stdin, so only the 1 MiB message bounds it.
+const MaxScriptBytes = protocol.MaxLine - 16384
+
+// DefaultMaxSessions is OpenSSH's MaxSessions default.
+const DefaultMaxSessions = 10
+
+// Config is the plugin's registration flags.
+type Config struct {
+	SSHConfig   string // --config: the ssh_config file ("" is OpenSSH's own)
+	KnownHosts  string // --known-hosts: replaces the configured known_hosts files
+	Identity    string // --identity: a private key tried before the configured ones
+	Instance    string // --instance; "" derives it (see DefaultInstance)
+	MaxSessions int    // --max-sessions: the server's MaxSessions (default 10)
+	ShimExe     string // the binary git runs as GIT_SSH ("" is this executable)
+}
+
+// Backend serves the link seam.
+type Backend struct {
+	cfg  Config
+	log  *slog.Logger
+	pool *pool
+	shim *shim
+
+	mu   sync.Mutex
+	runs map[*run]struct{}
+}
+
+// New builds the backend.
+func New(cfg Config, log *slog.Logger) *Backend {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
+	}
+	if cfg.ShimExe == "" {
+		if exe, err := os.Executable(); err == nil {
+			cfg.ShimExe = exe
+		}
+	}
+	b := &Backend{cfg: cfg, log: log, runs: map[*run]struct{}{}}
+	b.pool = newPool(newResolver(cfg.SSHConfig), cfg.KnownHosts, cfg.Identity, cfg.MaxSessions, log)
+	return b
+}
+
+// DefaultInstance derives the instance from the configuration: "ssh:" and
+// the absolute path of the ssh_config file in use (~/.ssh/config when
+// --config is not given), its tail kept within 128 characters. Two
+// registrations reading the same configuration address the same hosts.
+func DefaultInstance(sshConfig string) string {
+	p := sshConfig
+	if p == "" {
+		p = expandTilde("~/.ssh/config")
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	inst := "ssh:" + p
+	if len(inst) > 128 {
+		inst = "ssh:…" + inst[len(inst)-120:]
+	}
+	return inst
+}
+
+// Seams is the declaration: the link only.
+func Seams() protocol.Seams {
+	return protocol.Seams{Link: &protocol.LinkSeam{
+		Fetch:           true,
+		Push:            protocol.Bool(true),
+		Slots:           protocol.SlotsSelf,
+		RemoteOnTimeout: protocol.RemoteStopping,
+		// A remote process that leaves the script's process group (setsid,
+		// a daemon) cannot be seen from the link: quiescence is not provable.
+		Quiescence:     protocol.QuiescenceUnprovable,
+		MaxScriptBytes: MaxScriptBytes,
+		Checks:         []string{protocol.PhaseReach},
+	}}
+}
+
+// Options builds the Serve options.
+func (b *Backend) Options() protocol.Options {
+	inst := b.cfg.Instance
+	if inst == "" {
+		inst = DefaultInstance(b.cfg.SSHConfig)
+	}
+	return protocol.Options{
+		Instance: inst,
+		Seams:    Seams(),
+		Handlers: map[string]protocol.Handler{
+			protocol.MethodLinkExec:       b.execScript,
+			protocol.MethodLinkFetch:      b.fetch,
+			protocol.MethodLinkPush:       b.push,
+			protocol.MethodLinkCheckSteps: b.checkSteps,
+		},
+		Stop: b.Stop,
+	}
+}
+
+func (b *Backend) track(r *run) {
+	b.mu.Lock()
+	b.runs[r] = struct{}{}
+	b.mu.Unlock()
+}
+
+func (b *Backend) untrack(r *run) {
+	b.mu.Lock()
+	delete(b.runs, r)
+	b.mu.Unlock()
+}
+
+// Stop stops every script in flight the way a timeout does (their groups
+// killed over the control sessions), waits for the stops within ctx, then
+// closes the connections and kills local helpers (git, shims).
+func (b *Backend) Stop(ctx context.Context) {
+	b.mu.Lock()
+	runs := make([]*run, 0, len(b.runs))
+	for r := range b.runs {
+		runs = append(runs, r)
+	}
+	b.mu.Unlock()
+	for _, r := range runs {
+		r.stop(b)
+	}
+	for _, r := range runs {
+		select {
+		case <-r.stopped:
+		case <-ctx.Done():
+			b.log.Warn(fmt.Sprintf("%d remote scripts not proven stopped at exit; their watchdogs remain", len(runs)))
+		}
+	}
+	proc.KillAll()
+	if b.shim != nil {
+		b.shim.close()
+	}
+	b.pool.closeAll()
+}
+
+// Close releases everything without waiting (tests).
+func (b *Backend) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	b.Stop(ctx)
+}

@@ -1,0 +1,283 @@
+package sshlink
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// defaultTimeout is the spec's default timeoutMs.
+const defaultTimeout = 20 * time.Second
+
+// run is one remote process under the wrapper, holding one slot until its
+// session ends.
+type run struct {
+	c       *conn
+	sess    *ssh.Session
+	pg      chan int      // the wrapper's process group, once read (0: none)
+	ended   chan struct{} // the session ended (its process is gone)
+	waitErr error
+
+	stopOnce sync.Once
+	stopped  chan struct{} // a stop finished (or the run ended by itself)
+}
+
+// runSpec says what to run and where its streams go.
+type runSpec struct {
+	cmd    string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// openSession takes a slot and opens a session on it. An OpenChannelError
+// is the server's capacity signal: shrink the semaphore and queue.
+func (b *Backend) openSession(ctx context.Context, c *conn) (*ssh.Session, error) {
+	for {
+		if err := c.slots.acquire(ctx); err != nil {
+			return nil, protocol.Wrap(protocol.Retryable, err, "no free session on the connection to "+c.r.Alias)
+		}
+		if c.dead() {
+			c.slots.release()
+			return nil, protocol.Errorf(protocol.Retryable, "the connection to %s was lost", c.r.Alias)
+		}
+		s, err := c.client.NewSession()
+		if err == nil {
+			return s, nil
+		}
+		var oce *ssh.OpenChannelError
+		if errors.As(err, &oce) && c.slots.shrink() {
+			b.log.Info("server refused a session; fewer slots", "host", c.r.Alias, "slots", c.slots.capacity())
+			c.slots.release()
+			continue
+		}
+		c.slots.release()
+		return nil, protocol.Wrap(protocol.Retryable, err, "cannot open a session on "+c.r.Alias)
+	}
+}
+
+// start opens a session and starts spec under it. An error means nothing
+// started (retryable).
+func (b *Backend) start(ctx context.Context, c *conn, spec runSpec) (*run, error) {
+	sess, err := b.openSession(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{c: c, sess: sess, pg: make(chan int, 1), ended: make(chan struct{}), stopped: make(chan struct{})}
+	stdin, err0 := sess.StdinPipe()
+	stdout, err1 := sess.StdoutPipe()
+	stderr, err2 := sess.StderrPipe()
+	if err := errors.Join(err0, err1, err2); err != nil {
+		sess.Close()
+		c.slots.release()
+		return nil, protocol.Wrap(protocol.Retryable, err, "session setup")
+	}
+	if err := sess.Start(spec.cmd); err != nil {
+		sess.Close()
+		c.slots.release()
+		return nil, protocol.Wrap(protocol.Retryable, err, "cannot start the script on "+c.r.Alias)
+	}
+	b.track(r)
+	// Not sess.Stdin: Wait would wait for a stdin that may never end.
+	go func() {
+		_, _ = io.Copy(stdin, spec.stdin)
+		_ = stdin.Close()
+	}()
+	var drained sync.WaitGroup
+	drained.Add(2)
+	go func() {
+		defer drained.Done()
+		_, _ = io.Copy(spec.stdout, stdout)
+	}()
+	go func() {
+		defer drained.Done()
+		br := bufio.NewReaderSize(stderr, 4096)
+		pg, rest := readPG(br)
+		r.pg <- pg
+		_, _ = spec.stderr.Write(rest)
+		_, _ = io.Copy(spec.stderr, br)
+	}()
+	go func() {
+		drained.Wait()
+		r.waitErr = sess.Wait()
+		close(r.ended)
+		// The process is gone (or the connection is): free the slot.
+		sess.Close()
+		c.slots.release()
+		b.untrack(r)
+		r.stopOnce.Do(func() { close(r.stopped) })
+	}()
+	return r, nil
+}
+
+// outcome waits for the run to end, its timeout, or ctx. exit is nil on
+// timeout. An error is unknown-outcome: the script may have run.
+func (b *Backend) outcome(ctx context.Context, r *run, timeout time.Duration) (exit *int, err error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-r.ended:
+		return r.exitCode()
+	case <-t.C:
+		// A run that ended at the same instant is not a timeout.
+		select {
+		case <-r.ended:
+			return r.exitCode()
+		default:
+		}
+		r.stop(b)
+		return nil, nil
+	case <-ctx.Done():
+		r.stop(b)
+		return nil, protocol.Wrap(protocol.UnknownOutcome, ctx.Err(), "the call ended while the script ran; it is being stopped")
+	}
+}
+
+func (r *run) exitCode() (*int, error) {
+	err := r.waitErr
+	var ee *ssh.ExitError
+	switch {
+	case err == nil:
+		n := 0
+		return &n, nil
+	case errors.As(err, &ee):
+		n := ee.ExitStatus()
+		if ee.Signal() != "" && n == 0 {
+			n = 128 + signalNumber(ee.Signal())
+		}
+		return &n, nil
+	}
+	if r.c.dead() {
+		return nil, protocol.Wrap(protocol.UnknownOutcome, err, "the connection to "+r.c.r.Alias+" was lost while the script ran")
+	}
+	return nil, protocol.Wrap(protocol.UnknownOutcome, err, "the script's session ended without an exit status")
+}
+
+// stop kills the run's process group over the control session, in the
+// background: "stopping" means it is gone within one grace of the answer.
+// The slot stays held until the session ends.
+func (r *run) stop(b *Backend) {
+	r.stopOnce.Do(func() {
+		go func() {
+			defer close(r.stopped)
+			ctx, cancel := context.WithTimeout(context.Background(), protocol.Grace-500*time.Millisecond)
+			defer cancel()
+			var pg int
+			select {
+			case pg = <-r.pg:
+				r.pg <- pg
+			case <-r.ended:
+				return
+			case <-ctx.Done():
+			}
+			if pg == 0 {
+				// The wrapper never reported: nothing of the script runs yet,
+				// or the watchdog covers it. Closing the channel stops the rest.
+				r.sess.Close()
+				return
+			}
+			gone, err := r.c.killGroup(ctx, pg)
+			if err != nil || !gone {
+				b.log.Warn("stop not proven; the remote watchdog will kill the group", "host", r.c.r.Alias, "error", errString(err))
+			}
+			select {
+			case <-r.ended:
+			case <-time.After(2 * time.Second):
+				if gone {
+					r.sess.Close() // gone, but a setsid escapee may hold the channel's pipes
+				}
+			}
+		}()
+	})
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func signalNumber(s string) int {
+	switch s {
+	case "HUP":
+		return 1
+	case "INT":
+		return 2
+	case "QUIT":
+		return 3
+	case "KILL":
+		return 9
+	case "PIPE":
+		return 13
+	case "TERM":
+		return 15
+	}
+	return 0
+}
+
+// execScript serves link.exec.
+func (b *Backend) execScript(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.ExecParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if int64(len(p.Script)) > MaxScriptBytes {
+		return nil, protocol.Errorf(protocol.Permanent, "script of %d bytes exceeds maxScriptBytes %d", len(p.Script), MaxScriptBytes)
+	}
+	timeout := msOr(p.TimeoutMs, defaultTimeout)
+	c, err := b.pool.get(ctx, p.Target.Host.Name)
+	if err != nil {
+		return nil, err
+	}
+	out, errb := newCapture(replyBudget), newCapture(replyBudget)
+	r, err := b.start(ctx, c, runSpec{cmd: wrapperCommand(timeout, p.Cwd), stdin: stringReader(p.Script), stdout: out, stderr: errb})
+	if err != nil {
+		return nil, err
+	}
+	exit, err := b.outcome(ctx, r, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return result(exit, out, errb), nil
+}
+
+func result(exit *int, out, errb *capture) *protocol.ExecResult {
+	o, co := out.snapshot()
+	e, ce := errb.snapshot()
+	so, se, partial := fit(o, e, co, ce, replyBudget)
+	return &protocol.ExecResult{ExitCode: exit, Stdout: so, Stderr: se, Partial: partial}
+}
+
+func msOr(ms int64, def time.Duration) time.Duration {
+	if ms <= 0 {
+		return def
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+type strReader struct {
+	s string
+	i int
+}
+
+func stringReader(s string) io.Reader { return &strReader{s: s} }
+
+func (r *strReader) Read(p []byte) (int, error) {
+	if r.i >= len(r.s) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.s[r.i:])
+	r.i += n
+	return n, nil
+}
+
+var _ = fmt.Sprintf

@@ -1,0 +1,34 @@
+package sshlink
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testsshd"
+)
+
+func TestExecBasics(t *testing.T) {
+	s, cfg := server(t, testsshd.Options{})
+	d, _, _ := inproc(t, cfg)
+	res, r := d.exec("box", "echo out; echo err >&2; readlink /proc/$$/exe; id -un; exit 7", ".", 30*time.Second)
+	if r.Error != nil {
+		t.Fatalf("exec: %s", r.Error.Message)
+	}
+	if res.ExitCode == nil || *res.ExitCode != 7 {
+		t.Fatalf("exit %s, want 7", fmtExit(res.ExitCode))
+	}
+	if res.Stderr != "err\n" {
+		t.Errorf("stderr %q, want %q", res.Stderr, "err\n")
+	}
+	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
+	if len(lines) != 3 || lines[0] != "out" || lines[2] != s.User {
+		t.Fatalf("stdout %q", res.Stdout)
+	}
+	if lines[1] != "/usr/bin/dash" && lines[1] != "/bin/dash" {
+		t.Errorf("script ran under %s, want /bin/sh (dash) whatever the login shell (bash)", lines[1])
+	}
+	if res.Partial {
+		t.Error("partial set on a small output")
+	}
+}

@@ -1,0 +1,169 @@
+package sshlink
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// shimHost is the host name git sees in the URL; the shim ignores it and
+// uses the connection the call registered.
+const shimHost = "mu-ssh-link"
+
+var fullSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// fetch serves link.fetch: `git fetch` of remoteCwd's HEAD into localRepo,
+// by git's own protocol (v2) over the plugin's connection.
+func (b *Backend) fetch(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.FetchParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if err := localRepoOK(p.LocalRepo); err != nil {
+		return nil, err
+	}
+	if p.RemoteCwd == "" {
+		return nil, protocol.Errorf(protocol.Permanent, "link.fetch: remoteCwd is required")
+	}
+	timeout := msOr(p.TimeoutMs, defaultTimeout)
+	return b.git(ctx, p.Target.Host.Name, timeout, p.LocalRepo,
+		"-c", "protocol.version=2", "fetch", "--no-tags", shimURL(p.RemoteCwd), "HEAD")
+}
+
+// pushPrepare creates the remote repository if absent and says whether it
+// already holds the commit. It runs under the wrapper with $1 the repo and
+// $2 the rev, as argv: nothing is spliced into it.
+const pushPrepare = `if [ ! -e "$1" ]; then mkdir -p -- "$1" && git init -q -- "$1" || exit 3; fi; ` +
+	`git -C "$1" rev-parse --git-dir >/dev/null || exit 4; ` +
+	`if git -C "$1" cat-file -e "$2^{commit}" 2>/dev/null; then echo mu-has-rev; fi`
+
+// push serves link.push: rev lands on refs/mu/pushed/<rev> in remoteRepo
+// (created if absent), never on a checked-out branch; a repo that already
+// holds rev is left untouched.
+func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.PushParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if !fullSHA.MatchString(p.Rev) {
+		return nil, protocol.Errorf(protocol.Permanent, "link.push: rev %q is not a full lowercase sha", safeName(p.Rev))
+	}
+	if err := localRepoOK(p.LocalRepo); err != nil {
+		return nil, err
+	}
+	if p.RemoteRepo == "" {
+		return nil, protocol.Errorf(protocol.Permanent, "link.push: remoteRepo is required")
+	}
+	timeout := msOr(p.TimeoutMs, defaultTimeout)
+	deadline := time.Now().Add(timeout)
+	c, err := b.pool.get(ctx, p.Target.Host.Name)
+	if err != nil {
+		return nil, err
+	}
+	out, errb := newCapture(replyBudget), newCapture(replyBudget)
+	r, err := b.start(ctx, c, runSpec{
+		cmd:   wrapperCommand(timeout, ".", remoteShell, "-c", pushPrepare, "mu-push", p.RemoteRepo, p.Rev),
+		stdin: stringReader(""), stdout: out, stderr: errb,
+	})
+	if err != nil {
+		return nil, err
+	}
+	exit, err := b.outcome(ctx, r, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if exit == nil || *exit != 0 {
+		return result(exit, out, errb), nil
+	}
+	if o, _ := out.snapshot(); strings.Contains(string(o), "mu-has-rev") {
+		return &protocol.ExecResult{ExitCode: exit, Stdout: "", Stderr: "", Partial: false}, nil
+	}
+	return b.git(ctx, p.Target.Host.Name, time.Until(deadline), p.LocalRepo,
+		"-c", "protocol.version=2", "push", "--quiet", shimURL(p.RemoteRepo), p.Rev+":refs/mu/pushed/"+p.Rev)
+}
+
+// git runs local git with the shim as its ssh, through internal/proc so its
+// whole tree dies on timeout.
+func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, repo string, args ...string) (any, error) {
+	if timeout <= 0 {
+		return &protocol.ExecResult{ExitCode: nil}, nil
+	}
+	c, err := b.pool.get(ctx, dest)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := b.ensureShim()
+	if err != nil {
+		return nil, protocol.Wrap(protocol.Retryable, err, "cannot start the git transport")
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	token, done := sh.register(runCtx, c, time.Now().Add(timeout))
+	defer done()
+	cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+	cmd.Env = append(gitEnv(),
+		"GIT_SSH_COMMAND="+shQuote(b.cfg.ShimExe)+" git-ssh",
+		"GIT_SSH_VARIANT=ssh",
+		"GIT_TERMINAL_PROMPT=0",
+		envShimSock+"="+sh.sock,
+		envShimToken+"="+token,
+	)
+	out, errb := newCapture(replyBudget), newCapture(replyBudget)
+	cmd.Stdout, cmd.Stderr = out, errb
+	res, err := proc.Run(runCtx, cmd, proc.Options{KillLeftovers: true})
+	if err != nil {
+		return nil, protocol.Wrap(protocol.Retryable, err, "cannot run git")
+	}
+	if res.Stopped {
+		if ctx.Err() != nil {
+			return nil, protocol.Wrap(protocol.UnknownOutcome, ctx.Err(), "the call ended while git ran; it was stopped")
+		}
+		return result(nil, out, errb), nil
+	}
+	code := res.ExitCode
+	return result(&code, out, errb), nil
+}
+
+// gitEnv is the plugin's environment minus what would redirect git's
+// transport or config away from the shim.
+func gitEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_DIR", "GIT_WORK_TREE", "GIT_PROTOCOL", envShimSock, envShimToken:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// shimURL is git's scp-like URL for path on the shim host ("." and relative
+// paths are relative to the login directory, as with ssh).
+func shimURL(path string) string {
+	if path == "" || path == "." {
+		path = "."
+	}
+	return shimHost + ":" + path
+}
+
+func localRepoOK(repo string) error {
+	if repo == "" || !filepath.IsAbs(repo) {
+		return protocol.Errorf(protocol.Permanent, "localRepo %q must be an absolute path", safeName(repo))
+	}
+	if st, err := os.Stat(repo); err != nil || !st.IsDir() {
+		return protocol.Errorf(protocol.Permanent, "localRepo %q is not a directory", safeName(repo))
+	}
+	return nil
+}
+
+var _ = fmt.Sprintf

@@ -1,0 +1,175 @@
+package sshlink
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// remoteShell runs every script, whatever the login shell is. Tests point
+// it at bash and busybox to prove the wrapper on each.
+var remoteShell = "/bin/sh"
+
+// watchdogSlack is how long past its timeout the remote watchdog waits
+// before it kills the script's group by itself (a lost connection).
+const watchdogSlack = 2
+
+// wrapperBody is the fixed remote wrapper, run as `sh -c BODY mu-ssh SECS
+// DIR [CMD ARGS…]`. It prints its process group on stderr's first line (sshd
+// makes every session's process a group and session leader, and the
+// command line execs into this shell, so $$ is the group), arms a watchdog
+// that kills the whole group SECS seconds later, enters DIR, runs CMD ARGS
+// or else the script on stdin under the shell, disarms the watchdog and
+// exits with the script's status. It holds no single quote: it travels
+// inside one. Every background child of the script stays in the group.
+const wrapperBody = `t=$1; d=$2; shift 2; p=$$; echo "mu-ssh-pg $p" >&2; ` +
+	`( trap "kill \$s 2>/dev/null; exit 0" TERM; sleep $t & s=$!; wait $s; kill -9 -$p ) </dev/null >/dev/null 2>&1 & w=$!; ` +
+	`cd "$d" || { kill $w; exit 125; }; ` +
+	`if [ $# -gt 0 ]; then "$@"; else SHELL_PATH -s; fi; c=$?; kill $w 2>/dev/null; exit $c`
+
+// wrapperCommand is the SSH command line for a run. Only fixed text and
+// single-quoted arguments appear in it: the script itself goes on stdin.
+func wrapperCommand(timeout time.Duration, cwd string, argv ...string) string {
+	secs := int((timeout+time.Second-1)/time.Second) + watchdogSlack
+	if cwd == "" {
+		cwd = "."
+	}
+	if strings.HasPrefix(cwd, "-") {
+		cwd = "./" + cwd
+	}
+	body := strings.ReplaceAll(wrapperBody, "SHELL_PATH", remoteShell)
+	parts := []string{"exec", remoteShell, "-c", shQuote(body), "mu-ssh", strconv.Itoa(secs), shQuote(cwd)}
+	for _, a := range argv {
+		parts = append(parts, shQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shQuote single-quotes s for a POSIX shell.
+func shQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// readPG reads "mu-ssh-pg N\n" from the start of stderr. It returns 0 when
+// the stream did not start with it (the wrapper never ran).
+func readPG(r *bufio.Reader) (int, []byte) {
+	line, err := r.ReadString('\n')
+	if strings.HasPrefix(line, "mu-ssh-pg ") && err == nil {
+		n, perr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "mu-ssh-pg ")))
+		if perr == nil && n > 1 {
+			return n, nil
+		}
+	}
+	return 0, []byte(line)
+}
+
+// killScript is the control session's stop: SIGKILL the group, then
+// re-check (ignoring zombies, via /proc where it exists) until nothing of it
+// is left, about 4 s at most. It prints "gone" or "left".
+const killScript = `g=%d; alive() { if [ -r /proc/self/stat ]; then for f in /proc/[0-9]*/stat; do ` +
+	`read -r l < "$f" || continue; r=${l##*) }; set -- $r; [ "$3" = "$g" ] && [ "$1" != Z ] && return 0; done; return 1; ` +
+	`else kill -0 -$g; fi; }; kill -9 -$g; i=0; while alive; do [ $i -ge 40 ] && break; ` +
+	`sleep 0.1 || sleep 1; kill -9 -$g; i=$((i+1)); done; if alive; then echo "mu-ctl left"; else echo "mu-ctl gone"; fi`
+
+// control is a kept shell session on a connection, for stops: it needs no
+// free slot when every slot is busy with runaway scripts.
+type control struct {
+	sess *ssh.Session
+	in   io.WriteCloser
+	out  *bufio.Reader
+}
+
+func (c *conn) openControl() (*control, error) {
+	s, err := c.client.NewSession()
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.StdinPipe()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	out, err := s.StdoutPipe()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Stderr = io.Discard
+	if err := s.Start("exec " + remoteShell); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &control{sess: s, in: in, out: bufio.NewReader(out)}, nil
+}
+
+// killGroup stops a run's process group over the control session and
+// reports whether it is proven gone.
+func (c *conn) killGroup(ctx context.Context, pgid int) (bool, error) {
+	if pgid <= 1 {
+		return false, errors.New("no process group")
+	}
+	c.ctlMu.Lock()
+	defer c.ctlMu.Unlock()
+	for attempt := 0; attempt < 2; attempt++ {
+		if c.ctl == nil {
+			ctl, err := c.openControl()
+			if err != nil {
+				return false, err
+			}
+			c.ctl = ctl
+		}
+		gone, err := c.ctl.run(ctx, fmt.Sprintf(killScript, pgid))
+		if err == nil {
+			return gone, nil
+		}
+		c.ctl.sess.Close()
+		c.ctl = nil
+		if ctx.Err() != nil || c.dead() {
+			return false, err
+		}
+	}
+	return false, errors.New("control session failed")
+}
+
+func (ctl *control) run(ctx context.Context, script string) (bool, error) {
+	type res struct {
+		gone bool
+		err  error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		if _, err := io.WriteString(ctl.in, "{ "+script+"; } 2>/dev/null\n"); err != nil {
+			ch <- res{err: err}
+			return
+		}
+		for {
+			line, err := ctl.out.ReadString('\n')
+			if err != nil {
+				ch <- res{err: err}
+				return
+			}
+			switch strings.TrimSpace(line) {
+			case "mu-ctl gone":
+				ch <- res{gone: true}
+				return
+			case "mu-ctl left":
+				ch <- res{}
+				return
+			}
+		}
+	}()
+	select {
+	case r := <-ch:
+		return r.gone, r.err
+	case <-ctx.Done():
+		ctl.sess.Close()
+		return false, ctx.Err()
+	}
+}
