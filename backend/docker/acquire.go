@@ -1,0 +1,167 @@
+package docker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// containerName is the key's container name. The name is the Engine's only
+// atomic compare-and-set: a second create under it conflicts, so a key has
+// at most one container, and a fence placeholder under it refuses a late
+// acquire.
+func (b *Backend) containerName(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return b.cfg.Prefix + "-" + hex.EncodeToString(sum[:16])
+}
+
+// acquire serves host.acquire: create (or find) the key's container, start
+// it, and answer once an exec in it answers. Repeating it converges on the
+// same container and the same result.
+func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.AcquireParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if err := b.checkInstance(p.Target); err != nil {
+		return nil, err
+	}
+	if p.Key == "" {
+		return nil, protocol.Errorf(protocol.Permanent, "host.acquire: key is required")
+	}
+	spec, err := parseParams(p.Params, b.cfg.Image)
+	if err != nil {
+		return nil, err
+	}
+	name := b.containerName(p.Key)
+	res := spec.result(time.Now())
+	labels := b.labels(p.Key)
+	labels[LabelParams] = paramsDigest(p.Params)
+	labels[LabelResult] = res.label()
+
+	created, err := b.api.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name:       name,
+		Config:     hostConfig(spec.Image, labels),
+		HostConfig: hostHostConfig(spec),
+	})
+	var id string
+	switch {
+	case err == nil:
+		id = created.ID
+	case cerrdefs.IsConflict(err):
+		id, res, err = b.existing(ctx, name, p.Key, labels[LabelParams])
+		if err != nil {
+			return nil, err
+		}
+	case client.IsErrConnectionFailed(err):
+		return nil, protocol.Wrap(protocol.Retryable, err, "the Docker Engine is unreachable")
+	case cerrdefs.IsNotFound(err):
+		return nil, protocol.Errorf(protocol.Permanent, "image %q is not on the Engine (this plugin never pulls): build or load it, or pass --param image=…", spec.Image)
+	case cerrdefs.IsInvalidArgument(err):
+		return nil, protocol.Wrap(protocol.Permanent, err, "the Engine refused the container")
+	default:
+		return nil, protocol.Wrap(protocol.UnknownOutcome, err, "creating container "+name)
+	}
+	if _, err := b.api.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+		if client.IsErrConnectionFailed(err) || ctx.Err() != nil {
+			return nil, protocol.Wrap(protocol.UnknownOutcome, err, "starting container "+name)
+		}
+		// The Engine refused to start it: remove it, so nothing is held.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if _, rerr := b.api.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !cerrdefs.IsNotFound(rerr) {
+			return nil, protocol.Wrap(protocol.UnknownOutcome, errors.Join(err, rerr), "starting container "+name+" failed and removing it too")
+		}
+		return nil, protocol.Wrap(protocol.Permanent, err, "the Engine could not start container "+name+" (removed)")
+	}
+	if err := b.ready(ctx, id); err != nil {
+		return nil, protocol.Wrap(protocol.UnknownOutcome, err, "container "+name+" started but no exec answered")
+	}
+	return res.with(id), nil
+}
+
+// existing resolves a create that conflicted: the key's container, if it is
+// one this key acquired with these params.
+func (b *Backend) existing(ctx context.Context, name, key, digest string) (string, storedResult, error) {
+	ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	if err != nil {
+		// Removed between the conflict and the inspect: nothing was made.
+		return "", storedResult{}, engineErr(err, "inspecting container "+name)
+	}
+	c := ins.Container
+	l := labelsOf(c)
+	switch {
+	case l[LabelFence] == "1":
+		return "", storedResult{}, protocol.Errorf(protocol.Permanent, "key is fenced: a fenced host.lookup answered none for it, so it can never be acquired")
+	case l[LabelKey] != key || l[LabelPlugin] != "docker":
+		return "", storedResult{}, protocol.HumanError("remove or rename the container, or use another --prefix",
+			"container name %s is taken by a container that is not this key's", name)
+	case l[LabelInstance] != b.instance:
+		return "", storedResult{}, protocol.Errorf(protocol.Permanent, "container %s belongs to instance %q, not %q", name, l[LabelInstance], b.instance)
+	case l[LabelParams] != digest:
+		return "", storedResult{}, protocol.Errorf(protocol.Permanent, "key was already acquired with other params")
+	}
+	res, err := parseResult(l[LabelResult])
+	if err != nil {
+		return "", storedResult{}, protocol.Wrap(protocol.Permanent, err, "container "+name)
+	}
+	return c.ID, res, nil
+}
+
+// ready waits until an exec in ctr answers (over a pooled channel, which
+// later link calls reuse).
+func (b *Backend) ready(ctx context.Context, ctr string) error {
+	for {
+		r, err := b.runScript(ctx, ctr, "true", ".", 30*time.Second)
+		if err == nil && r.ExitCode != nil && *r.ExitCode == 0 {
+			return nil
+		}
+		if err == nil {
+			err = errors.New("the readiness exec did not exit 0")
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// hostConfig is a host container's config: its command only sleeps, under
+// the Engine's init (tini) so that orphans are reaped.
+func hostConfig(image string, labels map[string]string) *container.Config {
+	return &container.Config{
+		Image:      image,
+		Entrypoint: []string{"sleep"},
+		Cmd:        []string{"infinity"},
+		Labels:     labels,
+	}
+}
+
+// hostHostConfig holds the security defaults: not privileged, no mounts, no
+// published ports, no new privileges, an init process.
+func hostHostConfig(s acquireSpec) *container.HostConfig {
+	init := true
+	return &container.HostConfig{
+		Init:            &init,
+		Privileged:      false,
+		PublishAllPorts: false,
+		SecurityOpt:     []string{"no-new-privileges"},
+		Resources:       container.Resources{NanoCPUs: s.NanoCPUs, Memory: s.Memory},
+	}
+}
+
+func labelsOf(c container.InspectResponse) map[string]string {
+	if c.Config == nil {
+		return nil
+	}
+	return c.Config.Labels
+}

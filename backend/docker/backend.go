@@ -1,0 +1,191 @@
+// Package docker is mu-plugin-docker's backend: Docker containers as mu's
+// provider hosts (host.acquire, lookup, status, release) and their link
+// (link.exec, fetch, push, checkSteps), over the Engine API with
+// github.com/moby/moby/client.
+package docker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/moby/moby/client"
+
+	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// Labels every container the plugin creates carries.
+const (
+	LabelPlugin   = "org.mu-plugins.plugin"   // always "docker"
+	LabelInstance = "org.mu-plugins.instance" // the plugin's instance
+	LabelKey      = "org.mu-plugins.key"      // the acquire key
+	LabelParams   = "org.mu-plugins.params"   // sha256 of the acquire's params
+	LabelResult   = "org.mu-plugins.result"   // the acquire result (JSON, handle aside)
+	LabelFence    = "org.mu-plugins.fence"    // "1" on a fence placeholder
+)
+
+// DefaultImage is --image's default: the project's test image.
+const DefaultImage = "mu-plugins-test:latest"
+
+// Config is what the flags set.
+type Config struct {
+	Image    string            // the default image (the `image` param overrides it)
+	Instance string            // "" derives it from the Engine's ID
+	Prefix   string            // container names are <Prefix>-<hash of key>
+	Labels   map[string]string // extra labels on every container created
+	Self     string            // this binary, for git's ext:: transport; "" is os.Executable
+	// MaxSessions bounds the long-lived exec channels kept per container.
+	MaxSessions int
+}
+
+// Backend serves the seams against one Engine.
+type Backend struct {
+	cfg      Config
+	api      engine
+	log      *slog.Logger
+	instance string
+
+	mu    sync.Mutex
+	pools map[string]*pool // container ID → its exec channels
+}
+
+var namePrefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$`)
+
+// New builds a Backend on api (a *client.Client from NewClient). With no
+// Instance it asks the Engine for its ID, so the Engine must answer.
+func New(ctx context.Context, cfg Config, api engine, log *slog.Logger) (*Backend, error) {
+	if cfg.Image == "" {
+		cfg.Image = DefaultImage
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = "mu"
+	}
+	if !namePrefixRE.MatchString(cfg.Prefix) {
+		return nil, fmt.Errorf("--prefix %q: use letters, digits, '_', '.', '-' (at most 41), starting with a letter or digit", cfg.Prefix)
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = 8
+	}
+	if cfg.Self == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding this binary for git's ext:: transport: %w", err)
+		}
+		cfg.Self = exe
+	}
+	for k := range cfg.Labels {
+		if strings.HasPrefix(k, "org.mu-plugins.") && !strings.HasPrefix(k, "org.mu-plugins.test") {
+			return nil, fmt.Errorf("--label %s: the org.mu-plugins. namespace is the plugin's own", k)
+		}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &Backend{cfg: cfg, api: api, log: log, pools: map[string]*pool{}}
+	b.instance = cfg.Instance
+	if b.instance == "" {
+		info, err := api.Info(ctx, client.InfoOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("the Docker Engine did not answer (needed for the default --instance, its ID): %w", err)
+		}
+		if info.Info.ID == "" {
+			return nil, fmt.Errorf("the Docker Engine reported no ID: set --instance")
+		}
+		b.instance = "docker-" + info.Info.ID
+	}
+	if n := len(b.instance); n < 1 || n > 128 {
+		return nil, fmt.Errorf("instance %q must be 1-128 characters", b.instance)
+	}
+	return b, nil
+}
+
+// Instance is the instance the plugin declares.
+func (b *Backend) Instance() string { return b.instance }
+
+// Options are the Serve options: the declaration, the handlers and the Stop
+// hook (Name and Version are the caller's).
+func (b *Backend) Options() protocol.Options {
+	return protocol.Options{
+		Instance: b.instance,
+		Seams:    Declaration(),
+		Handlers: b.Handlers(),
+		Stop:     b.Stop,
+	}
+}
+
+// Handlers maps every method to its handler.
+func (b *Backend) Handlers() map[string]protocol.Handler {
+	h := map[string]protocol.Handler{
+		protocol.MethodHostAcquire:    b.acquire,
+		protocol.MethodHostLookup:     b.lookup,
+		protocol.MethodHostStatus:     b.status,
+		protocol.MethodHostRelease:    b.release,
+		protocol.MethodLinkExec:       b.exec,
+		protocol.MethodLinkFetch:      b.fetch,
+		protocol.MethodLinkPush:       b.push,
+		protocol.MethodLinkCheckSteps: b.checkSteps,
+	}
+	for _, m := range notYetMethods {
+		h[m] = notYet
+	}
+	return h
+}
+
+// Stop ends whatever the plugin still runs: local git helpers and the exec
+// channels (each channel's shell exits on its stdin's EOF).
+func (b *Backend) Stop(ctx context.Context) {
+	proc.KillAll()
+	b.mu.Lock()
+	pools := make([]*pool, 0, len(b.pools))
+	for _, p := range b.pools {
+		pools = append(pools, p)
+	}
+	b.pools = map[string]*pool{}
+	b.mu.Unlock()
+	for _, p := range pools {
+		p.close()
+	}
+}
+
+// labels are the labels of a container created for key.
+func (b *Backend) labels(key string) map[string]string {
+	l := map[string]string{LabelPlugin: "docker", LabelInstance: b.instance, LabelKey: key}
+	for k, v := range b.cfg.Labels {
+		l[k] = v
+	}
+	return l
+}
+
+// checkInstance refuses a call recorded under another instance.
+func (b *Backend) checkInstance(t protocol.Target) error {
+	if in := t.Host.Instance; in != "" && in != b.instance {
+		return protocol.Errorf(protocol.Permanent, "target.host.instance %q is not this plugin's instance %q", in, b.instance)
+	}
+	return nil
+}
+
+// handle is the call's container: target.host.handle.
+func (b *Backend) handle(t protocol.Target) (string, error) {
+	if err := b.checkInstance(t); err != nil {
+		return "", err
+	}
+	if t.Host.Handle == "" {
+		return "", protocol.Errorf(protocol.Permanent, "target.host.handle is required (a container ID from host.acquire)")
+	}
+	return t.Host.Handle, nil
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

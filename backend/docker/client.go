@@ -1,0 +1,51 @@
+package docker
+
+import (
+	"context"
+
+	"github.com/moby/moby/client"
+)
+
+// The backend's view of the Engine: small consumer-side interfaces over the
+// moby client, each naming only the calls one part of the plugin makes. The
+// real *client.Client satisfies all of them; tests that need a fault the real
+// Engine cannot show substitute one.
+
+// containers is what host.acquire, lookup, status and release use.
+type containers interface {
+	ContainerCreate(ctx context.Context, options client.ContainerCreateOptions) (client.ContainerCreateResult, error)
+	ContainerStart(ctx context.Context, container string, options client.ContainerStartOptions) (client.ContainerStartResult, error)
+	ContainerInspect(ctx context.Context, container string, options client.ContainerInspectOptions) (client.ContainerInspectResult, error)
+	ContainerRemove(ctx context.Context, container string, options client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
+}
+
+// execer is what the link uses to run processes in a container.
+type execer interface {
+	ExecCreate(ctx context.Context, container string, options client.ExecCreateOptions) (client.ExecCreateResult, error)
+	ExecAttach(ctx context.Context, execID string, options client.ExecAttachOptions) (client.ExecAttachResult, error)
+	ExecInspect(ctx context.Context, execID string, options client.ExecInspectOptions) (client.ExecInspectResult, error)
+}
+
+// system is what the handshake and the reach checks ask the Engine.
+type system interface {
+	Ping(ctx context.Context, options client.PingOptions) (client.PingResult, error)
+	Info(ctx context.Context, options client.InfoOptions) (client.SystemInfoResult, error)
+	ImageInspect(ctx context.Context, image string, options ...client.ImageInspectOption) (client.ImageInspectResult, error)
+	ClientVersion() string
+}
+
+// engine is all of the above.
+type engine interface {
+	containers
+	execer
+	system
+}
+
+var _ engine = (*client.Client)(nil)
+
+// NewClient connects to the Engine the environment names: DOCKER_HOST (unix
+// or tcp), DOCKER_TLS_VERIFY and DOCKER_CERT_PATH for TLS, DOCKER_API_VERSION
+// to pin a version; otherwise the API version is negotiated on first use.
+func NewClient() (*client.Client, error) {
+	return client.New(client.FromEnv)
+}

@@ -1,0 +1,207 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// defaultTimeout is the spec's default timeoutMs.
+const defaultTimeout = 20 * time.Second
+
+// killWait bounds the wait for a killed run's end marker.
+const killWait = 10 * time.Second
+
+func timeoutOf(ms int64) time.Duration {
+	if ms <= 0 {
+		return defaultTimeout
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// exec serves link.exec.
+func (b *Backend) exec(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.ExecParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	ctr, err := b.handle(p.Target)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Script) > MaxScriptBytes {
+		return nil, protocol.Errorf(protocol.Permanent, "script is %d bytes; maxScriptBytes is %d", len(p.Script), MaxScriptBytes)
+	}
+	if strings.IndexByte(p.Script, 0) >= 0 || strings.IndexByte(p.Cwd, 0) >= 0 {
+		return nil, protocol.Errorf(protocol.Permanent, "a script or cwd cannot hold a NUL byte")
+	}
+	cwd := p.Cwd
+	if cwd == "" {
+		cwd = "."
+	}
+	return b.runScript(ctx, ctr, p.Script, cwd, timeoutOf(p.TimeoutMs))
+}
+
+// runScript runs script in ctr over a pooled exec channel. On timeout it
+// kills the run's processes inside the container and answers only once
+// none is left, with exitCode null.
+func (b *Backend) runScript(ctx context.Context, ctr, script, cwd string, timeout time.Duration) (*protocol.ExecResult, error) {
+	pl := b.pool(ctr)
+	var s *session
+	var r *run
+	for attempt := 0; ; attempt++ {
+		var err error
+		s, err = pl.get(ctx)
+		if err != nil {
+			return nil, engineErr(err, "opening an exec channel in container "+short(ctr))
+		}
+		if r, err = s.start(script, cwd); err == nil {
+			break
+		}
+		pl.put(s, false) // nothing ran: the request never fully reached the shell
+		if attempt == 1 {
+			return nil, protocol.Wrap(protocol.Retryable, err, "writing to the exec channel")
+		}
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-r.done:
+		pl.put(s, true)
+		code, err := r.exitCode()
+		if err != nil {
+			return nil, protocol.Wrap(protocol.UnknownOutcome, err, "reading the exit code")
+		}
+		return result(&code, r), nil
+	case <-s.dead:
+		b.stopRun(ctx, ctr, r.tok)
+		pl.put(s, false)
+		return nil, protocol.Wrap(protocol.UnknownOutcome, s.err, "the exec channel broke during the run")
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	stopErr := b.stopRun(ctx, ctr, r.tok)
+	wait := time.NewTimer(killWait)
+	defer wait.Stop()
+	select {
+	case <-r.done:
+		pl.put(s, true)
+	case <-s.dead:
+		pl.put(s, false)
+	case <-wait.C:
+		s.close()
+		<-s.dead // the reader is gone: the collectors are ours
+		pl.put(s, false)
+	}
+	if stopErr != nil {
+		return nil, protocol.Wrap(protocol.UnknownOutcome, stopErr, "the timed-out script could not be proven stopped")
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return result(nil, r), nil
+}
+
+func result(code *int, r *run) *protocol.ExecResult {
+	out, errs, cut := fitOutput(r.out.kept, r.err.kept, replyBudget)
+	return &protocol.ExecResult{ExitCode: code, Stdout: out, Stderr: errs, Partial: cut || r.out.cut() || r.err.cut()}
+}
+
+// stopRun kills every process of run tok inside ctr from a second exec (the
+// Engine has no exec-kill API) and returns nil only once none is left.
+func (b *Backend) stopRun(ctx context.Context, ctr, tok string) error {
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	code, _, stderr, err := execOnce(kctx, b.api, ctr, []string{"/bin/sh", "-c", killFn + `k "$1"`, "sh", tok}, nil, nil)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return errors.New("processes survived 100 kill rounds: " + string(bytes.TrimSpace(stderr)))
+	}
+	return nil
+}
+
+// execOnce runs argv in ctr as a one-off exec (no shell unless argv names
+// one), with stdin if given, and returns its exit code once its output has
+// ended: an exec inspected before its stream's EOF can read exit 0.
+func execOnce(ctx context.Context, api execer, ctr string, argv, env []string, stdin io.Reader) (int, []byte, []byte, error) {
+	ex, err := api.ExecCreate(ctx, ctr, client.ExecCreateOptions{
+		AttachStdin: stdin != nil, AttachStdout: true, AttachStderr: true, Cmd: argv, Env: env,
+	})
+	if err != nil {
+		return -1, nil, nil, err
+	}
+	hj, err := api.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return -1, nil, nil, err
+	}
+	defer hj.Close()
+	stop := context.AfterFunc(ctx, hj.Close)
+	defer stop()
+	if stdin != nil {
+		go func() {
+			_, _ = io.Copy(hj.Conn, stdin)
+			_ = hj.CloseWrite()
+		}()
+	}
+	var out, errb limitBuffer
+	if _, err := stdcopy.StdCopy(&out, &errb, hj.Reader); err != nil {
+		if ctx.Err() != nil {
+			return -1, out.b, errb.b, ctx.Err()
+		}
+		return -1, out.b, errb.b, err
+	}
+	ins, err := api.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+	for err == nil && ins.Running { // output ended; the process is on its way out
+		select {
+		case <-ctx.Done():
+			return -1, out.b, errb.b, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+		ins, err = api.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+	}
+	if err != nil {
+		return -1, out.b, errb.b, err
+	}
+	return ins.ExitCode, out.b, errb.b, nil
+}
+
+// limitBuffer keeps the first maxStream bytes written to it.
+type limitBuffer struct{ b []byte }
+
+func (l *limitBuffer) Write(p []byte) (int, error) {
+	if room := maxStream - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// engineErr classifies an Engine error for a read or a link call: an
+// unreachable Engine or a cancelled call is retryable, a missing container
+// permanent.
+func engineErr(err error, what string) error {
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return protocol.Wrap(protocol.Permanent, err, what)
+	case client.IsErrConnectionFailed(err), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return protocol.Wrap(protocol.Retryable, err, what)
+	}
+	return protocol.Wrap(protocol.Retryable, err, what)
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -1,0 +1,220 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+
+	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// Commits move with git's smart protocol, not tar copies: the local git runs
+// `git fetch|push ext::<this binary> git-bridge …`, and the bridge runs
+// git-upload-pack or git-receive-pack in the container over an exec,
+// demultiplexing the exec's stream so git sees only protocol bytes.
+
+// BridgeCommand is the sub-command git's ext:: transport runs.
+const BridgeCommand = "git-bridge"
+
+var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// fetch serves link.fetch: afterwards localRepo's FETCH_HEAD names
+// remoteCwd's HEAD.
+func (b *Backend) fetch(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.FetchParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	ctr, err := b.handle(p.Target)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPaths(p.LocalRepo, p.RemoteCwd); err != nil {
+		return nil, err
+	}
+	tok := newRun().tok
+	return b.runGit(ctx, ctr, tok, timeoutOf(p.TimeoutMs),
+		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
+		"fetch", "--no-tags", "--no-recurse-submodules", b.extURL(ctr, tok, p.RemoteCwd), "HEAD")
+}
+
+// pushRef is where a pushed rev lands: a ref never checked out, one per rev,
+// so a pushed commit stays reachable.
+func pushRef(rev string) string { return "refs/mu/pushed/" + rev }
+
+// prepScript readies remoteRepo ($1) for rev ($2): exit 3 when it already
+// holds the commit, else create the repository if absent.
+const prepScript = `cd 2>/dev/null || cd /
+if git -C "$1" rev-parse --git-dir >/dev/null 2>&1; then
+	git -C "$1" cat-file -e "$2^{commit}" 2>/dev/null && exit 3
+	exit 0
+fi
+git init -q -- "$1" >&2
+`
+
+// push serves link.push: afterwards remoteRepo (created if absent) holds
+// rev. A repo that already holds it succeeds untouched.
+func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.PushParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	ctr, err := b.handle(p.Target)
+	if err != nil {
+		return nil, err
+	}
+	if !fullSHA.MatchString(p.Rev) {
+		return nil, protocol.Errorf(protocol.Permanent, "rev %q is not a full commit sha", p.Rev)
+	}
+	if err := checkPaths(p.LocalRepo, p.RemoteRepo); err != nil {
+		return nil, err
+	}
+	timeout := timeoutOf(p.TimeoutMs)
+	start := time.Now()
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	code, _, stderr, err := execOnce(pctx, b.api, ctr, []string{"/bin/sh", "-c", prepScript, "sh", p.RemoteRepo, p.Rev}, nil, nil)
+	cancel()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil && pctx.Err() != nil:
+		return &protocol.ExecResult{ExitCode: nil, Stderr: "timed out preparing " + p.RemoteRepo}, nil
+	case err != nil:
+		return nil, engineErr(err, "preparing the remote repository")
+	case code == 3:
+		zero := 0
+		return &protocol.ExecResult{ExitCode: &zero}, nil
+	case code != 0:
+		out, errs, cut := fitOutput(nil, stderr, replyBudget)
+		return &protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, nil
+	}
+	tok := newRun().tok
+	return b.runGit(ctx, ctr, tok, timeout-time.Since(start),
+		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
+		"push", "--no-verify", "--porcelain", b.extURL(ctr, tok, p.RemoteRepo), p.Rev+":"+pushRef(p.Rev))
+}
+
+func checkPaths(local, remote string) error {
+	switch {
+	case local == "" || remote == "":
+		return protocol.Errorf(protocol.Permanent, "the local and the remote repository paths are required")
+	case strings.HasPrefix(remote, "-"):
+		return protocol.Errorf(protocol.Permanent, "remote path %q starts with '-'", remote)
+	case strings.ContainsAny(remote, "\n\x00") || strings.ContainsAny(local, "\n\x00"):
+		return protocol.Errorf(protocol.Permanent, "a repository path cannot hold a newline or NUL")
+	}
+	if st, err := os.Stat(local); err != nil || !st.IsDir() {
+		return protocol.Errorf(protocol.Permanent, "local repository %q is not a directory", local)
+	}
+	return nil
+}
+
+// extURL is the ext:: remote for path in ctr (ext:: splits its command on
+// spaces; "% " is a literal space and "%%" a literal %).
+func (b *Backend) extURL(ctr, tok, path string) string {
+	esc := strings.NewReplacer("%", "%%", " ", "% ").Replace
+	return "ext::" + esc(b.cfg.Self) + " " + BridgeCommand + " " + esc(ctr) + " " + tok + " %S " + esc(path)
+}
+
+// runGit runs the local git through internal/proc (in the plugin's group,
+// its whole tree killed on timeout); on timeout the container side is killed
+// too before the answer.
+func (b *Backend) runGit(ctx context.Context, ctr, tok string, timeout time.Duration, args ...string) (any, error) {
+	gctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.Command("git", args...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
+	var out, errb limitBuffer
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errb, nil
+	res, err := proc.Run(gctx, cmd, proc.Options{KillLeftovers: true})
+	if err != nil {
+		return nil, protocol.Wrap(protocol.Retryable, err, "running git")
+	}
+	if res.Stopped {
+		if serr := b.stopRun(ctx, ctr, tok); serr != nil {
+			return nil, protocol.Wrap(protocol.UnknownOutcome, serr, "the timed-out git could not be proven stopped in the container")
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		o, e, _ := fitOutput(out.b, errb.b, replyBudget)
+		return &protocol.ExecResult{ExitCode: nil, Stdout: o, Stderr: e, Partial: true}, nil
+	}
+	code := res.ExitCode
+	o, e, cut := fitOutput(out.b, errb.b, replyBudget)
+	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || len(out.b) >= maxStream || len(errb.b) >= maxStream}, nil
+}
+
+// Bridge is the git-bridge sub-command: `git-bridge CONTAINER TOKEN SERVICE
+// PATH` runs SERVICE (git-upload-pack or git-receive-pack) on PATH in
+// CONTAINER, relaying stdin to it and its demultiplexed stdout and stderr
+// back, and exits with its exit code. TOKEN marks its processes so that a
+// timed-out transfer can be killed inside the container.
+func Bridge(ctx context.Context, args []string) int {
+	if len(args) != 4 {
+		fmt.Fprintln(os.Stderr, "usage: git-bridge CONTAINER TOKEN SERVICE PATH (run by git's ext:: transport)")
+		return 2
+	}
+	ctr, tok, service, path := args[0], args[1], args[2], args[3]
+	if service != "git-upload-pack" && service != "git-receive-pack" {
+		fmt.Fprintf(os.Stderr, "git-bridge: service %q is not git-upload-pack or git-receive-pack\n", service)
+		return 2
+	}
+	api, err := NewClient()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "git-bridge:", err)
+		return 128
+	}
+	defer api.Close()
+	env := []string{runVar + "=" + tok}
+	if gp := os.Getenv("GIT_PROTOCOL"); gp != "" {
+		env = append(env, "GIT_PROTOCOL="+gp)
+	}
+	argv := []string{"/bin/sh", "-c", `cd 2>/dev/null || cd /; exec "$@"`, "sh", service, "--", path}
+	code, err := bridge(ctx, api, ctr, argv, env, os.Stdin, os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "git-bridge:", err)
+		return 128
+	}
+	return code
+}
+
+func bridge(ctx context.Context, api execer, ctr string, argv, env []string, in io.Reader, out, errw io.Writer) (int, error) {
+	ex, err := api.ExecCreate(ctx, ctr, client.ExecCreateOptions{
+		AttachStdin: true, AttachStdout: true, AttachStderr: true, Cmd: argv, Env: env,
+	})
+	if err != nil {
+		return -1, err
+	}
+	hj, err := api.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return -1, err
+	}
+	defer hj.Close()
+	go func() {
+		_, _ = io.Copy(hj.Conn, in)
+		_ = hj.CloseWrite()
+	}()
+	if _, err := stdcopy.StdCopy(out, errw, hj.Reader); err != nil {
+		return -1, err
+	}
+	for {
+		ins, err := api.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+		if err != nil {
+			return -1, err
+		}
+		if !ins.Running {
+			return ins.ExitCode, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

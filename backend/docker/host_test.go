@@ -1,0 +1,208 @@
+package docker_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+func TestDeclarationLoads(t *testing.T) {
+	p := start(t)
+	if err := protocol.ValidateDeclaration(p.decl); err != nil {
+		t.Fatalf("the declaration breaks a load rule: %v", err)
+	}
+	s := p.decl.Seams
+	if s.Host == nil || !s.Host.Acquire.Lookup || !s.Host.Acquire.FenceKey || s.Host.Acquire.InFlightMs == nil {
+		t.Errorf("host.acquire caps: %+v", s.Host)
+	}
+	if l := s.Link; l == nil || !l.Fetch || !l.CanPush() || l.RemoteOnTimeout != "stopped" || l.Quiescence != "provable" ||
+		l.MaxScriptBytes <= 0 || !reflect.DeepEqual(l.Checks, []string{"reach"}) {
+		t.Errorf("link: %+v", s.Link)
+	}
+	if !strings.HasPrefix(p.decl.Instance, "docker-") {
+		t.Errorf("default instance %q does not derive from the Engine's ID", p.decl.Instance)
+	}
+	engineID := docker(t, "info", "--format", "{{.ID}}")
+	if p.decl.Instance != "docker-"+engineID {
+		t.Errorf("instance %q, want docker-%s", p.decl.Instance, engineID)
+	}
+	q := start(t, "--instance", "eu-1")
+	if q.decl.Instance != "eu-1" {
+		t.Errorf("--instance: got %q", q.decl.Instance)
+	}
+}
+
+func TestAcquireLookupStatusRelease(t *testing.T) {
+	p := start(t)
+	params := map[string]string{"ttl": "2h", "idle": "30m", "maxJobs": "3", "cpus": "0.5", "memory": "256m"}
+	before := time.Now()
+	res := p.acquire(t, "key-1", params)
+	if res.DeadlineAt == nil || *res.DeadlineAt < before.Add(2*time.Hour).UnixMilli() || *res.DeadlineAt > time.Now().Add(2*time.Hour).UnixMilli() {
+		t.Errorf("deadlineAt %v is not acquire time + 2h", res.DeadlineAt)
+	}
+	if res.IdleReclaimMs == nil || *res.IdleReclaimMs != 30*60*1000 || res.MaxJobs == nil || *res.MaxJobs != 3 {
+		t.Errorf("result %+v", res)
+	}
+
+	// The container: labelled, init, not privileged, no mounts, no ports, limits.
+	f := docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}|{{index .Config.Labels "org.mu-plugins.instance"}}|{{index .Config.Labels "org.mu-plugins.plugin"}}|{{.HostConfig.Init}}|{{.HostConfig.Privileged}}|{{len .Mounts}}|{{json .HostConfig.PortBindings}}|{{.HostConfig.PublishAllPorts}}|{{.HostConfig.Memory}}|{{.HostConfig.NanoCpus}}|{{.State.Running}}`, res.Handle)
+	want := "key-1|" + p.decl.Instance + "|docker|true|false|0|null|false|268435456|500000000|true"
+	if f != want {
+		t.Errorf("container:\n got %s\nwant %s", f, want)
+	}
+	if pid1 := docker(t, "exec", res.Handle, "cat", "/proc/1/comm"); pid1 != "docker-init" && pid1 != "tini" {
+		t.Errorf("PID 1 is %q, not the Engine's init", pid1)
+	}
+
+	// lookup returns the same result; a repeated acquire converges on it.
+	var lk protocol.HostLookupResult
+	p.must(t, "host.lookup", lookupParams("key-1", false), &lk)
+	if lk.Found == nil || !reflect.DeepEqual(*lk.Found, res) {
+		t.Errorf("lookup: %+v, want found %+v", lk, res)
+	}
+	again := acquireWithPrefix(t, p, "key-1", params)
+	if !reflect.DeepEqual(again, res) {
+		t.Errorf("second acquire: %+v, want %+v", again, res)
+	}
+	if n := len(labelled("org.mu-plugins.key=key-1")); n != 1 {
+		t.Errorf("%d containers for key-1, want 1", n)
+	}
+	// Same key, other params: refused, nothing made.
+	if err := p.call(t, "host.acquire", acquireParams("key-1", map[string]string{"ttl": "1h"}), nil); err == nil || err.Data.Kind != "permanent" {
+		t.Errorf("acquire with other params: %v, want a permanent error", err)
+	}
+
+	// status: up with the facts as a patch (unset ones null).
+	raw := p.send(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget(res.Handle)})
+	var st map[string]json.RawMessage
+	if err := json.Unmarshal(raw.Result, &st); err != nil {
+		t.Fatalf("status: %s %v", raw.raw, raw.Error)
+	}
+	if string(st["state"]) != `"up"` || string(st["maxJobs"]) != "3" || string(st["deadlineAt"]) != jsonNum(*res.DeadlineAt) {
+		t.Errorf("status: %s", raw.Result)
+	}
+
+	// release; again; then gone and none.
+	if err := p.call(t, "host.release", keyParams("key-1"), nil); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	rep := p.send(t, "host.release", keyParams("key-1"))
+	if rep.Error != nil || string(rep.Result) != "null" {
+		t.Errorf("second release: %s", rep.raw)
+	}
+	var gone protocol.HostStatus
+	p.must(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget(res.Handle)}, &gone)
+	if gone.State != "gone" || gone.Reason == "" {
+		t.Errorf("status after release: %+v", gone)
+	}
+	p.must(t, "host.lookup", lookupParams("key-1", false), &lk)
+	if !lk.None {
+		t.Errorf("lookup after release: %+v", lk)
+	}
+	if n := len(labelled("org.mu-plugins.key=key-1")); n != 0 {
+		t.Errorf("%d containers left for key-1 after release", n)
+	}
+}
+
+// acquireWithPrefix acquires key through a fresh plugin process using p's
+// container prefix (a second invocation of the same configuration).
+func acquireWithPrefix(t *testing.T, p *plugin, key string, params map[string]string) protocol.AcquireResult {
+	t.Helper()
+	q := startRaw(t, p.prefix)
+	t.Cleanup(func() { q.stop(t) })
+	q.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
+	return q.acquire(t, key, params)
+}
+
+func jsonNum(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestUnknownParamIsPermanentAndNamesKnownOnes(t *testing.T) {
+	p := start(t)
+	err := p.call(t, "host.acquire", acquireParams("key-bad", map[string]string{"gpus": "1"}), nil)
+	if err == nil || err.Data.Kind != "permanent" {
+		t.Fatalf("unknown param: %v, want permanent", err)
+	}
+	for _, k := range []string{"gpus", "ttl", "idle", "maxJobs", "cpus", "memory", "image"} {
+		if !strings.Contains(err.Message, k) {
+			t.Errorf("error %q does not name %q", err.Message, k)
+		}
+	}
+	for _, bad := range []map[string]string{{"ttl": "soon"}, {"maxJobs": "0"}, {"cpus": "-1"}, {"memory": "1k"}, {"image": "no-such-image:never"}} {
+		if err := p.call(t, "host.acquire", acquireParams("key-bad", bad), nil); err == nil || err.Data.Kind != "permanent" {
+			t.Errorf("param %v: %v, want permanent", bad, err)
+		}
+	}
+	if n := len(labelled("org.mu-plugins.key=key-bad")); n != 0 {
+		t.Errorf("a refused acquire left %d containers", n)
+	}
+}
+
+func TestFencedLookupMakesNoneFinal(t *testing.T) {
+	p := start(t)
+	var lk protocol.HostLookupResult
+	p.must(t, "host.lookup", lookupParams("key-fence", true), &lk)
+	if !lk.None {
+		t.Fatalf("fenced lookup of a new key: %+v", lk)
+	}
+	err := p.call(t, "host.acquire", acquireParams("key-fence", nil), nil)
+	if err == nil || err.Data.Kind != "permanent" || !strings.Contains(err.Message, "fenced") {
+		t.Fatalf("acquire after a fenced none: %v, want permanent 'fenced'", err)
+	}
+	p.must(t, "host.lookup", lookupParams("key-fence", false), &lk)
+	if !lk.None {
+		t.Errorf("lookup after the fence: %+v", lk)
+	}
+	ids := labelled("org.mu-plugins.key=key-fence")
+	if len(ids) != 1 {
+		t.Fatalf("%d containers for the fenced key, want the placeholder only", len(ids))
+	}
+	if st := docker(t, "inspect", "-f", "{{.State.Status}}|{{index .Config.Labels \"org.mu-plugins.fence\"}}", ids[0]); st != "created|1" {
+		t.Errorf("placeholder: %s, want created (never started) with the fence label", st)
+	}
+	// A fenced lookup of an acquired key finds it: the fence only finalises none.
+	res := p.acquire(t, "key-fence-2", nil)
+	p.must(t, "host.lookup", lookupParams("key-fence-2", true), &lk)
+	if lk.Found == nil || lk.Found.Handle != res.Handle {
+		t.Errorf("fenced lookup of an acquired key: %+v", lk)
+	}
+	// release leaves the fence in place.
+	p.must(t, "host.release", keyParams("key-fence"), nil)
+	if len(labelled("org.mu-plugins.key=key-fence")) != 1 {
+		t.Errorf("release removed the fence placeholder")
+	}
+}
+
+func TestStatusNeedsHumanAndGone(t *testing.T) {
+	p := start(t)
+	res := p.acquire(t, "key-st", nil)
+	docker(t, "kill", res.Handle)
+	var st protocol.HostStatus
+	p.must(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget(res.Handle)}, &st)
+	if st.State != "needs-human" || !strings.Contains(st.Remedy, "exited") {
+		t.Errorf("status of a killed container: %+v", st)
+	}
+	docker(t, "rm", res.Handle)
+	p.must(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget(res.Handle)}, &st)
+	if st.State != "gone" {
+		t.Errorf("status of a removed container: %+v", st)
+	}
+	// Release of a key whose container is gone resolves.
+	rep := p.send(t, "host.release", keyParams("key-st"))
+	if rep.Error != nil || string(rep.Result) != "null" {
+		t.Errorf("release of a removed container: %s", rep.raw)
+	}
+}
+
+func TestJobAndChannelAreNotImplementedYet(t *testing.T) {
+	p := start(t)
+	for _, m := range []string{"job.start", "job.status", "channel.readStates", "channel.send"} {
+		err := p.call(t, m, map[string]any{"deadline": deadline(), "target": hostTarget("x")}, nil)
+		if err == nil || err.Data.Kind != "permanent" || !strings.Contains(err.Message, "issue 6") {
+			t.Errorf("%s: %v, want permanent 'not implemented yet (issue 6)'", m, err)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package docker
+
+import (
+	"context"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// lookup serves host.lookup: found (acquire's result), pending (created, not
+// ready), none, or unknown. With fence, a none is made final by a
+// never-started placeholder under the key's name: a late acquire's create
+// then conflicts and refuses.
+func (b *Backend) lookup(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.LookupParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if err := b.checkInstance(p.Target); err != nil {
+		return nil, err
+	}
+	if p.Key == "" {
+		return nil, protocol.Errorf(protocol.Permanent, "host.lookup: key is required")
+	}
+	name := b.containerName(p.Key)
+	for attempt := 0; attempt < 3; attempt++ {
+		ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+		if cerrdefs.IsNotFound(err) {
+			if !p.Fence {
+				return protocol.HostLookupResult{None: true}, nil
+			}
+			if err := b.placeFence(ctx, name, p.Key); err != nil {
+				if cerrdefs.IsConflict(err) {
+					continue // something took the name meanwhile: look again
+				}
+				return protocol.HostLookupResult{Unknown: "placing the fence: " + err.Error()}, nil
+			}
+			return protocol.HostLookupResult{None: true}, nil
+		}
+		if err != nil {
+			return protocol.HostLookupResult{Unknown: "the Docker Engine: " + err.Error()}, nil
+		}
+		return b.lookupFound(ctx, ins.Container, p.Key), nil
+	}
+	return protocol.HostLookupResult{Unknown: "container " + name + " kept appearing and disappearing"}, nil
+}
+
+func (b *Backend) lookupFound(ctx context.Context, c container.InspectResponse, key string) protocol.HostLookupResult {
+	l := labelsOf(c)
+	switch {
+	case l[LabelFence] == "1":
+		return protocol.HostLookupResult{None: true}
+	case l[LabelKey] != key:
+		return protocol.HostLookupResult{Unknown: "container name " + c.Name + " is taken by a container that is not this key's"}
+	case l[LabelInstance] != b.instance:
+		return protocol.HostLookupResult{Unknown: "container " + c.Name + " belongs to instance " + l[LabelInstance]}
+	}
+	res, err := parseResult(l[LabelResult])
+	if err != nil {
+		return protocol.HostLookupResult{Unknown: err.Error()}
+	}
+	if c.State == nil || c.State.Status == container.StateCreated {
+		return protocol.HostLookupResult{Pending: true}
+	}
+	if c.State.Running {
+		// Ready means an exec answers, as for acquire.
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		r, err := b.runScript(rctx, c.ID, "true", ".", 10*time.Second)
+		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+			return protocol.HostLookupResult{Pending: true}
+		}
+	}
+	// Running and ready, or acquired and since stopped (host.status says so).
+	return protocol.HostLookupResult{Found: res.with(c.ID)}
+}
+
+// placeFence creates the never-started placeholder that makes none final.
+func (b *Backend) placeFence(ctx context.Context, name, key string) error {
+	labels := b.labels(key)
+	labels[LabelFence] = "1"
+	_, err := b.api.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name:   name,
+		Config: &container.Config{Image: b.cfg.Image, Entrypoint: []string{"true"}, Labels: labels},
+		HostConfig: &container.HostConfig{
+			NetworkMode: "none",
+		},
+	})
+	return err
+}

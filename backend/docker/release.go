@@ -1,0 +1,52 @@
+package docker
+
+import (
+	"context"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// release serves host.release: force-remove the key's container with its
+// anonymous volumes. A container already gone resolves to null. A fence
+// placeholder stays: the fence is forever (see docs/docker.md for removing
+// placeholders by label).
+func (b *Backend) release(ctx context.Context, call *protocol.Call) (any, error) {
+	var p protocol.KeyParams
+	if err := call.Decode(&p); err != nil {
+		return nil, err
+	}
+	if err := b.checkInstance(p.Target); err != nil {
+		return nil, err
+	}
+	if p.Key == "" {
+		return nil, protocol.Errorf(protocol.Permanent, "host.release: key is required")
+	}
+	name := b.containerName(p.Key)
+	ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	if cerrdefs.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, engineErr(err, "inspecting container "+name)
+	}
+	l := labelsOf(ins.Container)
+	if l[LabelFence] == "1" {
+		return nil, nil
+	}
+	if l[LabelKey] != p.Key {
+		return nil, protocol.HumanError("remove or rename the container, or use another --prefix",
+			"container name %s is taken by a container that is not this key's", name)
+	}
+	b.dropPool(ins.Container.ID)
+	_, err = b.api.ContainerRemove(ctx, ins.Container.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		if client.IsErrConnectionFailed(err) {
+			return nil, protocol.Wrap(protocol.Retryable, err, "the Docker Engine is unreachable")
+		}
+		return nil, protocol.Wrap(protocol.UnknownOutcome, err, "removing container "+name)
+	}
+	return nil, nil
+}

@@ -1,0 +1,223 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+)
+
+// A session is one long-lived exec channel into a container: a POSIX sh
+// loop (agentScript) that reads a request from its stdin, runs the script,
+// stops whatever the script left behind, and writes an end marker on stdout
+// (with the exit code) and on stderr. Docker's exec setup (about 45-60 ms) is
+// paid once per channel, not once per script.
+
+// runVar marks every process a run starts (it is in their environment and
+// their descendants'), so leftovers can be found and killed inside the
+// container, even those that left the script's process group (setsid).
+const runVar = "MU_DOCKER_RUN"
+
+// killFn kills every process marked with run $1, repeating until none is
+// left; it fails when some survive 100 rounds.
+const killFn = `k() {
+	i=0
+	while [ "$i" -lt 100 ]; do
+		p=$(grep -lsxz "` + runVar + `=$1" /proc/[0-9]*/environ) || return 0
+		for f in $p; do f=${f#/proc/}; kill -9 "${f%/environ}" 2>/dev/null; done
+		i=$((i + 1))
+	done
+	return 1
+}
+`
+
+// agentScript is the channel's loop. A request is the line
+// "TOKEN SCRIPTLEN CWDLEN\n" followed by CWDLEN bytes of cwd and SCRIPTLEN
+// bytes of script, read with head -c (which reads no further). The script
+// runs as `sh -c SCRIPT` (an argv string: never spliced into a command line)
+// with stdin from /dev/null, in cwd resolved from the login directory.
+const agentScript = killFn + `while IFS=' ' read -r t n c; do
+	d=$(head -c "$c"; echo x); d=${d%x}
+	s=$(head -c "$n"; echo x); s=${s%x}
+	(cd 2>/dev/null || cd /; cd -- "$d" && ` + runVar + `=$t exec /bin/sh -c "$s") </dev/null
+	r=$?
+	k "$t"
+	printf '%s %d\n' "$t" "$r"
+	printf '%s\n' "$t" >&2
+done
+`
+
+type session struct {
+	ctr  string
+	hj   client.ExecAttachResult
+	cur  atomic.Pointer[run]
+	dead chan struct{} // closed once the channel's output ended
+	err  error         // why, set before dead closes
+	once sync.Once
+}
+
+// openSession starts the channel's shell in ctr.
+func openSession(ctx context.Context, api execer, ctr string) (*session, error) {
+	ex, err := api.ExecCreate(ctx, ctr, client.ExecCreateOptions{
+		AttachStdin: true, AttachStdout: true, AttachStderr: true,
+		Cmd: []string{"/bin/sh", "-c", agentScript},
+	})
+	if err != nil {
+		return nil, err
+	}
+	hj, err := api.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return nil, err
+	}
+	s := &session{ctr: ctr, hj: hj, dead: make(chan struct{})}
+	go s.read()
+	return s, nil
+}
+
+func (s *session) read() {
+	_, err := stdcopy.StdCopy(sink{s, false}, sink{s, true}, s.hj.Reader)
+	if err == nil {
+		err = errors.New("the exec channel ended")
+	}
+	s.err = err
+	close(s.dead)
+}
+
+func (s *session) close() { s.once.Do(func() { s.hj.Close() }) }
+
+func (s *session) isDead() bool {
+	select {
+	case <-s.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// start sends one request; the run's done closes once both markers arrived.
+func (s *session) start(script, cwd string) (*run, error) {
+	r := newRun()
+	s.cur.Store(r)
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "%s %d %d\n", r.tok, len(script), len(cwd))
+	req.WriteString(cwd)
+	req.WriteString(script)
+	if _, err := s.hj.Conn.Write(req.Bytes()); err != nil {
+		s.cur.Store(nil)
+		s.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// sink routes the channel's demultiplexed output to the current run.
+type sink struct {
+	s      *session
+	stderr bool
+}
+
+func (k sink) Write(p []byte) (int, error) {
+	r := k.s.cur.Load()
+	if r == nil {
+		return len(p), nil
+	}
+	if k.stderr {
+		r.err.write(p)
+	} else {
+		r.out.write(p)
+	}
+	if r.out.complete && r.err.complete {
+		r.finish()
+	}
+	return len(p), nil
+}
+
+// run is one script's run on a session.
+type run struct {
+	tok      string
+	out, err collector
+	done     chan struct{}
+	once     sync.Once
+}
+
+func newRun() *run {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	tok := "mu-end-" + hex.EncodeToString(b[:])
+	return &run{
+		tok:  tok,
+		out:  collector{marker: []byte(tok + " "), limit: maxStream},
+		err:  collector{marker: []byte(tok), limit: maxStream},
+		done: make(chan struct{}),
+	}
+}
+
+func (r *run) finish() { r.once.Do(func() { close(r.done) }) }
+
+// exitCode is the script's exit status, from the stdout marker's line.
+func (r *run) exitCode() (int, error) {
+	return strconv.Atoi(string(bytes.TrimSpace(r.out.trailer)))
+}
+
+// collector gathers one stream of a run: the bytes before its end marker,
+// keeping at most limit of them and counting the rest.
+type collector struct {
+	marker   []byte
+	limit    int
+	kept     []byte
+	total    int64
+	win      []byte // the tail not yet known to be output (a marker may span writes)
+	found    bool
+	trailer  []byte // after the marker, up to its newline
+	complete bool
+}
+
+func (c *collector) write(p []byte) {
+	if c.complete {
+		return
+	}
+	if c.found {
+		c.addTrailer(p)
+		return
+	}
+	data := append(c.win, p...)
+	if i := bytes.Index(data, c.marker); i >= 0 {
+		c.emit(data[:i])
+		c.found, c.win = true, nil
+		c.addTrailer(data[i+len(c.marker):])
+		return
+	}
+	keep := len(c.marker) - 1
+	if len(data) > keep {
+		c.emit(data[:len(data)-keep])
+		data = data[len(data)-keep:]
+	}
+	c.win = append([]byte(nil), data...)
+}
+
+func (c *collector) addTrailer(p []byte) {
+	if i := bytes.IndexByte(p, '\n'); i >= 0 {
+		c.trailer = append(c.trailer, p[:i]...)
+		c.complete = true
+		return
+	}
+	c.trailer = append(c.trailer, p...)
+}
+
+func (c *collector) emit(p []byte) {
+	c.total += int64(len(p))
+	if room := c.limit - len(c.kept); room > 0 {
+		c.kept = append(c.kept, p[:min(room, len(p))]...)
+	}
+}
+
+// cut reports whether bytes were dropped.
+func (c *collector) cut() bool { return c.total > int64(len(c.kept)) }
