@@ -1,0 +1,242 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
+)
+
+type agentEnv struct {
+	p     *fakeProc
+	t     protocol.Target
+	start protocol.JobStartResult
+}
+
+func startJob(t *testing.T, p *fakeProc, key, name string, sp protocol.JobSpec) agentEnv {
+	t.Helper()
+	r := call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: key, Spec: sp})
+	if r.Handle == "" || r.View.Command == "" || r.View.Env == nil || r.Baseline == nil || r.Baseline.Runs != 0 {
+		t.Fatalf("job.start: %s", mustJSON(r))
+	}
+	return agentEnv{p: p, t: agentTarget("box", "ws", name, key, r.Handle), start: r}
+}
+
+func (a agentEnv) send(t *testing.T, text, msgID string) protocol.SendResult {
+	t.Helper()
+	return call[protocol.SendResult](t, a.p, protocol.MethodChannelSend, a.sendP(text, msgID))
+}
+
+func (a agentEnv) sendP(text, msgID string) protocol.SendParams {
+	return protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp}
+}
+
+func (a agentEnv) reading(t *testing.T) protocol.Reading {
+	t.Helper()
+	m := call[map[string]protocol.Reading](t, a.p, protocol.MethodChannelReadStates, protocol.ReadStatesParams{
+		Base: protocol.Base{Target: a.t}, Targets: []protocol.AgentName{{Workstream: a.t.Agent.Workstream, Name: a.t.Agent.Name}}})
+	r, ok := m[a.t.Agent.Key()]
+	if !ok {
+		t.Fatalf("readStates has no reading for %s: %s", a.t.Agent.Key(), mustJSON(m))
+	}
+	return r
+}
+
+func (a agentEnv) watch(t *testing.T, after *int64) caller.Notification {
+	t.Helper()
+	w, err := a.p.Watch(ctx(t), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: after}, 0)
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	n, err := w.Wait(ctx(t))
+	if err != nil {
+		t.Fatalf("watch wait: %v\n%s", err, tail(a.p.wire.String()))
+	}
+	return n
+}
+
+func TestJobLifecycle(t *testing.T) {
+	p := start(t, "--turn-ms", "50")
+	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
+	again := call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Spec: spec("ws", "a1")})
+	if mustJSON(again) != mustJSON(a.start) {
+		t.Fatalf("a deduped start: %s, want %s", mustJSON(again), mustJSON(a.start))
+	}
+	other := spec("ws", "a1")
+	other.Cmd = "something else"
+	if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Spec: other}); re == nil || re.Kind != protocol.Permanent {
+		t.Fatalf("the key with another spec: %v", re)
+	}
+	l := call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Fence: true})
+	if l.Found == nil || l.Found.Handle != a.start.Handle || l.Found.View == nil || l.Found.View.Command != a.start.View.Command {
+		t.Fatalf("lookup: %s", mustJSON(l))
+	}
+	if l := call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: "nope", Fence: true}); !l.None {
+		t.Fatalf("lookup of an unknown key: %s", mustJSON(l))
+	}
+	if s := call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
+		t.Fatalf("status: %s", mustJSON(s))
+	}
+	v := call[protocol.View](t, p, protocol.MethodJobAttach, protocol.Base{Target: a.t})
+	if v.Command != a.start.View.Command {
+		t.Fatalf("attach: %s", mustJSON(v))
+	}
+	bad := spec("ws", "a2")
+	bad.Role = "god-mode"
+	if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: bad}); re == nil {
+		t.Fatal("a role the fake does not honour was started")
+	}
+	for i := 0; i < 2; i++ {
+		call[json.RawMessage](t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
+	}
+	if s := call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobEnded || s.Exit == nil {
+		t.Fatalf("status after stop: %s", mustJSON(s))
+	}
+	if re := callErr(t, p, protocol.MethodChannelSend, a.sendP("late", "m-late")); re == nil {
+		t.Fatal("a send to a stopped job was accepted")
+	}
+}
+
+func TestChannelSendWatchReceiptDedupe(t *testing.T) {
+	p := start(t, "--turn-ms", "100")
+	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
+	base := call[*protocol.Baseline](t, p, protocol.MethodChannelBaseline, protocol.Base{Target: a.t})
+	if base == nil || base.Runs != 0 || base.Incarnation != a.start.Baseline.Incarnation {
+		t.Fatalf("baseline: %s", mustJSON(base))
+	}
+	r := a.send(t, "hello", "m1")
+	if r.Channel != "fake" || r.Ack != protocol.AckConfirmed || r.MsgID != "m1" || r.Baseline == nil || *r.Baseline != 0 {
+		t.Fatalf("send: %s", mustJSON(r))
+	}
+	// The resend: the same params but the deadline.
+	if again := a.send(t, "hello", "m1"); mustJSON(again) != mustJSON(r) {
+		t.Fatalf("a resend answered %s, want %s", mustJSON(again), mustJSON(r))
+	}
+	if re := callErr(t, p, protocol.MethodChannelSend, a.sendP("other text", "m1")); re == nil || re.Kind != protocol.Permanent {
+		t.Fatalf("msgId reused with other params: %v", re)
+	}
+	zero := int64(0)
+	n := a.watch(t, &zero)
+	if n.Settled == nil || n.Settled.Observation.Runs != 1 || n.Settled.Observation.LastText != "fake: done: hello" || !n.Settled.Observation.Settled {
+		t.Fatalf("notification: %s", n.Params)
+	}
+	// Exactly one notification, after its reply, on the wire.
+	wire := p.wire.String()
+	if strings.Count(wire, "watch/settled") != 1 {
+		t.Fatalf("want exactly one watch/settled:\n%s", tail(wire))
+	}
+	if s := a.reading(t); s.State != protocol.TurnIdle || s.Runs != 1 {
+		t.Fatalf("after one turn (the resend made none): %s", mustJSON(s))
+	}
+	rc := call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
+	if rc.State != protocol.ReceiptAccepted || rc.ID != "m1" || rc.Runs == nil || *rc.Runs != 0 || rc.Incarnation == "" {
+		t.Fatalf("receipt: %s", mustJSON(rc))
+	}
+	if rc := call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m-none"}); rc.State != protocol.ReceiptNotAccepted || rc.ID != "m-none" {
+		t.Fatalf("receipt of an unknown msgId: %s", mustJSON(rc))
+	}
+	lr := call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 0})
+	if lr == nil || lr.Runs != 1 {
+		t.Fatalf("lastRun: %s", mustJSON(lr))
+	}
+	if lr := call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 1}); lr != nil {
+		t.Fatalf("lastRun past the last: %s", mustJSON(lr))
+	}
+	// Two queued sends: baselines count the turns before each; runs stay dense.
+	r2, r3 := a.send(t, "two [[ms:300]]", "m2"), a.send(t, "three", "m3")
+	if *r2.Baseline != 1 || *r3.Baseline != 2 {
+		t.Fatalf("baselines %d %d, want 1 2", *r2.Baseline, *r3.Baseline)
+	}
+	two := int64(2)
+	if n := a.watch(t, &two); n.Settled == nil || n.Settled.Observation.Runs != 3 || n.Settled.Observation.LastText != "fake: done: three" {
+		t.Fatalf("after three: %s", n.Params)
+	}
+}
+
+func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
+	p := start(t, "--turn-ms", "50")
+	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
+	a.send(t, "may I? [[block:question]]", "m1")
+	var rd protocol.Reading
+	for i := 0; i < 400 && rd.State != protocol.TurnBlocked; i++ {
+		rd = a.reading(t)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if rd.State != protocol.TurnBlocked || rd.Pending != "question" {
+		t.Fatalf("want blocked on question: %s", mustJSON(rd))
+	}
+	if re := callErr(t, p, protocol.MethodChannelSend, a.sendP("hi", "m2")); re == nil {
+		t.Fatal("a send without force to a blocked agent was accepted")
+	}
+	ans := call[protocol.AnswerResult](t, p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: protocol.Base{Target: a.t}, Keys: []string{"y"}})
+	if ans.Ack != protocol.AckConfirmed || len(ans.Keys) != 1 {
+		t.Fatalf("answer: %s", mustJSON(ans))
+	}
+	zero := int64(0)
+	if n := a.watch(t, &zero); n.Settled == nil || n.Settled.Observation.Runs != 1 {
+		t.Fatalf("after the answer: %s", n.Params)
+	}
+
+	long := a.send(t, "long [[ms:600000]]", "m3")
+	st := call[protocol.SendResult](t, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: "steer", MsgID: "m4", Mode: protocol.ModeSteer})
+	if *st.Baseline != *long.Baseline {
+		t.Fatalf("a steer's baseline %d, want the turn in progress %d", *st.Baseline, *long.Baseline)
+	}
+	ir := call[protocol.InterruptResult](t, p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: protocol.Base{Target: a.t}, Text: "stop that", MsgID: "m5", TimeoutMs: 1000})
+	if !ir.WasBusy || ir.Runs == nil || *ir.Runs != 2 || ir.MsgID != "m5" {
+		t.Fatalf("interrupt: %s", mustJSON(ir))
+	}
+	cm := call[protocol.SendResult](t, p, protocol.MethodChannelCommand, protocol.CommandParams{Base: protocol.Base{Target: a.t}, Name: "compact"})
+	if cm.Ack != protocol.AckConfirmed || *cm.Baseline != 3 {
+		t.Fatalf("command queued after the interrupt's turn: %s", mustJSON(cm))
+	}
+	ab := call[protocol.AbortResult](t, p, protocol.MethodChannelAbort, protocol.AbortParams{Base: protocol.Base{Target: a.t}, TimeoutMs: 1000})
+	if ab.Before != protocol.TurnBusy || ab.After != protocol.TurnIdle || !ab.Aborted || !ab.Settled {
+		t.Fatalf("abort: %s", mustJSON(ab))
+	}
+	if rd := a.reading(t); rd.State != protocol.TurnIdle || rd.Runs != 3 {
+		t.Fatalf("after abort (the queue dropped): %s", mustJSON(rd))
+	}
+
+	// fresh restarts the session: a new incarnation, runs from 0, and a
+	// watch open across it ends with watch/restarted.
+	w, err := p.Watch(ctx(t), protocol.WatchParams{Base: protocol.Base{Target: a.t}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m6"})
+	if *fr.Baseline != 0 {
+		t.Fatalf("fresh baseline %d", *fr.Baseline)
+	}
+	n, err := w.Wait(ctx(t))
+	if err != nil || n.Restarted == nil || n.Restarted.Incarnation == a.start.Baseline.Incarnation {
+		t.Fatalf("watch across fresh: %v %s", err, n.Params)
+	}
+	if re := callErr(t, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: "x", MsgID: "m7", Mode: protocol.ModeFollowUp, ExpectIncarnation: a.start.Baseline.Incarnation}); re == nil {
+		t.Fatal("a send expecting the old incarnation was accepted")
+	}
+}
+
+func TestAtStartFirstPrompt(t *testing.T) {
+	p := start(t, "--turn-ms", "50", "--first-turn", "at-start")
+	if p.Declaration().Seams.Job.FirstTurn != protocol.FirstTurnAtStart {
+		t.Fatal("--first-turn at-start not declared")
+	}
+	sp := spec("ws", "a1")
+	sp.FirstPrompt = &protocol.FirstPrompt{Text: "brief", MsgID: "first"}
+	a := startJob(t, p, "j1", "a1", sp)
+	zero := int64(0)
+	if n := a.watch(t, &zero); n.Settled == nil || n.Settled.Observation.LastText != "fake: done: brief" {
+		t.Fatalf("the first prompt's turn: %s", n.Params)
+	}
+	rc := call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "first"})
+	if rc.State != protocol.ReceiptAccepted || *rc.Runs != 0 {
+		t.Fatalf("the first prompt's receipt: %s", mustJSON(rc))
+	}
+	if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: spec("ws", "a2")}); re == nil {
+		t.Fatal("an at-start start without a first prompt was accepted")
+	}
+}
