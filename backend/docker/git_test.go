@@ -1,0 +1,120 @@
+package docker_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// localRepo makes a local repository with n commits and returns it and HEAD.
+func localRepo(t *testing.T, n int) (string, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "local repo") // a space: ext:: escaping
+	g := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g("init", "-q", "-b", "main")
+	for i := 0; i < n; i++ {
+		if err := os.WriteFile(filepath.Join(dir, "f"), []byte(strings.Repeat("x", i+1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g("add", "f")
+		g("commit", "-q", "-m", "c"+string(rune('0'+i)))
+	}
+	return dir, g("rev-parse", "HEAD")
+}
+
+func pushParams(h, local, remote, rev string) map[string]any {
+	return map[string]any{"deadline": deadline(), "target": hostTarget(h), "localRepo": local, "remoteRepo": remote, "rev": rev, "timeoutMs": 60_000}
+}
+
+func fetchParams(h, local, remote string) map[string]any {
+	return map[string]any{"deadline": deadline(), "target": hostTarget(h), "localRepo": local, "remoteCwd": remote, "timeoutMs": 60_000}
+}
+
+func TestPushAndFetchMoveCommits(t *testing.T) {
+	p := start(t)
+	h := p.acquire(t, "key-git", nil).Handle
+	local, rev := localRepo(t, 3)
+
+	// push creates the remote repository and lands rev on a ref never checked out.
+	var r protocol.ExecResult
+	p.must(t, "link.push", pushParams(h, local, "work/repo", rev), &r)
+	if exitCode(r) != "0" {
+		t.Fatalf("push: code %s stderr %q", exitCode(r), r.Stderr)
+	}
+	if got := p.run(t, h, "git -C work/repo cat-file -t "+rev+" && git -C work/repo rev-list --count "+rev+" && git -C work/repo for-each-ref --format='%(refname)'"); got.Stdout != "commit\n3\nrefs/mu/pushed/"+rev+"\n" {
+		t.Errorf("remote after push: %q %q", got.Stdout, got.Stderr)
+	}
+	// Idempotent: a repo that already holds rev succeeds untouched.
+	before := p.run(t, h, "stat -c %Y.%s work/repo/.git/packed-refs work/repo/.git/refs/mu/pushed/"+rev+" 2>&1; ls work/repo/.git/objects | wc -l")
+	time.Sleep(1100 * time.Millisecond) // so that a touch would change a second-granular mtime
+	p.must(t, "link.push", pushParams(h, local, "work/repo", rev), &r)
+	if exitCode(r) != "0" {
+		t.Fatalf("second push: %+v", r)
+	}
+	if after := p.run(t, h, "stat -c %Y.%s work/repo/.git/packed-refs work/repo/.git/refs/mu/pushed/"+rev+" 2>&1; ls work/repo/.git/objects | wc -l"); after.Stdout != before.Stdout {
+		t.Errorf("second push touched the repo:\n%s\n%s", before.Stdout, after.Stdout)
+	}
+	// Pushing into a repo whose branch is checked out works (the ref is not checked out).
+	p.run(t, h, "git init -q co && cd co && git commit -q --allow-empty -m x")
+	p.must(t, "link.push", pushParams(h, local, "co", rev), &r)
+	if exitCode(r) != "0" {
+		t.Errorf("push into a non-bare repo: %+v", r)
+	}
+
+	// Work happens in the container: in the repo and in a worktree.
+	work := p.run(t, h, "cd work/repo && git worktree add -q ../wt "+rev+" && cd ../wt && echo new > g && git add g && git commit -q -m remote && git rev-parse HEAD")
+	remoteHead := strings.TrimSpace(work.Stdout)
+	if exitCode(work) != "0" || len(remoteHead) != 40 {
+		t.Fatalf("remote commit: %+v", work)
+	}
+	for _, cwd := range []string{"work/wt", "/home/mu/work/wt"} {
+		_ = os.Remove(filepath.Join(local, ".git", "FETCH_HEAD"))
+		p.must(t, "link.fetch", fetchParams(h, local, cwd), &r)
+		if exitCode(r) != "0" {
+			t.Fatalf("fetch %s: %+v", cwd, r)
+		}
+		fh, err := exec.Command("git", "-C", local, "rev-parse", "FETCH_HEAD").Output()
+		if err != nil || strings.TrimSpace(string(fh)) != remoteHead {
+			t.Errorf("fetch %s: FETCH_HEAD %q (%v), want the remote HEAD %s", cwd, fh, err, remoteHead)
+		}
+	}
+	// A fetched commit carries its history.
+	if out, err := exec.Command("git", "-C", local, "rev-list", "--count", "FETCH_HEAD").Output(); err != nil || strings.TrimSpace(string(out)) != "4" {
+		t.Errorf("history of FETCH_HEAD: %q %v", out, err)
+	}
+
+	// Refusals: a short or symbolic rev, a missing local repo, a failing remote.
+	for _, bad := range []string{rev[:12], "HEAD", strings.ToUpper(rev)} {
+		if err := p.call(t, "link.push", pushParams(h, local, "work/repo", bad), nil); err == nil || err.Data.Kind != "permanent" {
+			t.Errorf("push rev %q: %v, want permanent", bad, err)
+		}
+	}
+	if err := p.call(t, "link.fetch", fetchParams(h, "/no/such/repo", "work/repo"), nil); err == nil || err.Data.Kind != "permanent" {
+		t.Errorf("fetch into a missing local repo: %v", err)
+	}
+	p.must(t, "link.fetch", fetchParams(h, local, "no/such/remote"), &r)
+	if exitCode(r) == "0" {
+		t.Errorf("fetch of a missing remote repo succeeded: %+v", r)
+	}
+	// Nothing of the transfers is left running in the container.
+	if ps := docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "upload-pack") || strings.Contains(ps, "receive-pack") {
+		t.Errorf("git processes left:\n%s", ps)
+	}
+}
