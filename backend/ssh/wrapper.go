@@ -19,7 +19,7 @@ var remoteShell = "/bin/sh"
 
 // watchdogSlack is how long past its timeout the remote watchdog waits
 // before it kills the script's group by itself (a lost connection).
-const watchdogSlack = 2
+var watchdogSlack = 2
 
 // wrapperBody is the fixed remote wrapper, run as `sh -c BODY mu-ssh SECS
 // DIR [CMD ARGS…]`. It prints its process group on stderr's first line (sshd
