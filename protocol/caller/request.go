@@ -83,12 +83,18 @@ func (r *Request) split(b []byte) error {
 	if _, err := dec.Token(); err != nil { // {
 		return err
 	}
+	seen := map[string]bool{}
+	found := false
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
 			return err
 		}
 		key, _ := t.(string)
+		if seen[key] {
+			return fmt.Errorf("key %q appears twice", key)
+		}
+		seen[key] = true
 		start := int(dec.InputOffset()) + 1 // past the colon: b is compact
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {
@@ -98,8 +104,11 @@ func (r *Request) split(b []byte) error {
 			end := int(dec.InputOffset())
 			r.pre = append([]byte(nil), b[:start]...)
 			r.post = append([]byte(nil), b[end:]...)
-			return nil
+			found = true
 		}
+	}
+	if found {
+		return nil
 	}
 	r.pre = []byte(`{"deadline":`)
 	if len(b) == 2 { // {}
