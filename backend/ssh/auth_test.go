@@ -1,0 +1,145 @@
+package sshlink
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testsshd"
+)
+
+// withIdentity writes an ssh_config for s whose IdentityFile is key.
+func withIdentity(t *testing.T, s *testsshd.Server, key string, extra ...string) string {
+	t.Helper()
+	block := strings.Replace(s.HostBlock("box"), "IdentityFile "+s.UserKey, "IdentityFile "+key, 1)
+	block += strings.Join(extra, "\n") + "\n"
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(cfg, []byte(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// agent starts an ssh-agent in the foreground and points SSH_AUTH_SOCK at it.
+func startAgent(t *testing.T) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("ssh-agent: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	return sock
+}
+
+func sshAdd(t *testing.T, key, passphrase string) {
+	t.Helper()
+	askpass := filepath.Join(t.TempDir(), "askpass")
+	if err := os.WriteFile(askpass, []byte("#!/bin/sh\necho '"+passphrase+"'\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ssh-add", key)
+	cmd.Env = append(os.Environ(), "SSH_ASKPASS="+askpass, "SSH_ASKPASS_REQUIRE=force", "DISPLAY=:0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v: %s", err, out)
+	}
+}
+
+func authorize(t *testing.T, s *testsshd.Server, pub string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(s.Dir, "authorized_keys"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(pub + "\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAuth(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{})
+	dir := t.TempDir()
+	stranger := filepath.Join(dir, "stranger")
+	testsshd.KeyGen(t, stranger, "ed25519", "")
+	locked := filepath.Join(dir, "locked")
+	authorize(t, s, testsshd.KeyGen(t, locked, "ed25519", "sekrit"))
+	rsa := filepath.Join(dir, "rsa")
+	authorize(t, s, testsshd.KeyGen(t, rsa, "rsa", ""))
+
+	t.Run("refused-key", func(t *testing.T) {
+		expectHuman(t, Config{SSHConfig: withIdentity(t, s, stranger)}, "refused the keys", "ssh-copy-id", "--identity")
+	})
+	t.Run("no-key", func(t *testing.T) {
+		expectHuman(t, Config{SSHConfig: withIdentity(t, s, filepath.Join(dir, "missing"))}, "no SSH key", "ssh-keygen")
+	})
+	t.Run("identity-flag", func(t *testing.T) {
+		expectOK(t, Config{SSHConfig: withIdentity(t, s, stranger), Identity: s.UserKey})
+	})
+	t.Run("rsa-sha2", func(t *testing.T) {
+		// OpenSSH 8.8+ refuses SHA-1 ssh-rsa signatures: an RSA key must sign rsa-sha2.
+		expectOK(t, Config{SSHConfig: withIdentity(t, s, rsa)})
+	})
+	t.Run("passphrase-not-in-agent", func(t *testing.T) {
+		t.Setenv("SSH_AUTH_SOCK", "")
+		expectHuman(t, Config{SSHConfig: withIdentity(t, s, locked)}, "passphrase-protected", "ssh-add "+locked)
+	})
+	t.Run("passphrase-in-agent", func(t *testing.T) {
+		startAgent(t)
+		sshAdd(t, locked, "sekrit")
+		expectOK(t, Config{SSHConfig: withIdentity(t, s, locked)})
+	})
+	t.Run("agent-only", func(t *testing.T) {
+		startAgent(t)
+		sshAdd(t, s.UserKey, "")
+		cfg := withIdentity(t, s, filepath.Join(dir, "missing"))
+		cfg2 := filepath.Join(t.TempDir(), "c")
+		b, _ := os.ReadFile(cfg)
+		os.WriteFile(cfg2, []byte(strings.Replace(string(b), "IdentitiesOnly yes", "IdentitiesOnly no", 1)), 0o600)
+		expectOK(t, Config{SSHConfig: cfg2})
+	})
+	t.Run("file-keys-first", func(t *testing.T) {
+		// Six refused keys in the agent would exhaust MaxAuthTries before
+		// the file key if the agent went first.
+		startAgent(t)
+		for i := 0; i < 6; i++ {
+			k := filepath.Join(t.TempDir(), "k")
+			testsshd.KeyGen(t, k, "ed25519", "")
+			sshAdd(t, k, "")
+		}
+		cfg := withIdentity(t, s, s.UserKey)
+		cfg2 := filepath.Join(t.TempDir(), "c")
+		b, _ := os.ReadFile(cfg)
+		os.WriteFile(cfg2, []byte(strings.Replace(string(b), "IdentitiesOnly yes", "IdentitiesOnly no", 1)), 0o600)
+		expectOK(t, Config{SSHConfig: cfg2})
+	})
+}
+
+func TestAuthUserCertificate(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "user_ca")
+	testsshd.KeyGen(t, ca, "ed25519", "")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := testsshd.Start(t, testsshd.Options{Extra: []string{"TrustedUserCAKeys " + ca + ".pub"}})
+	key := filepath.Join(dir, "certified")
+	testsshd.KeyGen(t, key, "ed25519", "") // not in authorized_keys
+	if out, err := exec.Command("ssh-keygen", "-q", "-s", ca, "-I", "mu-test", "-n", s.User, key+".pub").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	expectOK(t, Config{SSHConfig: withIdentity(t, s, key)})
+	// Without its certificate the same key is refused.
+	os.Remove(key + "-cert.pub")
+	expectHuman(t, Config{SSHConfig: withIdentity(t, s, key)}, "refused the keys")
+}
