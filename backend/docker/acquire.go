@@ -47,28 +47,9 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error)
 	labels[LabelParams] = paramsDigest(p.Params)
 	labels[LabelResult] = res.label()
 
-	created, err := b.api.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Name:       name,
-		Config:     hostConfig(spec.Image, labels),
-		HostConfig: hostHostConfig(spec),
-	})
-	var id string
-	switch {
-	case err == nil:
-		id = created.ID
-	case cerrdefs.IsConflict(err):
-		id, res, err = b.existing(ctx, name, p.Key, labels[LabelParams])
-		if err != nil {
-			return nil, err
-		}
-	case client.IsErrConnectionFailed(err):
-		return nil, protocol.Wrap(protocol.Retryable, err, "the Docker Engine is unreachable")
-	case cerrdefs.IsNotFound(err):
-		return nil, protocol.Errorf(protocol.Permanent, "image %q is not on the Engine (this plugin never pulls): build or load it, or pass --param image=…", spec.Image)
-	case cerrdefs.IsInvalidArgument(err):
-		return nil, protocol.Wrap(protocol.Permanent, err, "the Engine refused the container")
-	default:
-		return nil, protocol.Wrap(protocol.UnknownOutcome, err, "creating container "+name)
+	id, res, err := b.create(ctx, name, p.Key, spec, labels, res)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := b.api.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
 		if client.IsErrConnectionFailed(err) || ctx.Err() != nil {
@@ -88,13 +69,55 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error)
 	return res.with(id), nil
 }
 
+// create creates the key's container, or finds the one a previous acquire
+// of the key created. A name the Engine still reserves for a create in
+// flight (or one being rolled back: a conflict whose inspect finds nothing)
+// is retried until the name resolves.
+func (b *Backend) create(ctx context.Context, name, key string, spec acquireSpec, labels map[string]string, res storedResult) (string, storedResult, error) {
+	for attempt := 0; ; attempt++ {
+		created, err := b.api.ContainerCreate(ctx, client.ContainerCreateOptions{
+			Name:       name,
+			Config:     hostConfig(spec.Image, labels),
+			HostConfig: hostHostConfig(spec),
+		})
+		switch {
+		case err == nil:
+			return created.ID, res, nil
+		case cerrdefs.IsConflict(err):
+			id, old, err := b.existing(ctx, name, key, labels[LabelParams])
+			if err == nil || !errors.Is(err, errNameInLimbo) || attempt >= 100 {
+				return id, old, err
+			}
+			select {
+			case <-ctx.Done():
+				return "", res, protocol.Wrap(protocol.UnknownOutcome, ctx.Err(), "container name "+name+" stayed reserved")
+			case <-time.After(50 * time.Millisecond):
+			}
+		case client.IsErrConnectionFailed(err):
+			return "", res, protocol.Wrap(protocol.Retryable, err, "the Docker Engine is unreachable")
+		case cerrdefs.IsNotFound(err):
+			return "", res, protocol.Errorf(protocol.Permanent, "image %q is not on the Engine (this plugin never pulls): build or load it, or pass --param image=…", spec.Image)
+		case cerrdefs.IsInvalidArgument(err):
+			return "", res, protocol.Wrap(protocol.Permanent, err, "the Engine refused the container")
+		default:
+			return "", res, protocol.Wrap(protocol.UnknownOutcome, err, "creating container "+name)
+		}
+	}
+}
+
+// errNameInLimbo: a create conflicted but no container has the name (yet, or
+// any more): the Engine reserves a name while a create is in flight.
+var errNameInLimbo = errors.New("container name reserved by a create in flight")
+
 // existing resolves a create that conflicted: the key's container, if it is
 // one this key acquired with these params.
 func (b *Backend) existing(ctx context.Context, name, key, digest string) (string, storedResult, error) {
 	ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	if cerrdefs.IsNotFound(err) {
+		return "", storedResult{}, errNameInLimbo
+	}
 	if err != nil {
-		// Removed between the conflict and the inspect: nothing was made.
-		return "", storedResult{}, engineErr(err, "inspecting container "+name)
+		return "", storedResult{}, protocol.Wrap(protocol.UnknownOutcome, err, "inspecting container "+name)
 	}
 	c := ins.Container
 	l := labelsOf(c)

@@ -27,7 +27,7 @@ func (b *Backend) lookup(ctx context.Context, call *protocol.Call) (any, error) 
 		return nil, protocol.Errorf(protocol.Permanent, "host.lookup: key is required")
 	}
 	name := b.containerName(p.Key)
-	for attempt := 0; attempt < 3; attempt++ {
+	for attempt := 0; attempt < 100; attempt++ {
 		ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
 		if cerrdefs.IsNotFound(err) {
 			if !p.Fence {
@@ -35,7 +35,14 @@ func (b *Backend) lookup(ctx context.Context, call *protocol.Call) (any, error) 
 			}
 			if err := b.placeFence(ctx, name, p.Key); err != nil {
 				if cerrdefs.IsConflict(err) {
-					continue // something took the name meanwhile: look again
+					// Something holds the name: a container (look again) or a
+					// create in flight, which the Engine reserves the name for.
+					select {
+					case <-ctx.Done():
+						return protocol.HostLookupResult{Unknown: "container name " + name + " stayed reserved"}, nil
+					case <-time.After(50 * time.Millisecond):
+					}
+					continue
 				}
 				return protocol.HostLookupResult{Unknown: "placing the fence: " + err.Error()}, nil
 			}
@@ -46,7 +53,7 @@ func (b *Backend) lookup(ctx context.Context, call *protocol.Call) (any, error) 
 		}
 		return b.lookupFound(ctx, ins.Container, p.Key), nil
 	}
-	return protocol.HostLookupResult{Unknown: "container " + name + " kept appearing and disappearing"}, nil
+	return protocol.HostLookupResult{Unknown: "container " + name + " stayed reserved by a create in flight"}, nil
 }
 
 func (b *Backend) lookupFound(ctx context.Context, c container.InspectResponse, key string) protocol.HostLookupResult {

@@ -1,0 +1,143 @@
+package docker_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// TestCrashDrillAcquire SIGKILLs the plugin at random points of host.acquire,
+// then resolves the key as mu would (lookup, fenced on some trials) and
+// acquires again: every key ends with exactly one container, and none leaks.
+func TestCrashDrillAcquire(t *testing.T) {
+	const trials = 60
+	p := start(t) // measures a whole acquire, for the range of kill points
+	t0 := time.Now()
+	p.acquire(t, "drill-probe", nil)
+	full := time.Since(t0)
+	p.must(t, "host.release", keyParams("drill-probe"), nil)
+	prefix := p.prefix
+	t.Logf("a whole acquire took %v; killing within 0..%v", full, full+full/4)
+
+	var (
+		mu     sync.Mutex
+		counts = map[string]int{} // lookup answer → trials
+		fenced []string
+	)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < 3; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				answer, wasFenced := drillTrial(t, prefix, i, time.Duration(rand.Int64N(int64(full+full/4))))
+				mu.Lock()
+				counts[answer]++
+				if wasFenced {
+					fenced = append(fenced, fmt.Sprintf("drill-%d", i))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := 0; i < trials; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	t.Logf("lookup answers after the kill: %v", counts)
+	if counts["unknown"] > 0 {
+		t.Errorf("lookup answered unknown %d times with the Engine up", counts["unknown"])
+	}
+
+	// Release every key: only the fence placeholders stay.
+	q := startRaw(t, prefix)
+	defer q.stop(t)
+	q.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
+	for i := 0; i < trials; i++ {
+		q.must(t, "host.release", keyParams(fmt.Sprintf("drill-%d", i)), nil)
+	}
+	left := labelled("org.mu-plugins.plugin=docker")
+	var hosts int
+	for _, id := range left {
+		if docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) != "1" {
+			hosts++
+		}
+	}
+	if hosts != 0 {
+		t.Errorf("%d host containers leaked after releasing every key", hosts)
+	}
+	if len(left)-hosts != len(fenced) {
+		t.Errorf("%d fence placeholders left, want %d (one per fenced none)", len(left)-hosts, len(fenced))
+	}
+}
+
+// drillTrial runs one trial and returns the lookup's answer and whether a
+// fenced none made the key unacquirable.
+func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (string, bool) {
+	key := fmt.Sprintf("drill-%d", i)
+	p := startRaw(t, prefix)
+	p.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
+	go func() { _ = p.send(nopTB{t}, "host.acquire", acquireParams(key, map[string]string{"ttl": "1h"})) }()
+	time.Sleep(killAfter)
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
+
+	q := startRaw(t, prefix)
+	defer q.stop(t)
+	q.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
+	fence := i%4 == 0
+	var lk protocol.HostLookupResult
+	q.must(t, "host.lookup", lookupParams(key, fence), &lk)
+	answer := "none"
+	switch {
+	case lk.Found != nil:
+		answer = "found"
+	case lk.Pending:
+		answer = "pending"
+	case lk.Unknown != "":
+		answer = "unknown"
+		t.Logf("%s: lookup unknown: %s", key, lk.Unknown)
+	}
+	var res protocol.AcquireResult
+	err := q.call(t, "host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}), &res)
+	wasFenced := false
+	switch {
+	case fence && lk.None:
+		if err == nil || err.Data.Kind != "permanent" {
+			t.Errorf("%s: acquire after a fenced none: %v, want refused", key, err)
+		}
+		wasFenced = true
+	case err != nil:
+		t.Errorf("%s: acquire after the kill (lookup %s): %v", key, answer, err)
+	case lk.Found != nil && *lk.Found != res && !sameResult(*lk.Found, res):
+		t.Errorf("%s: acquire %+v differs from the lookup's found %+v", key, res, *lk.Found)
+	}
+	if n := len(labelled("org.mu-plugins.key=" + key)); n != 1 {
+		t.Errorf("%s: %d containers, want exactly 1", key, n)
+	}
+	return answer, wasFenced
+}
+
+func sameResult(a, b protocol.AcquireResult) bool {
+	return a.Handle == b.Handle && *a.DeadlineAt == *b.DeadlineAt
+}
+
+// nopTB lets a goroutine send a request whose reply may never come (the
+// plugin is killed): its failures are ignored.
+type nopTB struct{ testing.TB }
+
+func (nopTB) Helper()               {}
+func (nopTB) Fatalf(string, ...any) { runtimeGoexit() }
+func (nopTB) Errorf(string, ...any) {}
+func (nopTB) Fatal(...any)          { runtimeGoexit() }
+func (n nopTB) Cleanup(f func())    { n.TB.Cleanup(f) }
+
+func runtimeGoexit() { runtime.Goexit() }
