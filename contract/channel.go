@@ -1,0 +1,304 @@
+package contract
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
+)
+
+// settleBudget bounds the wait for one turn to settle.
+const settleBudget = 60 * time.Second
+
+// Texts the suite delivers. The markers steer mu-plugin-fake's simulated
+// agent (docs/fake.md); to any other agent they are plain text.
+const (
+	textHello    = "hello from the mu contract suite"
+	textLong     = "a long turn from the mu contract suite [[ms:5000]]"
+	textQuestion = "a question from the mu contract suite [[block:contract]]"
+)
+
+// channelChecks are the channel seam's rules, on an agent the job seam
+// starts.
+func channelChecks() []check {
+	need := []string{seamJob, seamChannel}
+	c := func(name string, run func(t *T, ch *chanSession)) check {
+		return check{name: name, needs: need, run: func(t *T) { run(t, t.channelSession()) }}
+	}
+	return []check{
+		c("channel/read-states", func(t *T, ch *chanSession) {
+			r := ch.read()
+			t.Check(r.Incarnation != "", "the reading has no incarnation")
+			t.Check(r.Runs >= 0, "runs %d < 0", r.Runs)
+		}),
+		c("channel/baseline", func(t *T, ch *chanSession) {
+			b := ch.baseline()
+			r := ch.read()
+			t.Check(b.Runs <= r.Runs, "channel.baseline runs %d is past the reading's %d", b.Runs, r.Runs)
+			if t.Decl().Seams.Job.FirstTurn != protocol.FirstTurnAtStart {
+				t.Check(b.Runs == 0, "channel.baseline of a job just started (on-send) is runs %d, not 0", b.Runs)
+			}
+		}),
+		c("channel/send", func(t *T, ch *chanSession) {
+			b := ch.settledBaseline()
+			msg := t.Unique("msg")
+			res := ch.send(protocol.ModeFollowUp, textHello, msg)
+			if res.Baseline != nil {
+				t.Check(*res.Baseline == b, "channel.send to an idle agent at runs %d gave baseline %d", b, *res.Baseline)
+			}
+			o := ch.waitSettled(b)
+			t.Check(o.Runs == b+1, "the delivery's turn settled at runs %d, want %d", o.Runs, b+1)
+		}),
+		c("channel/receipt", func(t *T, ch *chanSession) {
+			if ch.caps().Receipt != "exact" {
+				t.Skipf("receipt is %q: mu never asks channel.receipt", ch.caps().Receipt)
+			}
+			msg := t.Unique("msg")
+			ch.send(protocol.ModeFollowUp, textHello, msg)
+			r := ch.receipt(msg)
+			t.Check(r.ID == msg, "channel.receipt echoed id %q, asked %q", r.ID, msg)
+			t.Check(r.State == protocol.ReceiptAccepted, "the receipt of an acknowledged delivery is %q, not accepted", r.State)
+			other := t.Unique("never-sent")
+			n := ch.receipt(other)
+			t.Check(n.ID == other, "channel.receipt echoed id %q, asked %q", n.ID, other)
+			t.Check(n.State != protocol.ReceiptAccepted, "the receipt of a msgId never sent is accepted")
+		}),
+		c("channel/watch", func(t *T, ch *chanSession) {
+			b := ch.settledBaseline()
+			ch.send(protocol.ModeFollowUp, textHello, t.Unique("msg"))
+			o := ch.waitSettled(b)
+			t.Check(o.Runs == b+1 && o.Settled, "watch/settled observation runs %d settled %v, want runs %d settled", o.Runs, o.Settled, b+1)
+			// A second notification, or one before its reply, breaks the
+			// plugin (the caller side): give a late one time to show.
+			ch.read()
+			time.Sleep(300 * time.Millisecond)
+			ch.read()
+		}),
+		c("channel/last-run", func(t *T, ch *chanSession) {
+			b := ch.settledBaseline()
+			ch.send(protocol.ModeFollowUp, textHello, t.Unique("msg"))
+			ch.waitSettled(b)
+			o := ch.lastRun(b)
+			if o == nil {
+				t.Failf("channel.lastRun afterRuns %d is null after a turn settled", b)
+			}
+			t.Check(o.Runs == b+1 && o.Settled, "channel.lastRun afterRuns %d: runs %d settled %v", b, o.Runs, o.Settled)
+			t.Check(ch.lastRun(b+1) == nil, "channel.lastRun past the last settled turn is not null")
+		}),
+		c("channel/runs-dense", func(t *T, ch *chanSession) {
+			b := ch.settledBaseline()
+			for i := int64(1); i <= 3; i++ {
+				ch.send(protocol.ModeFollowUp, textHello, t.Unique("msg"))
+				o := ch.waitSettled(b + i - 1)
+				t.Check(o.Runs == b+i, "turn %d settled at runs %d, want %d", i, o.Runs, b+i)
+			}
+			r := ch.read()
+			t.Check(r.Runs == b+3, "after 3 settled turns readStates says runs %d, want %d", r.Runs, b+3)
+		}),
+		c("channel/steer", func(t *T, ch *chanSession) {
+			if ch.caps().Steer == "none" {
+				t.Skipf(`steer is "none": mu refuses send --steer`)
+			}
+			ch.settledBaseline()
+			ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
+			ch.send(protocol.ModeSteer, textHello, t.Unique("msg"))
+		}),
+		c("channel/fresh", func(t *T, ch *chanSession) {
+			if ch.caps().Fresh != "in-place" {
+				t.Skipf("fresh is %q: mu refuses send --fresh", ch.caps().Fresh)
+			}
+			ch.settledBaseline()
+			before := ch.read().Incarnation
+			msg := t.Unique("msg")
+			res := ch.sendResult(protocol.MethodChannelFresh, protocol.FreshParams{
+				Base: ch.base(), Text: textHello, MsgID: msg}, msg)
+			_ = res
+			after := ch.read()
+			t.Check(after.Incarnation != before, "channel.fresh kept the incarnation %q", before)
+		}),
+		c("channel/command", func(t *T, ch *chanSession) {
+			if !ch.caps().Command {
+				t.Skipf("command is false: mu refuses it")
+			}
+			ch.settledBaseline()
+			ch.sendResult(protocol.MethodChannelCommand, protocol.CommandParams{Base: ch.base(), Name: "compact"}, "")
+		}),
+		c("channel/interrupt", func(t *T, ch *chanSession) {
+			if ch.caps().Interrupt == "none" {
+				t.Skipf(`interrupt is "none": mu refuses interrupt`)
+			}
+			ch.settledBaseline()
+			ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
+			msg := t.Unique("msg")
+			r, err := caller.Invoke[protocol.InterruptResult](t.Ctx(), ch.p, protocol.MethodChannelInterrupt, protocol.InterruptParams{
+				Base: ch.base(), Text: textHello, MsgID: msg, TimeoutMs: 5000}, 0)
+			if err != nil {
+				t.Failf("channel.interrupt: %v", err)
+			}
+			t.Check(r.MsgID == "" || r.MsgID == msg, "channel.interrupt echoed msgId %q, sent %q", r.MsgID, msg)
+		}),
+		c("channel/abort", func(t *T, ch *chanSession) {
+			if ch.caps().Interrupt == "none" {
+				t.Skipf(`interrupt is "none": mu refuses abort`)
+			}
+			ch.settledBaseline()
+			ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
+			r, err := caller.Invoke[protocol.AbortResult](t.Ctx(), ch.p, protocol.MethodChannelAbort, protocol.AbortParams{
+				Base: ch.base(), TimeoutMs: 5000}, 0)
+			if err != nil {
+				t.Failf("channel.abort: %v", err)
+			}
+			ok := func(s string) bool { return s == protocol.TurnIdle || s == protocol.TurnBusy }
+			t.Check(ok(r.Before) && ok(r.After), "channel.abort before %q after %q: each must be idle or busy", r.Before, r.After)
+		}),
+		c("channel/answer", func(t *T, ch *chanSession) {
+			if !ch.caps().Answer {
+				t.Skipf("answer is false: mu refuses it")
+			}
+			ch.settledBaseline()
+			ch.send(protocol.ModeFollowUp, textQuestion, t.Unique("msg"))
+			if !waitUntil(settleBudget, func() bool { return ch.read().State == protocol.TurnBlocked }) {
+				t.Skipf("the agent never read blocked after a question: nothing to answer")
+			}
+			r, err := caller.Invoke[protocol.AnswerResult](t.Ctx(), ch.p, protocol.MethodChannelAnswer, protocol.AnswerParams{
+				Base: ch.base(), Keys: []string{"y"}}, 0)
+			if err != nil {
+				t.Failf("channel.answer: %v", err)
+			}
+			t.Check(r.Ack == protocol.AckConfirmed || r.Ack == protocol.AckUnknown, "channel.answer ack %q", r.Ack)
+		}),
+		c("channel/dedupe", func(t *T, ch *chanSession) {
+			if ch.caps().Dedupe != "exact" {
+				t.Skipf("dedupe is %q: mu never resends a delivery", ch.caps().Dedupe)
+			}
+			b := ch.settledBaseline()
+			msg := t.Unique("msg")
+			first, second := t.sendTwice(ch.p, protocol.MethodChannelSend, protocol.SendParams{
+				Base: ch.base(), Text: textHello, MsgID: msg, Mode: protocol.ModeFollowUp})
+			t.Check(sameJSON(first, second), "a repeat of channel.send inside the dedupe window answered %s; the first answer was %s", second, first)
+			ch.waitSettled(b)
+			time.Sleep(500 * time.Millisecond) // a second turn, if the repeat made one, starts now
+			ch.settledBaseline()
+			t.Check(ch.read().Runs == b+1, "the repeated delivery made a second turn: runs %d, want %d", ch.read().Runs, b+1)
+		}),
+	}
+}
+
+// chanSession is a started job's agent on its channel.
+type chanSession struct {
+	t *T
+	p *caller.Plugin
+	j *job
+}
+
+func (t *T) channelSession() *chanSession {
+	p := t.Start()
+	return &chanSession{t: t, p: p, j: t.startJob(p)}
+}
+
+func (ch *chanSession) caps() protocol.ChannelCaps { return ch.t.Decl().Seams.Channel.Caps }
+func (ch *chanSession) base() protocol.Base        { return protocol.Base{Target: ch.j.target()} }
+
+// read is the agent's reading; an answer without it fails the check.
+func (ch *chanSession) read() protocol.Reading {
+	t := ch.t
+	a := ch.j.agent()
+	m, err := caller.Invoke[map[string]protocol.Reading](t.Ctx(), ch.p, protocol.MethodChannelReadStates, protocol.ReadStatesParams{
+		Base: ch.base(), Targets: []protocol.AgentName{{Workstream: a.Workstream, Name: a.Name}}}, 0)
+	if err != nil {
+		t.Failf("channel.readStates: %v", err)
+	}
+	r, ok := m[a.Key()]
+	if !ok {
+		t.Failf("channel.readStates holds no reading of the asked agent %s", a.Key())
+	}
+	return r
+}
+
+func (ch *chanSession) baseline() protocol.Baseline {
+	t := ch.t
+	raw, err := ch.p.Call(t.Ctx(), protocol.MethodChannelBaseline, ch.base(), 0)
+	if err != nil {
+		t.Failf("channel.baseline: %v", err)
+	}
+	var b *protocol.Baseline
+	_ = jsonUnmarshal(raw, &b)
+	if b == nil {
+		t.Failf("channel.baseline of a running job's agent is null")
+	}
+	return *b
+}
+
+// settledBaseline waits for the agent to be idle (an at-start kind's first
+// turn settles first) and returns its runs.
+func (ch *chanSession) settledBaseline() int64 {
+	var r protocol.Reading
+	if !waitUntil(settleBudget, func() bool { r = ch.read(); return r.State == protocol.TurnIdle }) {
+		ch.t.Failf("the agent did not read idle within %s (it reads %q)", settleBudget, r.State)
+	}
+	return r.Runs
+}
+
+// send delivers text and checks the reply's echo.
+func (ch *chanSession) send(mode, text, msg string) protocol.SendResult {
+	return ch.sendResult(protocol.MethodChannelSend, protocol.SendParams{Base: ch.base(), Text: text, MsgID: msg, Mode: mode}, msg)
+}
+
+func (ch *chanSession) sendResult(method string, params any, msg string) protocol.SendResult {
+	t := ch.t
+	r, err := caller.Invoke[protocol.SendResult](t.Ctx(), ch.p, method, params, 0)
+	if err != nil {
+		t.Failf("%s: %v", method, err)
+	}
+	t.Check(r.Channel == t.Decl().Seams.Channel.Name, "%s reply names channel %q, the seam is %q", method, r.Channel, t.Decl().Seams.Channel.Name)
+	t.Check(r.Ack == protocol.AckConfirmed || r.Ack == protocol.AckUnknown, "%s ack %q", method, r.Ack)
+	if msg != "" {
+		t.Check(r.MsgID == "" || r.MsgID == msg, "%s echoed msgId %q, sent %q", method, r.MsgID, msg)
+	}
+	return r
+}
+
+func (ch *chanSession) receipt(msg string) protocol.Receipt {
+	r, err := caller.Invoke[protocol.Receipt](ch.t.Ctx(), ch.p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: ch.base(), MsgID: msg}, 0)
+	if err != nil {
+		ch.t.Failf("channel.receipt: %v", err)
+	}
+	return r
+}
+
+func (ch *chanSession) lastRun(after int64) *protocol.Observation {
+	raw, err := ch.p.Call(ch.t.Ctx(), protocol.MethodChannelLastRun, protocol.LastRunParams{Base: ch.base(), AfterRuns: after}, 0)
+	if err != nil {
+		ch.t.Failf("channel.lastRun: %v", err)
+	}
+	var o *protocol.Observation
+	_ = jsonUnmarshal(raw, &o)
+	return o
+}
+
+// waitSettled watches for the turn past after and returns its
+// observation: exactly one notification, after the reply (the caller side
+// enforces both).
+func (ch *chanSession) waitSettled(after int64) protocol.Observation {
+	t := ch.t
+	w, err := ch.p.Watch(t.Ctx(), protocol.WatchParams{Base: ch.base(), AfterRuns: protocol.Int64(after)}, 0)
+	if err != nil {
+		t.Failf("channel.watch: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Ctx(), settleBudget)
+	defer cancel()
+	n, err := w.Wait(ctx)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			w.Cancel()
+			t.Failf("channel.watch afterRuns %d: no notification within %s", after, settleBudget)
+		}
+		t.Failf("channel.watch afterRuns %d: %v", after, err)
+	}
+	if n.Settled == nil {
+		t.Failf("channel.watch afterRuns %d: %s, not watch/settled", after, n.Method)
+	}
+	return n.Settled.Observation
+}

@@ -1,0 +1,516 @@
+package contract
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
+)
+
+// Environment the suite puts in every plugin process it starts.
+const (
+	// CanaryVar carries a random value that must never come back (spec
+	// "Secrets").
+	CanaryVar = "MU_PLUGIN_CANARY"
+	// MarkVar carries a random per-process value: a process that still
+	// carries it once the plugin's group is gone was started outside the
+	// group.
+	MarkVar = "MU_CONTRACT_MARK"
+)
+
+// suite is one run's state: what every check shares, and what the summary
+// checks judge.
+type suite struct {
+	opts   Options
+	canary string
+	run    string // this run's random id; marks are run-<n>
+	tmp    string // scratch directory, removed at the end
+
+	mu         sync.Mutex
+	seq        int
+	sessions   int
+	decl       *protocol.InitializeResult
+	declErr    error
+	violations []observed // every protocol violation, by check
+	escapes    []observed // every process found outside its plugin's group
+	leaks      []observed // every place the canary appeared
+	slowStops  []string   // every stop that had to kill the group
+}
+
+// observed is a finding of one session, kept for the summary checks.
+type observed struct {
+	check string
+	rule  string // a violation's rule
+	text  string
+	wire  []string
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func newSuite(opts Options) *suite {
+	s := &suite{opts: opts, canary: "canary-" + randHex(16), run: randHex(6)}
+	if d, err := os.MkdirTemp("", "mu-contract-"); err == nil {
+		s.tmp = d
+	}
+	return s
+}
+
+func (s *suite) cleanup() {
+	if s.tmp != "" {
+		_ = os.RemoveAll(s.tmp)
+	}
+}
+
+// errStop ends a check early (Fatalf, Skipf).
+var errStop = errors.New("check stopped")
+
+// T is one check's run.
+type T struct {
+	ctx      context.Context
+	s        *suite
+	name     string
+	status   Status
+	reason   string
+	wire     []string
+	sessions []*session
+	cleanups []func()
+	tmpN     int
+}
+
+// runCheck runs one check to its end: every plugin it started is stopped
+// and scanned, whatever happened.
+func (s *suite) runCheck(ctx context.Context, c check) (res Result) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	t := &T{ctx: ctx, s: s, name: c.name, status: Pass}
+	defer func() {
+		for i := len(t.cleanups) - 1; i >= 0; i-- {
+			t.cleanups[i]()
+		}
+		for _, ss := range t.sessions {
+			ss.end()
+		}
+		res = Result{Name: c.name, Status: t.status, Reason: t.reason, Wire: t.wire}
+	}()
+	defer func() {
+		if r := recover(); r != nil && r != errStop { //nolint:errorlint // sentinel identity
+			t.fail(fmt.Sprintf("the check panicked: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	if !c.summary {
+		if miss := t.missingSeams(c.needs); miss != "" {
+			t.Skipf("the plugin declares no %s seam", miss)
+		}
+	}
+	c.run(t)
+	return
+}
+
+// missingSeams names the first needed seam the plugin does not declare.
+func (t *T) missingSeams(needs []string) string {
+	if len(needs) == 0 {
+		return ""
+	}
+	d := t.Decl()
+	for _, n := range needs {
+		ok := false
+		switch n {
+		case seamLink:
+			ok = d.Seams.Link != nil
+		case seamHost:
+			ok = d.Seams.Host != nil
+		case seamJob:
+			ok = d.Seams.Job != nil
+		case seamChannel:
+			ok = d.Seams.Channel != nil && d.Seams.Job != nil
+		}
+		if !ok {
+			return n
+		}
+	}
+	return ""
+}
+
+// fail records a failure; the first reason wins, later ones are appended.
+func (t *T) fail(reason string) {
+	if t.status == Fail {
+		t.reason += "; " + reason
+		return
+	}
+	t.status, t.reason = Fail, reason
+}
+
+// Errorf records a failure and lets the check go on.
+func (t *T) Errorf(format string, args ...any) { t.fail(fmt.Sprintf(format, args...)) }
+
+// Fatalf records a failure and ends the check.
+func (t *T) Fatalf(format string, args ...any) {
+	t.fail(fmt.Sprintf(format, args...))
+	panic(errStop)
+}
+
+// Skipf ends the check as skipped, unless it already failed.
+func (t *T) Skipf(format string, args ...any) {
+	if t.status != Fail {
+		t.status, t.reason = Skip, fmt.Sprintf(format, args...)
+	}
+	panic(errStop)
+}
+
+// Ctx is the check's context.
+func (t *T) Ctx() context.Context { return t.ctx }
+
+// Cleanup runs fn when the check ends, before its plugins are stopped.
+func (t *T) Cleanup(fn func()) { t.cleanups = append(t.cleanups, fn) }
+
+// TempDir is a fresh local directory for this check.
+func (t *T) TempDir() string {
+	t.tmpN++
+	d, err := os.MkdirTemp(t.s.tmp, strings.ReplaceAll(t.name, "/", "-")+"-")
+	if err != nil {
+		t.Fatalf("temp dir: %v", err)
+	}
+	return d
+}
+
+// Unique returns a name unique in this run, for keys, msgIds and paths.
+func (t *T) Unique(prefix string) string {
+	t.s.mu.Lock()
+	t.s.seq++
+	n := t.s.seq
+	t.s.mu.Unlock()
+	return fmt.Sprintf("%s-%s-%d", prefix, t.s.run, n)
+}
+
+// Decl is the plugin's declaration, from one handshake per run. A plugin
+// mu refuses fails every check that needs it.
+func (t *T) Decl() protocol.InitializeResult {
+	t.s.mu.Lock()
+	d, err := t.s.decl, t.s.declErr
+	t.s.mu.Unlock()
+	if d == nil && err == nil {
+		var p *caller.Plugin
+		p, err = t.tryStart()
+		if err == nil {
+			dd := p.Declaration()
+			d = &dd
+		}
+		t.s.mu.Lock()
+		t.s.decl, t.s.declErr = d, err
+		t.s.mu.Unlock()
+	}
+	if err != nil {
+		t.Fatalf("mu refuses the plugin: %v", err)
+	}
+	return *d
+}
+
+// config is the caller configuration every session shares.
+func (t *T) config(ss *session) caller.Config {
+	env := append([]string{}, t.s.opts.Env...)
+	env = append(env, CanaryVar+"="+t.s.canary, MarkVar+"="+ss.mark)
+	return caller.Config{
+		Name:       t.s.opts.Name,
+		Argv:       t.s.opts.Argv,
+		Env:        env,
+		Stderr:     ss.stderrWriter(),
+		Transcript: ss.record,
+	}
+}
+
+// Start starts a fresh plugin process the way mu does (registration
+// checks, handshake, every load rule); the check ends failed if mu would
+// refuse it. It is stopped when the check ends (or by Stop).
+func (t *T) Start(mods ...func(*caller.Config)) *caller.Plugin {
+	p, err := t.tryStart(mods...)
+	if err != nil {
+		t.Fatalf("mu refuses the plugin: %v", err)
+	}
+	return p
+}
+
+// tryStart is Start returning the refusal.
+func (t *T) tryStart(mods ...func(*caller.Config)) (*caller.Plugin, error) {
+	ss := t.newSession()
+	cfg := t.config(ss)
+	for _, m := range mods {
+		m(&cfg)
+	}
+	p, err := caller.Start(t.ctx, cfg)
+	if err != nil {
+		ss.endedWith(err)
+		return nil, err
+	}
+	ss.p = p
+	ss.pgid = p.Pgid()
+	return p, nil
+}
+
+// Stop runs mu's stop sequence on p now and scans for what it left.
+func (t *T) Stop(p *caller.Plugin) caller.StopReport {
+	for _, ss := range t.sessions {
+		if ss.p == p {
+			ss.end()
+			return ss.report
+		}
+	}
+	return p.Stop()
+}
+
+// Failure excerpt size: how many transcript lines a FAIL shows, and how
+// many bytes of each line.
+const (
+	excerptLines = 8
+	lineBytes    = 300
+	keepLines    = 400
+)
+
+// session is one plugin process a check started: its transcript, its
+// stderr, and what the scans found.
+type session struct {
+	t    *T
+	mark string
+	p    *caller.Plugin
+	pgid int // for a raw session
+
+	mu      sync.Mutex
+	events  []string
+	dropped int
+	leak    string // where the canary first appeared
+	tail    []byte // stderr's last bytes, to find a canary cut across writes
+
+	ended  bool
+	report caller.StopReport
+	raw    *rawProc
+}
+
+func (t *T) newSession() *session {
+	t.s.mu.Lock()
+	t.s.sessions++
+	n := t.s.sessions
+	t.s.mu.Unlock()
+	ss := &session{t: t, mark: fmt.Sprintf("%s-%d", t.s.run, n)}
+	t.sessions = append(t.sessions, ss)
+	return ss
+}
+
+// record is the transcript hook: it keeps the lines and looks for the
+// canary in every inbound message.
+func (ss *session) record(e caller.Event) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if e.Dir == caller.In && ss.leak == "" && strings.Contains(string(e.Line), ss.t.s.canary) {
+		ss.leak = "a message: " + clip(string(e.Line))
+	}
+	arrow := "->"
+	if e.Dir == caller.In {
+		arrow = "<-"
+	}
+	l := arrow + " " + clip(string(e.Line))
+	if e.Oversize {
+		l = arrow + " <a line over 1 MiB>"
+	}
+	if e.Note != "" {
+		l += " (" + e.Note + ")"
+	}
+	ss.events = append(ss.events, l)
+	if len(ss.events) > keepLines {
+		ss.events = ss.events[1:]
+		ss.dropped++
+	}
+}
+
+func clip(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) > lineBytes {
+		return s[:lineBytes] + fmt.Sprintf("…(%d bytes)", len(s))
+	}
+	return s
+}
+
+type stderrScan struct{ ss *session }
+
+func (w stderrScan) Write(b []byte) (int, error) {
+	ss := w.ss
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.leak == "" {
+		buf := append(append([]byte{}, ss.tail...), b...)
+		if strings.Contains(string(buf), ss.t.s.canary) {
+			ss.leak = "stderr"
+		}
+		if k := len(ss.t.s.canary); len(buf) > k {
+			buf = buf[len(buf)-k:]
+		}
+		ss.tail = buf
+	}
+	return len(b), nil
+}
+
+func (ss *session) stderrWriter() stderrScan { return stderrScan{ss} }
+
+// endedWith records a session whose start failed (its process is already
+// stopped by the caller side).
+func (ss *session) endedWith(err error) {
+	ss.mu.Lock()
+	ss.ended = true
+	ss.mu.Unlock()
+	var lr *caller.LoadRefusal
+	if errors.As(err, &lr) {
+		var v *caller.Violation
+		if errors.As(lr.Err, &v) {
+			ss.t.s.addViolation(ss.t, v, ss.excerpt(excerptLines))
+		}
+	}
+	ss.scanAfter()
+}
+
+// end stops the session's plugin (mu's stop sequence), then records what
+// it broke: a violation fails the check; a process outside the group and a
+// canary leak are kept for the summary checks.
+func (ss *session) end() {
+	ss.mu.Lock()
+	if ss.ended {
+		ss.mu.Unlock()
+		return
+	}
+	ss.ended = true
+	ss.mu.Unlock()
+	pgid := ss.pgid
+	if ss.p != nil {
+		pgid = ss.p.Pgid()
+	}
+	ss.scanBefore(pgid)
+	if ss.raw != nil {
+		ss.raw.kill()
+	}
+	if ss.p != nil {
+		ss.report = ss.p.Stop()
+		if !ss.report.Graceful {
+			ss.t.s.mu.Lock()
+			ss.t.s.slowStops = append(ss.t.s.slowStops, fmt.Sprintf("in %s: %d process(es) killed", ss.t.name, ss.report.Killed))
+			ss.t.s.mu.Unlock()
+		}
+		if v := ss.p.Violation(); v != nil {
+			ex := ss.excerpt(excerptLines)
+			ss.t.s.addViolation(ss.t, v, ex)
+			ss.t.fail(fmt.Sprintf("protocol violation %s: %s", v.Rule, v.Detail))
+			if len(ss.t.wire) == 0 {
+				ss.t.wire = ex
+			}
+		}
+	}
+	ss.scanAfter()
+}
+
+// excerpt is the transcript's last n lines (all with Options.Verbose).
+func (ss *session) excerpt(n int) []string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ev := ss.events
+	if ss.t.s.opts.Verbose {
+		n = len(ev)
+	}
+	var out []string
+	if len(ev) > n {
+		out = append(out, fmt.Sprintf("… %d earlier lines", len(ev)-n+ss.dropped))
+		ev = ev[len(ev)-n:]
+	}
+	return append(out, ev...)
+}
+
+// scanBefore looks, while the plugin still runs, for its descendants that
+// left its process group.
+func (ss *session) scanBefore(pgid int) {
+	if pgid <= 0 {
+		return
+	}
+	for _, pr := range outsideGroup(pgid, ss.mark) {
+		ss.t.s.addEscape(ss.t, pr.String())
+		killPid(pr.pid)
+	}
+}
+
+// scanAfter looks, once the group is gone, for a process that still
+// carries the session's mark, and records a canary leak.
+func (ss *session) scanAfter() {
+	for _, pr := range marked(ss.mark) {
+		ss.t.s.addEscape(ss.t, pr.String()+" (still running after the plugin's group was stopped)")
+		killPid(pr.pid)
+	}
+	ss.mu.Lock()
+	leak := ss.leak
+	ss.mu.Unlock()
+	if leak != "" {
+		ss.t.s.mu.Lock()
+		ss.t.s.leaks = append(ss.t.s.leaks, observed{check: ss.t.name, text: leak})
+		ss.t.s.mu.Unlock()
+	}
+}
+
+func (s *suite) addViolation(t *T, v *caller.Violation, wire []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.violations = append(s.violations, observed{check: t.name, rule: v.Rule, text: v.Error(), wire: wire})
+}
+
+func (s *suite) addEscape(t *T, what string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.escapes = append(s.escapes, observed{check: t.name, text: what})
+}
+
+// Wire returns the transcript excerpt of the check's latest session, for
+// a failure the check itself found.
+func (t *T) excerpt() []string {
+	if len(t.sessions) == 0 {
+		return nil
+	}
+	return t.sessions[len(t.sessions)-1].excerpt(excerptLines)
+}
+
+// Failf fails the check with the latest session's wire excerpt and ends it.
+func (t *T) Failf(format string, args ...any) {
+	if len(t.wire) == 0 {
+		t.wire = t.excerpt()
+	}
+	t.Fatalf(format, args...)
+}
+
+// Check fails the check (with the wire excerpt), going on, when ok is false.
+func (t *T) Check(ok bool, format string, args ...any) bool {
+	if !ok {
+		if len(t.wire) == 0 {
+			t.wire = t.excerpt()
+		}
+		t.Errorf(format, args...)
+	}
+	return ok
+}
+
+// waitUntil polls cond every 20 ms until it holds or d passes.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	end := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,102 @@
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
+)
+
+// wireChecks are the transport rules a check provokes itself.
+func wireChecks() []check {
+	return []check{
+		{name: "wire/unknown-method", run: func(t *T) {
+			p := t.Start(func(c *caller.Config) { c.SkipParamsCheck = true; c.Retries = -1 })
+			_, err := p.Call(t.Ctx(), "contract.noSuchMethod", map[string]any{"target": t.hostTarget()}, 0)
+			var re *caller.RemoteError
+			switch {
+			case errors.As(err, &re):
+				// The caller side has checked the error object: a valid
+				// data.kind, and a remedy for human.
+			case err == nil:
+				t.Failf("an unknown method was answered with a result, not an error")
+			default:
+				t.Failf("an unknown method was not answered with an error: %v", err)
+			}
+		}},
+	}
+}
+
+// wireSummaryChecks judge every message of the whole run, each by one
+// transport rule the caller side enforces (protocol/caller's Violation).
+// Run alone, they first drive a short session of their own.
+func wireSummaryChecks() []check {
+	rule := func(name, what string, rules ...string) check {
+		return check{name: name, summary: true, run: func(t *T) {
+			t.probeIfAlone()
+			judgeViolations(t, what, rules)
+		}}
+	}
+	return []check{
+		rule("wire/json", "every message is one JSON object", caller.VNotJSON, caller.VNotObject),
+		rule("wire/utf8", "every line is valid UTF-8", caller.VUTF8),
+		rule("wire/line-length", "every line is at most 1 MiB", caller.VLineTooLong),
+		rule("wire/envelope", "every message is a JSON-RPC 2.0 envelope with no unknown field", caller.VUnknownField, caller.VEnvelope),
+		rule("wire/schema", "every result and notification matches the schema", caller.VSchema),
+		rule("wire/error-kind", "every error carries a valid data.kind (and data.remedy for human)", caller.VErrorObject),
+		rule("wire/pending-id", "every reply answers a pending request", caller.VNoPending),
+		rule("wire/no-request", "the plugin sends no request to mu", caller.VRequest),
+		rule("wire/notifications", "the only notifications are watch/settled and watch/restarted, one per watch, after its reply",
+			caller.VNotification, caller.VUnknownWatch, caller.VEarlyNotification, caller.VSecondNotification),
+	}
+}
+
+// judgeViolations fails the check for every violation of rules the run saw.
+func judgeViolations(t *T, what string, rules []string) {
+	t.s.mu.Lock()
+	var hits []observed
+	for _, v := range t.s.violations {
+		if slices.Contains(rules, v.rule) {
+			hits = append(hits, v)
+		}
+	}
+	t.s.mu.Unlock()
+	if len(hits) == 0 {
+		return
+	}
+	var where []string
+	for _, h := range hits {
+		where = append(where, fmt.Sprintf("in %s: %s", h.check, h.text))
+	}
+	t.wire = hits[0].wire
+	t.Fatalf("%s, but %d message(s) broke it: %s", what, len(hits), strings.Join(where, "; "))
+}
+
+// probeIfAlone drives a short session when no other check of this run has
+// started the plugin: the handshake, an unknown method, and a read per
+// declared seam.
+func (t *T) probeIfAlone() {
+	t.s.mu.Lock()
+	n := t.s.sessions
+	t.s.mu.Unlock()
+	if n > 0 {
+		return
+	}
+	d := t.Decl()
+	p := t.Start(func(c *caller.Config) { c.SkipParamsCheck = true; c.Retries = -1 })
+	ctx := t.Ctx()
+	_, _ = p.Call(ctx, "contract.noSuchMethod", map[string]any{"target": t.hostTarget()}, 0)
+	if d.Seams.Link != nil && d.Seams.Host == nil {
+		_, _ = p.Exec(ctx, t.hostTarget(), "true", ".", 0)
+	}
+	if d.Seams.Link != nil {
+		for _, ph := range d.Seams.Link.Checks {
+			_, _ = p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{
+				Base: protocol.Base{Target: t.hostTarget()}, Phase: ph})
+		}
+	}
+	t.Stop(p)
+}
