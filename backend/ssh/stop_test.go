@@ -3,8 +3,8 @@ package sshlink
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"

@@ -1,0 +1,145 @@
+package sshlink
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testsshd"
+)
+
+func TestProxyJump(t *testing.T) {
+	jump := testsshd.Start(t, testsshd.Options{})
+	target := testsshd.Start(t, testsshd.Options{})
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	block := target.HostBlock("box") + "  ProxyJump jump\n" + jump.HostBlock("jump")
+	if err := os.WriteFile(cfg, []byte(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := strings.Count(jump.LogText(), "Accepted publickey")
+	d, _, _ := inproc(t, Config{SSHConfig: cfg})
+	if out := d.mustExec("box", "echo $SSH_CONNECTION"); !strings.Contains(out, fmt.Sprintf(" %d", target.Port)) {
+		t.Fatalf("SSH_CONNECTION %q does not name the target's port", out)
+	}
+	if after := strings.Count(jump.LogText(), "Accepted publickey"); after != before+1 {
+		t.Fatalf("the jump host authenticated %d logins, want 1: the connection did not go through it", after-before)
+	}
+	// A jump host whose key is unknown is a hand-back naming the jump host.
+	bad := strings.Replace(block, "UserKnownHostsFile "+jump.KnownHosts, "UserKnownHostsFile /dev/null", 1)
+	cfg2 := filepath.Join(t.TempDir(), "ssh_config")
+	os.WriteFile(cfg2, []byte(bad), 0o600)
+	expectHuman(t, Config{SSHConfig: cfg2}, "jump host jump")
+}
+
+func TestConcurrentExecs(t *testing.T) {
+	_, cfg := server(t, testsshd.Options{})
+	d, _, _ := inproc(t, cfg)
+	const n = 50
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
+			switch {
+			case r.Error != nil:
+				errs <- r.Error.Message
+			case res.ExitCode == nil || *res.ExitCode != 0 || res.Stdout != fmt.Sprintf("%d\n", i):
+				errs <- fmt.Sprintf("call %d: exit %s stdout %q stderr %q", i, fmtExit(res.ExitCode), res.Stdout, res.Stderr)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// TestSlotsShrink: the server allows fewer sessions than --max-sessions
+// says; a refused session open shrinks the slots and queues, and every call
+// still succeeds.
+func TestSlotsShrink(t *testing.T) {
+	_, cfg := server(t, testsshd.Options{MaxSessions: 3})
+	cfg.MaxSessions = 10
+	d, b, _ := inproc(t, cfg)
+	var wg sync.WaitGroup
+	errs := make(chan string, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, r := d.exec("box", "sleep 0.3; echo ok", ".", 60*time.Second)
+			if r.Error != nil {
+				errs <- r.Error.Message
+			} else if res.Stdout != "ok\n" {
+				errs <- "stdout " + res.Stdout
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	cs := b.pool.all()
+	if len(cs) != 1 {
+		t.Fatalf("%d connections, want one per destination", len(cs))
+	}
+	if c := cs[0].slots.capacity(); c > 2 {
+		t.Errorf("slots %d after refusals, want at most 2 (MaxSessions 3, one kept for stops)", c)
+	}
+}
+
+// TestStopWithAllSlotsBusy: every slot holds a runaway script; the stops
+// still go through the kept control session.
+func TestStopWithAllSlotsBusy(t *testing.T) {
+	s, cfg := server(t, testsshd.Options{MaxSessions: 3})
+	cfg.MaxSessions = 3
+	old := watchdogSlack
+	watchdogSlack = 120
+	t.Cleanup(func() { watchdogSlack = old })
+	d, _, _ := inproc(t, cfg)
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			res, r := d.exec("box", fmt.Sprintf("sleep 3270%d", i), ".", 1500*time.Millisecond)
+			if r.Error != nil || res.ExitCode != nil {
+				t.Errorf("want a timed-out answer, got %+v %+v", res, r.Error)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if left := waitGone(t, s, "sleep 3270", 10*time.Second); len(left) > 0 {
+		t.Fatalf("still running:\n%s", strings.Join(left, "\n"))
+	}
+	d.mustExec("box", "true") // the slots came back
+}
+
+func TestCwdAndScriptQuoting(t *testing.T) {
+	_, cfg := server(t, testsshd.Options{})
+	d, _, _ := inproc(t, cfg)
+	dir := `mu dir 'q' "$(x)"`
+	d.mustExec("box", `mkdir -p "$HOME/mu dir 'q' \"\$(x)\""`)
+	res, r := d.exec("box", `pwd; printf '%s\n' "it's \$HOME \"ok\""`, dir, 30*time.Second)
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("exec: %+v %+v", res, r.Error)
+	}
+	if !strings.HasSuffix(strings.Split(res.Stdout, "\n")[0], "/"+dir) {
+		t.Errorf("cwd: %q", res.Stdout)
+	}
+	if !strings.Contains(res.Stdout, `it's $HOME "ok"`) {
+		t.Errorf("script text was altered: %q", res.Stdout)
+	}
+	res, r = d.exec("box", "true", "/nonexistent dir", 30*time.Second)
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode == 0 {
+		t.Fatalf("cwd that does not exist: %+v %+v", res, r.Error)
+	}
+}

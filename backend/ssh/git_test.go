@@ -1,0 +1,131 @@
+package sshlink
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v: %s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// remoteRepo makes a repo with n commits in the test user's home (owned by
+// that user: git refuses a repo another user owns) and returns its HEAD.
+func remoteRepo(t testing.TB, d *driver, name string, n int) string {
+	t.Helper()
+	script := fmt.Sprintf(`set -e; rm -rf %[1]s; git init -q %[1]s; cd %[1]s
+i=0; while [ $i -lt %[2]d ]; do echo $i > f$((i %% 50)); git add -A; git -c user.name=t -c user.email=t@e commit -qm "c$i"; i=$((i+1)); done
+git rev-parse HEAD`, name, n)
+	return strings.TrimSpace(d.mustExec("box", script))
+}
+
+func (d *driver) link(method string, p map[string]any) (protocol.ExecResult, reply) {
+	d.t.Helper()
+	r := d.call(method, p)
+	var res protocol.ExecResult
+	if r.Error == nil {
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	return res, r
+}
+
+func fetchParams(host, remote, local string, timeout time.Duration) map[string]any {
+	p := base(host, timeout)
+	p["remoteCwd"], p["localRepo"], p["timeoutMs"] = remote, local, timeout.Milliseconds()
+	return p
+}
+
+func pushParams(host, local, remote, rev string, timeout time.Duration) map[string]any {
+	p := base(host, timeout)
+	p["localRepo"], p["remoteRepo"], p["rev"], p["timeoutMs"] = local, remote, rev, timeout.Milliseconds()
+	return p
+}
+
+func TestFetch(t *testing.T) {
+	_, cfg := server(t, testsshd.Options{})
+	d, _, _ := inproc(t, cfg)
+	head := remoteRepo(t, d, "fetch-src", 30)
+	local := t.TempDir()
+	git(t, local, "init", "-q")
+	trace := filepath.Join(t.TempDir(), "trace")
+	t.Setenv("GIT_TRACE_PACKET", trace)
+	res, r := d.link("link.fetch", fetchParams("box", "fetch-src", local, 60*time.Second))
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("fetch: %+v %+v", res, r.Error)
+	}
+	fh, _ := os.ReadFile(filepath.Join(local, ".git", "FETCH_HEAD"))
+	if !strings.HasPrefix(string(fh), head) {
+		t.Fatalf("FETCH_HEAD %q does not name the remote HEAD %s", fh, head)
+	}
+	if n := git(t, local, "rev-list", "--count", head); n != "30" {
+		t.Errorf("history: %s commits, want 30", n)
+	}
+	tr, _ := os.ReadFile(trace)
+	if !strings.Contains(string(tr), "version 2") {
+		t.Errorf("git did not speak protocol v2 over the shim")
+	}
+	// A repo that is not there fails with git's own message.
+	res, r = d.link("link.fetch", fetchParams("box", "no-such-repo", local, 60*time.Second))
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode == 0 || !strings.Contains(res.Stderr, "no-such-repo") {
+		t.Fatalf("fetch of a missing repo: %+v %+v", res, r.Error)
+	}
+}
+
+func TestPush(t *testing.T) {
+	_, cfg := server(t, testsshd.Options{})
+	d, _, _ := inproc(t, cfg)
+	local := t.TempDir()
+	git(t, local, "init", "-q")
+	for i := 0; i < 3; i++ {
+		os.WriteFile(filepath.Join(local, "f"), []byte(fmt.Sprint(i)), 0o644)
+		git(t, local, "add", "-A")
+		git(t, local, "commit", "-qm", fmt.Sprint(i))
+	}
+	rev := git(t, local, "rev-parse", "HEAD")
+	d.mustExec("box", "rm -rf push-dst")
+	res, r := d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("push: %+v %+v", res, r.Error)
+	}
+	refs := d.mustExec("box", `cd push-dst/repo && git cat-file -e "`+rev+`^{commit}" && git for-each-ref --format='%(refname) %(objectname)' && ls -la --time-style=+%s .git/refs/mu/pushed`)
+	if !strings.Contains(refs, "refs/mu/pushed/"+rev+" "+rev) {
+		t.Fatalf("rev not on its ref: %s", refs)
+	}
+	// Idempotent: a repeat succeeds and touches nothing.
+	res, r = d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("repeat push: %+v %+v", res, r.Error)
+	}
+	again := d.mustExec("box", `cd push-dst/repo && git cat-file -e "`+rev+`^{commit}" && git for-each-ref --format='%(refname) %(objectname)' && ls -la --time-style=+%s .git/refs/mu/pushed`)
+	if again != refs {
+		t.Fatalf("a repeat push changed the repo:\n%s\nthen\n%s", refs, again)
+	}
+	// A non-bare repo with a checked-out branch takes the push too.
+	d.mustExec("box", "rm -rf push-co && git init -q push-co && cd push-co && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m x")
+	res, r = d.link("link.push", pushParams("box", local, "push-co", rev, 60*time.Second))
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("push into a checked-out repo: %+v %+v", res, r.Error)
+	}
+	// Only full shas.
+	_, r = d.link("link.push", pushParams("box", local, "push-dst/repo", rev[:12], 60*time.Second))
+	if r.Error == nil || r.Error.Data.Kind != "permanent" {
+		t.Fatalf("short rev: want a permanent error, got %+v", r.Error)
+	}
+}
