@@ -65,7 +65,22 @@ func newResolver(configFile string) *resolver {
 	return r
 }
 
-// Resolve resolves one destination ([user@]host[:port] or an alias).
+// hopDest turns a ProxyJump hop, [user@]host[:port], into a destination
+// `ssh -G` reads: ssh://[user@]host[:port].
+func hopDest(hop string) string {
+	h, u, _ := strings.Cut(hop, "@")
+	if u == "" {
+		u, h = h, ""
+	} else {
+		h += "@"
+	}
+	if strings.Count(u, ":") > 1 && !strings.HasPrefix(u, "[") {
+		u = "[" + u + "]" // a bare IPv6 address
+	}
+	return "ssh://" + h + u
+}
+
+// Resolve resolves one destination ([user@]host, ssh://… or an alias).
 func (r *resolver) Resolve(ctx context.Context, dest string) (*Resolved, error) {
 	if dest == "" || strings.HasPrefix(dest, "-") || strings.ContainsAny(dest, " \t\r\n'\"\\;&|`$") {
 		return nil, fmt.Errorf("invalid SSH destination %q", dest)
@@ -138,11 +153,30 @@ func (r *resolver) resolveG(ctx context.Context, dest string) (*Resolved, error)
 
 func (r *resolver) resolveLib(dest string) (*Resolved, error) {
 	host, userPart, port := splitDest(dest)
-	us := &sshconfig.UserSettings{IgnoreErrors: true}
-	if r.configFile != "" {
-		us.ConfigFinder(func() string { return r.configFile })
+	files := []string{r.configFile}
+	if r.configFile == "" {
+		files = []string{expandTilde("~/.ssh/config"), "/etc/ssh/ssh_config"}
 	}
-	get := func(k string) string { return us.Get(host, k) }
+	var cfgs []*sshconfig.Config
+	for _, f := range files {
+		if c := loadLenient(f); c != nil {
+			cfgs = append(cfgs, c)
+		}
+	}
+	getAll := func(k string) []string {
+		for _, c := range cfgs {
+			if v, err := c.GetAll(host, k); err == nil && len(v) > 0 {
+				return v
+			}
+		}
+		return nil
+	}
+	get := func(k string) string {
+		if v := getAll(k); len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
 	res := &Resolved{Via: "ssh_config", HostName: get("HostName"), User: get("User")}
 	if res.HostName == "" {
 		res.HostName = host
@@ -155,10 +189,10 @@ func (r *resolver) resolveLib(dest string) (*Resolved, error) {
 	if port != 0 {
 		res.Port = port
 	}
-	for _, f := range us.GetAll(host, "IdentityFile") {
+	for _, f := range getAll("IdentityFile") {
 		res.IdentityFiles = append(res.IdentityFiles, expandTilde(f))
 	}
-	for _, f := range us.GetAll(host, "CertificateFile") {
+	for _, f := range getAll("CertificateFile") {
 		res.CertificateFiles = append(res.CertificateFiles, expandTilde(f))
 	}
 	res.IdentitiesOnly = strings.EqualFold(get("IdentitiesOnly"), "yes")
@@ -176,6 +210,44 @@ func (r *resolver) resolveLib(dest string) (*Resolved, error) {
 	res.ServerAliveInterval = seconds(get("ServerAliveInterval"))
 	res.ServerAliveCountMax, _ = strconv.Atoi(get("ServerAliveCountMax"))
 	return res.withDefaults(), nil
+}
+
+// loadLenient parses an ssh_config with kevinburke/ssh_config, ignoring what
+// it cannot parse: a Match block other than "all" or "host" (the library
+// supports only those, and one such line otherwise blanks every value) is
+// dropped whole, so its settings never leak into the block before it. A
+// file that still fails to parse counts as empty.
+func loadLenient(path string) *sshconfig.Config {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var keep []string
+	skipping := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 {
+			kw := strings.ToLower(strings.TrimSuffix(f[0], "="))
+			switch kw {
+			case "host":
+				skipping = false
+			case "match":
+				crit := ""
+				if len(f) > 1 {
+					crit = strings.ToLower(f[1])
+				}
+				skipping = !(crit == "all" && len(f) == 2 || crit == "host" && len(f) == 3)
+			}
+		}
+		if !skipping {
+			keep = append(keep, line)
+		}
+	}
+	c, err := sshconfig.DecodeBytes([]byte(strings.Join(keep, "\n")))
+	if err != nil {
+		return nil
+	}
+	return c
 }
 
 // withDefaults fills what OpenSSH defaults.
@@ -208,10 +280,16 @@ func (r *Resolved) withDefaults() *Resolved {
 	return r
 }
 
-// splitDest splits [user@]host[:port] (a bracketed IPv6 host allowed).
+// splitDest splits an OpenSSH destination: [user@]host, or
+// ssh://[user@]host[:port] (a bracketed IPv6 host allowed).
 func splitDest(d string) (host, user string, port int) {
+	uri := strings.HasPrefix(d, "ssh://")
+	d = strings.TrimSuffix(strings.TrimPrefix(d, "ssh://"), "/")
 	if i := strings.LastIndexByte(d, '@'); i >= 0 {
 		user, d = d[:i], d[i+1:]
+	}
+	if !uri {
+		return d, user, 0
 	}
 	if strings.HasPrefix(d, "[") {
 		if j := strings.Index(d, "]"); j > 0 {

@@ -123,7 +123,7 @@ func (p *pool) dial(ctx context.Context, dest string) (*conn, error) {
 	var jumps []*ssh.Client
 	var via *ssh.Client
 	for _, hop := range r.ProxyJump {
-		hr, err := p.res.Resolve(ctx, hop)
+		hr, err := p.res.Resolve(ctx, hopDest(strings.TrimSpace(hop)))
 		if err != nil {
 			closeClients(jumps)
 			return nil, protocol.HumanError("check the ProxyJump setting for "+safeName(dest), "cannot resolve jump host %s: %v", safeName(hop), err)

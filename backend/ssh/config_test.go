@@ -1,0 +1,95 @@
+package sshlink
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const sampleConfig = `Host box
+  HostName 10.1.2.3
+  User alice
+  Port 2222
+  IdentityFile /keys/box_ed25519
+  CertificateFile /keys/box_ed25519-cert.pub
+  IdentitiesOnly yes
+  ProxyJump bastion,inner
+  UserKnownHostsFile /kh/one /kh/two
+  StrictHostKeyChecking accept-new
+  ConnectTimeout 7
+  ServerAliveInterval 9
+
+Match exec "true"
+  User matched
+
+Host *
+  ServerAliveCountMax 4
+`
+
+func TestResolve(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(cfg, []byte(sampleConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, via := range []string{"ssh -G", "ssh_config"} {
+		t.Run(via, func(t *testing.T) {
+			r := newResolver(cfg)
+			if via == "ssh_config" {
+				r.sshBin = "" // as on a machine without the OpenSSH client
+			} else if r.sshBin == "" {
+				t.Fatal("the OpenSSH client (ssh) is required: apt-get install -y openssh-client")
+			}
+			res, err := r.Resolve(context.Background(), "box")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Via != via || res.HostName != "10.1.2.3" || res.User != "alice" || res.Port != 2222 ||
+				res.IdentityFiles[0] != "/keys/box_ed25519" || res.CertificateFiles[0] != "/keys/box_ed25519-cert.pub" ||
+				!res.IdentitiesOnly || strings.Join(res.ProxyJump, ",") != "bastion,inner" ||
+				strings.Join(res.UserKnownHostsFiles, " ") != "/kh/one /kh/two" || res.StrictHostKeyChecking != "accept-new" ||
+				res.ConnectTimeout != 7*time.Second || res.ServerAliveInterval != 9*time.Second || res.ServerAliveCountMax != 4 {
+				t.Fatalf("resolved %+v", res)
+			}
+			other, err := r.Resolve(context.Background(), "ssh://bob@other:2200")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if other.HostName != "other" || other.User != "bob" || other.Port != 2200 {
+				t.Fatalf("resolved %+v", other)
+			}
+		})
+	}
+	if _, err := newResolver(cfg).Resolve(context.Background(), "-oProxyCommand=x"); err == nil {
+		t.Fatal("a destination starting with - must be refused")
+	}
+}
+
+func TestDefaultInstance(t *testing.T) {
+	if got := DefaultInstance("/etc/mu/ssh_config"); got != "ssh:/etc/mu/ssh_config" {
+		t.Fatalf("instance %q", got)
+	}
+	home, _ := os.UserHomeDir()
+	if got := DefaultInstance(""); got != "ssh:"+filepath.Join(home, ".ssh/config") {
+		t.Fatalf("instance %q", got)
+	}
+	long := "/" + strings.Repeat("d/", 100) + "c"
+	if got := DefaultInstance(long); len(got) > 128 || !strings.HasSuffix(got, "/c") {
+		t.Fatalf("instance %q (%d)", got, len(got))
+	}
+}
+
+func TestGitCommandParsing(t *testing.T) {
+	argv, err := gitCommand([]string{"-o", "SendEnv=GIT_PROTOCOL", "-p", "22", "mu-ssh-link", `git-upload-pack 'a b'\''c'\!'d'`})
+	if err != nil || strings.Join(argv, "|") != "git-upload-pack|a b'c!d" {
+		t.Fatalf("%q %v", argv, err)
+	}
+	if _, err := gitCommand([]string{"h", "rm -rf /"}); err == nil {
+		t.Fatal("a command other than git's must be refused")
+	}
+	if _, err := gitCommand([]string{"h", "git-upload-pack 'x'; rm -rf /"}); err == nil {
+		t.Fatal("trailing text after the path must be refused")
+	}
+}

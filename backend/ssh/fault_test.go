@@ -1,0 +1,173 @@
+package sshlink
+
+// Faults OpenSSH cannot be made to show (a connection cut mid-call, a stall),
+// from an in-process x/crypto/ssh server. The same behaviours' normal paths
+// are tested against the real sshd elsewhere.
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/mu-org/mu-plugins/internal/testsshd"
+)
+
+// gateConn blocks every Read and Write once frozen: a stalled peer.
+type gateConn struct {
+	net.Conn
+	once   sync.Once
+	frozen chan struct{}
+}
+
+func (g *gateConn) freeze() { g.once.Do(func() { close(g.frozen) }) }
+
+func (g *gateConn) Read(p []byte) (int, error) {
+	select {
+	case <-g.frozen:
+		select {} // stalled for ever (the test's listener close ends the process's interest)
+	default:
+	}
+	return g.Conn.Read(p)
+}
+
+func (g *gateConn) Write(p []byte) (int, error) {
+	select {
+	case <-g.frozen:
+		select {}
+	default:
+	}
+	return g.Conn.Write(p)
+}
+
+// faultServer: mode "cut" drops the TCP connection once a command started,
+// "stall" stops answering once a command started, "noexec" refuses every
+// command, "mute" accepts TCP and never speaks SSH.
+func faultServer(t *testing.T, mode string) string {
+	t.Helper()
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	cfg := &ssh.ServerConfig{PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) { return nil, nil }}
+	cfg.AddHostKey(signer)
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { nc.Close() })
+			if mode == "mute" {
+				continue
+			}
+			go faultConn(nc, cfg, mode)
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	kh := filepath.Join(dir, "known_hosts")
+	os.WriteFile(kh, []byte(fmt.Sprintf("[127.0.0.1]:%d %s", port, ssh.MarshalAuthorizedKey(signer.PublicKey()))), 0o600)
+	key := filepath.Join(dir, "id")
+	testsshd.KeyGen(t, key, "ed25519", "")
+	conf := filepath.Join(dir, "ssh_config")
+	os.WriteFile(conf, []byte(fmt.Sprintf("Host fault\n  HostName 127.0.0.1\n  Port %d\n  User u\n  IdentityFile %s\n"+
+		"  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  ConnectTimeout 2\n  ServerAliveInterval 1\n  ServerAliveCountMax 2\n",
+		port, key, kh)), 0o600)
+	return conf
+}
+
+func faultConn(nc net.Conn, cfg *ssh.ServerConfig, mode string) {
+	g := &gateConn{Conn: nc, frozen: make(chan struct{})}
+	_, chans, reqs, err := ssh.NewServerConn(g, cfg)
+	if err != nil {
+		return
+	}
+	go ssh.DiscardRequests(reqs)
+	for nch := range chans {
+		ch, creqs, err := nch.Accept()
+		if err != nil {
+			continue
+		}
+		go func() {
+			for req := range creqs {
+				if req.Type != "exec" {
+					req.Reply(false, nil)
+					continue
+				}
+				if mode == "noexec" {
+					req.Reply(false, nil)
+					continue
+				}
+				req.Reply(true, nil)
+				fmt.Fprintf(ch.Stderr(), "mu-ssh-pg 4242\n")
+				time.Sleep(100 * time.Millisecond)
+				switch mode {
+				case "cut":
+					nc.Close()
+				case "stall":
+					g.freeze()
+				}
+			}
+		}()
+	}
+}
+
+func TestFaultConnectionCutMidCall(t *testing.T) {
+	d, _, _ := inproc(t, Config{SSHConfig: faultServer(t, "cut")})
+	_, r := d.exec("fault", "sleep 100", ".", 60*time.Second)
+	if r.Error == nil || r.Error.Data.Kind != "unknown-outcome" {
+		t.Fatalf("want unknown-outcome after a cut mid-call, got %+v", r.Error)
+	}
+}
+
+func TestFaultStallIsDetected(t *testing.T) {
+	// Keepalives (every 1 s, 2 missed) close the stalled connection: the
+	// call fails as unknown-outcome instead of waiting for its 60 s timeout.
+	d, _, _ := inproc(t, Config{SSHConfig: faultServer(t, "stall")})
+	res, r := d.exec("fault", "sleep 100", ".", 60*time.Second)
+	if r.Error == nil || r.Error.Data.Kind != "unknown-outcome" {
+		t.Fatalf("want unknown-outcome from a stalled connection, got %+v %+v", res, r.Error)
+	}
+}
+
+func TestFaultHandshakeStall(t *testing.T) {
+	// A server that accepts TCP and never speaks: ConnectTimeout (2 s) bounds
+	// the handshake too, and nothing started: retryable.
+	d, _, _ := inproc(t, Config{SSHConfig: faultServer(t, "mute")})
+	_, r := d.exec("fault", "true", ".", 60*time.Second)
+	if r.Error == nil || r.Error.Data.Kind != "retryable" {
+		t.Fatalf("want retryable, got %+v", r.Error)
+	}
+}
+
+func TestFaultNeverStarted(t *testing.T) {
+	d, _, _ := inproc(t, Config{SSHConfig: faultServer(t, "noexec")})
+	_, r := d.exec("fault", "true", ".", 60*time.Second)
+	if r.Error == nil || r.Error.Data.Kind != "retryable" {
+		t.Fatalf("a refused command never started: want retryable, got %+v", r.Error)
+	}
+}
+
+func TestUnreachableIsRetryable(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "c")
+	os.WriteFile(cfg, []byte("Host box\n  HostName 127.0.0.1\n  Port 1\n"), 0o600)
+	d, _, _ := inproc(t, Config{SSHConfig: cfg})
+	_, r := d.exec("box", "true", ".", 30*time.Second)
+	if r.Error == nil || r.Error.Data.Kind != "retryable" {
+		t.Fatalf("want retryable, got %+v", r.Error)
+	}
+}
