@@ -248,7 +248,9 @@ func runRaw(name, behaviour string) int {
 			fmt.Fprintln(os.Stderr, "shutdown")
 			write(id, `{"jsonrpc":"2.0","id":{id},"result":null}`)
 		default:
-			fmt.Fprintln(os.Stderr, "call", req.Method)
+			if behaviour != "quiet" {
+				fmt.Fprintln(os.Stderr, "call", req.Method)
+			}
 			if behaviour == "hang" {
 				continue
 			}

@@ -76,15 +76,15 @@ func (p *Plugin) stopSequence(cause error, ids []int64) {
 		case <-time.After(10 * time.Second): // SIGKILL cannot be ignored; bound the wait anyway
 		}
 	}
-	rep.LeftAfterLeader = p.leftover
-	rep.Killed += p.leftover
-	rep.GroupEmpty = waitGroupEmpty(p.pgid, 5*time.Second)
-	rep.Waited = time.Since(closed)
 	select {
-	case <-p.exited:
+	case <-p.exited: // leftover and exitErr are set before it closes
+		rep.LeftAfterLeader = p.leftover
+		rep.Killed += p.leftover
 		rep.Exit = p.exitErr
 	default:
 	}
+	rep.GroupEmpty = waitGroupEmpty(p.pgid, 5*time.Second)
+	rep.Waited = time.Since(closed)
 	// Every writer of stdout and stderr is gone: the readers see EOF.
 	// Bound the wait anyway (a process outside the group could hold them).
 	until := time.Now().Add(2 * time.Second)

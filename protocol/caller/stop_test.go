@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -140,7 +142,8 @@ func TestCancelWhileWaitingToWrite(t *testing.T) {
 	defer cancelA()
 	errA := make(chan error, 1)
 	go func() { _, err := p.Call(ctxA, protocol.MethodLinkExec, big, time.Minute); errA <- err }()
-	waitFor(t, "the big write to begin", func() bool { return len(h.tr.outWith(`"id":2,`)) == 1 })
+	// The write is blocked once the pipe holds bytes: it cannot be whole.
+	waitFor(t, "the big write to fill the pipe", func() bool { return pipeBytes(t, p) > 0 })
 	ctxB, cancelB := context.WithCancel(context.Background())
 	errB := make(chan error, 1)
 	go func() {
@@ -167,6 +170,23 @@ func TestCancelWhileWaitingToWrite(t *testing.T) {
 	if l := h.tr.outWith(`"job.status"`); len(l) != 0 {
 		t.Fatalf("B was written: %q", l)
 	}
+}
+
+// pipeBytes is how many bytes wait in the plugin's stdin pipe (TIOCINQ alias FIONREAD,
+// without making the descriptor blocking).
+func pipeBytes(t *testing.T, p *Plugin) int {
+	rc, err := p.stdin.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestPendingCallsUnansweredOnStop: Stop fails every pending call
