@@ -179,6 +179,14 @@ func TestRegistrationChecks(t *testing.T) {
 	if err := os.Mkdir(aDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	noExec := mk("mu-plugin-x", 0o644)
+	if err := CheckRegistration("x", noExec); err != nil {
+		t.Fatalf("a non-executable file fails at start, not at registration: %v", err)
+	}
+	var lr *LoadRefusal
+	if _, err := Start(context.Background(), Config{Name: "x", Argv: []string{noExec}}); !errors.As(err, &lr) || lr.Rule != RuleRegStart {
+		t.Fatalf("starting a non-executable file: %v", err)
+	}
 	for _, c := range []struct {
 		what, name, path, rule string
 	}{

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/mu-org/mu-plugins/protocol"
@@ -17,6 +18,9 @@ func TestGoodPluginHandshakeCallStop(t *testing.T) {
 	p := h.start(t)
 	if got := p.Declaration().Plugin.Name; got != "good" {
 		t.Fatalf("declared name %q", got)
+	}
+	if p.Pgid() == syscall.Getpgrp() || len(groupMembers(p.Pgid())) != 1 {
+		t.Fatalf("the plugin is not alone in its own process group (pgid %d, ours %d)", p.Pgid(), syscall.Getpgrp())
 	}
 	res, err := p.Exec(context.Background(), tgt, "true", ".", 0)
 	if err != nil || res.Stdout != "ok" || res.ExitCode == nil || *res.ExitCode != 0 {
