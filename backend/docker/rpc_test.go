@@ -36,7 +36,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binPath = filepath.Join(dir, "mu-plugin-docker")
-	out, err := exec.Command("go", "build", "-o", binPath, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker").CombinedOutput()
+	args := []string{"build", "-o", binPath}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building the plugin: %v\n%s", err, out)
 		os.Exit(1)
@@ -237,8 +241,8 @@ func (p *plugin) stop(t testing.TB) {
 		_ = p.cmd.Process.Kill()
 	}
 	_ = p.cmd.Wait()
-	if strings.Contains(p.stderr.String(), "panic") {
-		t.Errorf("plugin panicked: %s", p.stderr)
+	if s := p.stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "DATA RACE") {
+		t.Errorf("plugin panicked or raced: %s", s)
 	}
 }
 

@@ -1,0 +1,65 @@
+package docker_test
+
+import (
+	"fmt"
+	"os/exec"
+	"testing"
+
+	"github.com/mu-org/mu-plugins/internal/testimage"
+)
+
+// Run side by side: go test ./backend/docker -run '^$' -bench . -benchtime 20x
+
+// BenchmarkAcquire compares host.acquire (create, start, readiness exec) with
+// `docker run -d IMAGE sleep infinity` plus one `docker exec CTR true`.
+// Removal is outside the timer in both.
+func BenchmarkAcquire(b *testing.B) {
+	image := testimage.Ensure(b)
+	b.Run("plugin", func(b *testing.B) {
+		p := start(b)
+		for i := 0; b.Loop(); i++ {
+			key := fmt.Sprintf("bench-acq-%d", i)
+			p.acquire(b, key, nil)
+			b.StopTimer()
+			p.must(b, "host.release", keyParams(key), nil)
+			b.StartTimer()
+		}
+	})
+	b.Run("docker-cli", func(b *testing.B) {
+		for b.Loop() {
+			out, err := exec.Command("docker", "run", "-d", "--label", "org.mu-plugins.test=1",
+				"--label", "org.mu-plugins.testrun="+runID, image, "sleep", "infinity").Output()
+			if err != nil {
+				b.Fatal(err)
+			}
+			id := string(out[:len(out)-1])
+			if err := exec.Command("docker", "exec", id, "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			_ = exec.Command("docker", "rm", "-f", id).Run()
+			b.StartTimer()
+		}
+	})
+}
+
+// BenchmarkExecTrue compares link.exec of `true` (over the plugin's pooled
+// exec channel) with `docker exec CTR true`, on one container.
+func BenchmarkExecTrue(b *testing.B) {
+	p := start(b)
+	h := p.acquire(b, "bench-exec", nil).Handle
+	b.Run("plugin", func(b *testing.B) {
+		for b.Loop() {
+			if r := p.run(b, h, "true"); exitCode(r) != "0" {
+				b.Fatalf("exec: %+v", r)
+			}
+		}
+	})
+	b.Run("docker-cli", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command("docker", "exec", h, "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
