@@ -1,0 +1,112 @@
+package docker_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+func TestPushTimeoutStopsTheRemoteSide(t *testing.T) {
+	p := start(t)
+	h := p.acquire(t, "key-push-to", nil).Handle
+	local, rev := localRepo(t, 2)
+	// A pre-receive hook that hangs: the push times out inside receive-pack.
+	p.run(t, h, "git init -q hung && printf '#!/bin/sh\\nsleep 310\\n' > hung/.git/hooks/pre-receive && chmod +x hung/.git/hooks/pre-receive")
+	params := pushParams(h, local, "hung", rev)
+	params["timeoutMs"] = 2000
+	var r protocol.ExecResult
+	p.must(t, "link.push", params, &r)
+	if r.ExitCode != nil {
+		t.Fatalf("hung push: exitCode %d, want null (stderr %q)", *r.ExitCode, r.Stderr)
+	}
+	if ps := docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 310") || strings.Contains(ps, "receive-pack") {
+		t.Errorf("the timed-out push left processes in the container:\n%s", ps)
+	}
+}
+
+func TestStdinEOFStopsRunsAndExits(t *testing.T) {
+	p := start(t)
+	h := p.acquire(t, "key-eof", nil).Handle
+	go func() { _ = p.send(nopTB{t}, "link.exec", execParams(h, "sleep 320", ".", 600_000)) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(docker(t, "exec", h, "ps", "-eo", "args"), "sleep 320") {
+		if time.Now().After(deadline) {
+			t.Fatal("the run never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = p.stdin.Close()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the plugin did not exit after stdin EOF")
+	}
+	if ps := docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 320") {
+		t.Errorf("a run survived the plugin's exit:\n%s", ps)
+	}
+}
+
+func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	p := startRaw(t, newPrefix(), "--instance", "elsewhere")
+	t.Cleanup(func() { p.stop(t) })
+	p.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
+	var lk protocol.HostLookupResult
+	p.must(t, "host.lookup", lookupParams("k", false), &lk)
+	if lk.Unknown == "" {
+		t.Errorf("lookup with the Engine unreachable: %+v, want unknown", lk)
+	}
+	var st protocol.HostStatus
+	p.must(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget("abc")}, &st)
+	if st.State != "unknown" {
+		t.Errorf("status with the Engine unreachable: %+v, want unknown", st)
+	}
+	if err := p.call(t, "host.acquire", acquireParams("k", nil), nil); err == nil || err.Data.Kind != "retryable" {
+		t.Errorf("acquire with the Engine unreachable: %v, want retryable", err)
+	}
+	// Without --instance the plugin cannot name its instance: it refuses to start.
+	q := startRaw(t, newPrefix())
+	_ = q.stdin.Close()
+	_ = q.cmd.Wait()
+	if q.cmd.ProcessState.ExitCode() == 0 || !strings.Contains(q.stderr.String(), "did not answer") {
+		t.Errorf("start without an Engine: exit %d, stderr %q", q.cmd.ProcessState.ExitCode(), q.stderr)
+	}
+}
+
+func TestCanaryNeverLeaves(t *testing.T) {
+	canary := "canary-" + newPrefix()
+	t.Setenv("MU_PLUGIN_CANARY", canary)
+	p := start(t, "--log-level", "debug")
+	h := p.acquire(t, "key-canary", nil).Handle
+	r := p.run(t, h, "env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'")
+	if strings.Contains(r.Stdout+r.Stderr, canary) {
+		t.Errorf("the plugin's environment reached the container")
+	}
+	local, _ := localRepo(t, 1)
+	p.must(t, "link.fetch", fetchParams(h, local, "nothing-here"), nil)
+	p.stop(t)
+	for _, line := range drain(p.lines) {
+		if strings.Contains(string(line), canary) {
+			t.Errorf("canary in a reply: %s", line)
+		}
+	}
+	if strings.Contains(p.stderr.String(), canary) {
+		t.Errorf("canary on stderr")
+	}
+	_ = os.Unsetenv("MU_PLUGIN_CANARY")
+}
+
+func drain(c chan []byte) [][]byte {
+	var out [][]byte
+	for {
+		select {
+		case l := <-c:
+			out = append(out, l)
+		default:
+			return out
+		}
+	}
+}
