@@ -36,7 +36,7 @@ var (
 )
 
 // plugin is the absolute path of a mu-plugin-fake symlink to this binary.
-func plugin(t *testing.T) string {
+func plugin(t testing.TB) string {
 	binOnce.Do(func() {
 		exe, err := os.Executable()
 		if err != nil {
@@ -78,7 +78,7 @@ type fakeProc struct {
 	wire   *syncBuf
 }
 
-func start(t *testing.T, args ...string) *fakeProc {
+func start(t testing.TB, args ...string) *fakeProc {
 	t.Helper()
 	fp := &fakeProc{stderr: &syncBuf{}, wire: &syncBuf{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -104,7 +104,7 @@ func start(t *testing.T, args ...string) *fakeProc {
 	return fp
 }
 
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return c
