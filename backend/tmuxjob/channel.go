@@ -1,0 +1,241 @@
+package tmuxjob
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// jobKey is the job a channel call is about: its target's job.
+func jobKey(method string, b protocol.Base) (string, error) {
+	if b.Target.Job == nil || b.Target.Job.Key == "" {
+		return "", protocol.Errorf(protocol.Permanent, "%s: target.job.key is required", method)
+	}
+	return b.Target.Job.Key, nil
+}
+
+// snapshot is one read of the host: the job's agent, the harness's state
+// (nil before the harness has written one) and one settled turn.
+type snapshot struct {
+	agent string
+	state *hstate
+	turn  *turnRec
+	bad   string // why the state file is not the contract's
+}
+
+// read reads the state and, when n > 0, turn n of incarnation inc (""
+// for the current one).
+func (j *Jobs) read(ctx context.Context, key, inc string, n int64) (snapshot, bool, error) {
+	if inc != "" && !validInc(inc) {
+		return snapshot{}, true, nil // no such incarnation can exist
+	}
+	o, err := j.run(ctx, "read", jobID(key), nil, inc, strconv.FormatInt(n, 10))
+	if err != nil {
+		return snapshot{}, false, err
+	}
+	if o.has("nojob") {
+		return snapshot{}, false, nil
+	}
+	s := snapshot{agent: string(o.blob("agent"))}
+	if o.hasBlob("state") {
+		st, ok := parseState(o.blob("state"))
+		if ok {
+			s.state = &st
+		} else {
+			s.bad = "the harness's state file does not follow the contract"
+		}
+	}
+	if o.hasBlob("turn") {
+		if t, ok := parseTurn(o.blob("turn")); ok {
+			s.turn = &t
+		}
+	}
+	return s, true, nil
+}
+
+// readNow reads the current state and the last settled turn: two runs at
+// most (the second only when the agent is idle past turn 0).
+func (j *Jobs) readNow(ctx context.Context, key string) (snapshot, bool, error) {
+	s, found, err := j.read(ctx, key, "", 0)
+	if err != nil || !found || s.state == nil || s.state.State != protocol.TurnIdle || s.state.Runs == 0 {
+		return s, found, err
+	}
+	t, found, err := j.read(ctx, key, s.state.Inc, s.state.Runs)
+	if err != nil || !found {
+		return s, found, err
+	}
+	if t.state != nil && t.state.Inc == s.state.Inc {
+		return t, true, nil
+	}
+	return s, true, nil
+}
+
+func noJob(method string) error {
+	return protocol.Errorf(protocol.Permanent, "%s: no job under this key on the host", method)
+}
+
+// ReadStates is channel.readStates: the job's agent's reading, for each
+// target that names it (others are left out).
+func (j *Jobs) ReadStates(ctx context.Context, p protocol.ReadStatesParams) (map[string]protocol.Reading, error) {
+	key, err := jobKey(protocol.MethodChannelReadStates, p.Base)
+	if err != nil {
+		return nil, err
+	}
+	s, found, err := j.read(ctx, key, "", 0)
+	if err != nil {
+		return nil, protocol.Wrap(protocol.Retryable, err, "channel.readStates")
+	}
+	if !found {
+		return nil, noJob(protocol.MethodChannelReadStates)
+	}
+	res := map[string]protocol.Reading{}
+	for _, t := range p.Targets {
+		k := t.Workstream + "/" + t.Name
+		if k != s.agent {
+			continue
+		}
+		switch {
+		case s.state != nil:
+			st := s.state
+			r := protocol.Reading{State: st.State, Since: st.Since, Runs: st.Runs, Incarnation: st.Inc}
+			if st.State == protocol.TurnBlocked {
+				r.Pending = st.Pending
+			}
+			res[k] = r
+		case s.bad != "":
+			res[k] = protocol.Reading{State: protocol.TurnUnknown, Since: j.now(), Reason: s.bad}
+		default:
+			res[k] = protocol.Reading{State: protocol.TurnUnknown, Since: j.now(), Reason: "the harness has not reported yet"}
+		}
+	}
+	return res, nil
+}
+
+func (j *Jobs) now() int64 { return j.opts.Now().UnixMilli() }
+
+// Baseline is channel.baseline: the turn count now, or nil before the
+// harness has reported (the job is not ready).
+func (j *Jobs) Baseline(ctx context.Context, key string) (*protocol.Baseline, error) {
+	if key == "" {
+		return nil, protocol.Errorf(protocol.Permanent, "channel.baseline: target.job.key is required")
+	}
+	s, found, err := j.read(ctx, key, "", 0)
+	if err != nil {
+		return nil, protocol.Wrap(protocol.Retryable, err, "channel.baseline")
+	}
+	if !found {
+		return nil, noJob(protocol.MethodChannelBaseline)
+	}
+	if s.state == nil {
+		return nil, nil
+	}
+	return &protocol.Baseline{Runs: s.state.Runs, Incarnation: s.state.Inc}, nil
+}
+
+// Receipt is channel.receipt: accepted once the delivery is in the job's
+// inbox, with the baseline it was given; else not-accepted.
+func (j *Jobs) Receipt(ctx context.Context, p protocol.ReceiptParams) (protocol.Receipt, error) {
+	key, err := jobKey(protocol.MethodChannelReceipt, p.Base)
+	if err != nil {
+		return protocol.Receipt{}, err
+	}
+	o, err := j.run(ctx, "receipt", jobID(key), nil, deliveryHash("msg", p.MsgID), j.opts.Nudge)
+	if err != nil {
+		return protocol.Receipt{State: protocol.ReceiptUnreachable, ID: p.MsgID, Reason: err.Error()}, nil
+	}
+	if !o.has("accepted") {
+		return protocol.Receipt{State: protocol.ReceiptNotAccepted, ID: p.MsgID}, nil
+	}
+	r := protocol.Receipt{State: protocol.ReceiptAccepted, ID: p.MsgID, Incarnation: string(o.blob("inc"))}
+	if n, err := strconv.ParseInt(string(o.blob("baseline")), 10, 64); err == nil {
+		r.Runs = &n
+	}
+	if n, err := strconv.ParseInt(string(o.blob("at")), 10, 64); err == nil {
+		r.At = &n
+	}
+	return r, nil
+}
+
+// LastRun is channel.lastRun: the settled turn afterRuns+1 of inc (the
+// current incarnation when empty), or nil while it has not settled.
+func (j *Jobs) LastRun(ctx context.Context, p protocol.LastRunParams) (*protocol.Observation, error) {
+	key, err := jobKey(protocol.MethodChannelLastRun, p.Base)
+	if err != nil {
+		return nil, err
+	}
+	s, found, err := j.read(ctx, key, p.Inc, p.AfterRuns+1)
+	if err != nil {
+		return nil, protocol.Wrap(protocol.Retryable, err, "channel.lastRun")
+	}
+	if !found {
+		return nil, noJob(protocol.MethodChannelLastRun)
+	}
+	if s.turn == nil {
+		return nil, nil
+	}
+	inc := p.Inc
+	if inc == "" && s.state != nil {
+		inc = s.state.Inc
+	}
+	o := j.settledObs(inc, p.AfterRuns+1, *s.turn)
+	return &o, nil
+}
+
+// Watch is channel.watch. It returns the reply and the function that waits
+// for its one notification (for protocol.Call.Watch): watch/settled once a
+// turn past afterRuns has settled in the incarnation, or watch/restarted
+// when the incarnation changes. It polls the host every Options.Poll; a
+// failed poll is tried again; ctx ($/cancel, shutdown) ends it with "".
+func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.WatchResult, func(context.Context) (string, any), error) {
+	key, err := jobKey(protocol.MethodChannelWatch, p.Base)
+	if err != nil {
+		return protocol.WatchResult{}, nil, err
+	}
+	s, found, err := j.readNow(ctx, key)
+	if err != nil {
+		return protocol.WatchResult{}, nil, protocol.Wrap(protocol.Retryable, err, "channel.watch")
+	}
+	if !found {
+		return protocol.WatchResult{}, nil, noJob(protocol.MethodChannelWatch)
+	}
+	if s.state == nil {
+		return protocol.WatchResult{}, nil, protocol.Errorf(protocol.Retryable, "channel.watch: the harness has not reported yet")
+	}
+	inc := p.Inc
+	if inc == "" {
+		inc = s.state.Inc
+	}
+	after := s.state.Runs
+	if p.AfterRuns != nil {
+		after = *p.AfterRuns
+	}
+	id := newWatchID()
+	res := protocol.WatchResult{WatchID: id, Initial: j.currentObs(*s.state, s.turn), AfterRuns: &after}
+	run := func(ctx context.Context) (string, any) {
+		for {
+			s, found, err := j.read(ctx, key, inc, after+1)
+			if err == nil && found && s.state != nil {
+				// A turn that settled before a restart still settled.
+				if s.turn != nil {
+					return protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: id, Observation: j.settledObs(inc, after+1, *s.turn)}
+				}
+				if s.state.Inc != inc {
+					return protocol.NotifyWatchRestarted, protocol.WatchRestarted{WatchID: id, Incarnation: s.state.Inc}
+				}
+			}
+			if !sleep(ctx, j.opts.Poll) {
+				return "", nil
+			}
+		}
+	}
+	return res, run, nil
+}
+
+func newWatchID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "w-" + hex.EncodeToString(b)
+}

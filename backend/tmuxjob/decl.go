@@ -1,0 +1,48 @@
+package tmuxjob
+
+import (
+	"context"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// Declaration is the job seam and the channel seam this package serves,
+// for a plugin's handshake (put them in protocol.Seams beside its link and
+// host). checks lists the `host check` phases the job seam contributes to
+// (nil: none).
+func Declaration(kind, channel string, checks []string) (*protocol.JobSeam, *protocol.ChannelSeam) {
+	if checks == nil {
+		checks = []string{}
+	}
+	job := &protocol.JobSeam{
+		Kind:   kind,
+		View:   protocol.ViewDetached,
+		Handle: protocol.HandleReply,
+		// lookup by the job key; a fenced none makes the key final.
+		Start:        protocol.KeyCaps{Lookup: true, FenceKey: true},
+		Channel:      channel,
+		Checks:       checks,
+		FirstTurn:    protocol.FirstTurnOnSend,
+		OutlivesHost: protocol.Bool(false),
+		// Exactly what Start carries out: the command line, env (and cwd);
+		// no sockets; the full-access role only.
+		Honours: &protocol.Honours{Command: true, Env: true, Sockets: false, Roles: []string{"full-access"}},
+	}
+	ch := &protocol.ChannelSeam{Name: channel, Caps: protocol.ChannelCaps{
+		Fence:      "none",
+		Receipt:    "exact",
+		Dedupe:     "exact",
+		Steer:      "none",
+		Interrupt:  "native",
+		Fresh:      "in-place",
+		Answer:     true,
+		Command:    true,
+		Watch:      "stream",
+		SettleText: "truncated",
+	}}
+	return job, ch
+}
+
+// Resolver finds the Jobs for a call's target (the docker backend: the
+// container target.host names, reached through its exec).
+type Resolver func(ctx context.Context, t protocol.Target) (*Jobs, error)

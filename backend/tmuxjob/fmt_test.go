@@ -1,0 +1,5 @@
+package tmuxjob_test
+
+import "fmt"
+
+func fmtSscan(s string, v *int) (int, error) { return fmt.Sscan(s, v) }

@@ -1,0 +1,197 @@
+package tmuxjob_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// host is a job host on this machine: a state root, real tmux on its own
+// socket, real sh, the test agent installed.
+type host struct {
+	t     *testing.T
+	root  string
+	jobs  *tmuxjob.Jobs
+	agent string // the test agent's path
+	r     tmuxjob.Runner
+}
+
+func requireTools(t testing.TB) {
+	t.Helper()
+	for _, c := range []string{"tmux", "sh", "flock", "base64", "git"} {
+		if _, err := exec.LookPath(c); err != nil {
+			t.Fatalf("%s is required on this machine for the tmuxjob tests (scripts/deps.sh installs it): %v", c, err)
+		}
+	}
+}
+
+func newHost(t testing.TB, mod ...func(*tmuxjob.Options)) *host {
+	t.Helper()
+	requireTools(t)
+	root, err := os.MkdirTemp("", "tj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tmuxjob.LocalRunner{}
+	opts := tmuxjob.Options{Root: root, Kind: "tmux", Channel: "tmux-test", Poll: 50 * time.Millisecond}
+	for _, m := range mod {
+		m(&opts)
+	}
+	j, err := tmuxjob.New(r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &host{root: root, jobs: j, agent: filepath.Join(root, "bin", "mu-test-agent"), r: r}
+	if tt, ok := t.(*testing.T); ok {
+		h.t = tt
+	}
+	if err := agent.Install(context.Background(), r, h.agent); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = exec.Command("tmux", "-S", filepath.Join(root, "tmux.sock"), "kill-server").Run()
+		killMarked(root)
+		os.RemoveAll(root)
+	})
+	return h
+}
+
+// killMarked kills every process whose environment names a channel under
+// root (whatever a failed test left behind).
+func killMarked(root string) {
+	for _, pid := range marked(root) {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+	}
+}
+
+// marked lists the live processes carrying a job mark under root.
+func marked(root string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		var pid int
+		if _, err := fmtSscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if i := strings.LastIndexByte(string(st), ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if strings.HasPrefix(kv, "MU_CHANNEL_DIR="+root+"/") {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func base(key string) protocol.Base {
+	return protocol.Base{Deadline: time.Now().Add(time.Minute).UnixMilli(),
+		Target: protocol.Target{Host: protocol.HostRef{Name: "local"}, Job: &protocol.JobRef{Kind: "tmux", Key: key},
+			Agent: &protocol.AgentRef{Workstream: "ws", Name: "a1", Incarnation: 1}}}
+}
+
+func spec(cmd string) protocol.JobSpec {
+	return protocol.JobSpec{Workstream: "ws", Name: "a1", Harness: "test", Role: "full-access", Cmd: cmd,
+		CommandSource: "test", Cwd: "", Env: map[string]string{}}
+}
+
+// startAgent starts the test agent under key and waits for its baseline.
+func (h *host) startAgent(t testing.TB, key string, env map[string]string, cwd string) protocol.JobStartResult {
+	t.Helper()
+	s := spec("exec sh " + shq(h.agent))
+	if env != nil {
+		s.Env = env
+	}
+	s.Cwd = cwd
+	res, err := h.jobs.Start(ctxT(t), protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	h.waitBaseline(t, key)
+	return res
+}
+
+func (h *host) waitBaseline(t testing.TB, key string) *protocol.Baseline {
+	t.Helper()
+	var b *protocol.Baseline
+	eventually(t, "the harness reports a baseline", func() bool {
+		var err error
+		b, err = h.jobs.Baseline(ctxT(t), key)
+		return err == nil && b != nil
+	})
+	return b
+}
+
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// eventually polls cond for up to a minute (generous: the machine is
+// noisy); it asserts an outcome, not a time.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never happened: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *host) lastRun(t testing.TB, key string, after int64) *protocol.Observation {
+	t.Helper()
+	var o *protocol.Observation
+	eventually(t, "turn settles", func() bool {
+		var err error
+		o, err = h.jobs.LastRun(ctxT(t), protocol.LastRunParams{Base: base(key), AfterRuns: after})
+		if err != nil {
+			t.Fatalf("lastRun: %v", err)
+		}
+		return o != nil
+	})
+	return o
+}
+
+func (h *host) send(t testing.TB, key, msgID, text string) protocol.SendResult {
+	t.Helper()
+	r, err := h.jobs.Send(ctxT(t), protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
+	if err != nil {
+		t.Fatalf("send %s: %v", msgID, err)
+	}
+	return r
+}
+
+func (h *host) reading(t testing.TB, key string) protocol.Reading {
+	t.Helper()
+	m, err := h.jobs.ReadStates(ctxT(t), protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}})
+	if err != nil {
+		t.Fatalf("readStates: %v", err)
+	}
+	r, ok := m["ws/a1"]
+	if !ok {
+		t.Fatalf("readStates: no reading for ws/a1: %v", m)
+	}
+	return r
+}

@@ -1,0 +1,65 @@
+# deliver: $1 kind (send fresh command interrupt answer), $2 the delivery's
+# hash, $3 at (epoch ms), $4 msgId, $5 mode, $6 command name, $7 expected
+# incarnation, $8 force (0/1), $9 dedupe window ms (0: by msgId), $10 the
+# nudge token, then the interrupt keys; stdin: the text.
+kind=$1 h=$2 at=$3 msgid=$4 mode=$5 name=$6 expect=$7 force=$8 window=$9 token=${10}
+shift 10
+[ -e "$d/started" ] || { say "refused nojob"; exit 0; }
+lock
+[ -e "$d/stopped" ] && { say "refused stopped"; exit 0; }
+a=$(alive)
+case $a in err:*) say "ERR ${a#err:}"; exit 1 ;; no) say "refused notrunning"; exit 0 ;; esac
+[ -f "$c/out/state" ] || { say "refused notready"; exit 0; }
+tmpdir
+cp "$c/out/state" "$T/state" || { say "ERR cannot read the harness state"; exit 1; }
+inc=$(val inc "$T/state") state=$(val state "$T/state") runs=$(val runs "$T/state") cursor=$(val cursor "$T/state")
+: "${runs:=0}" "${cursor:=0}"
+q=$c/inbox
+[ "$kind" = answer ] && q=$c/answers
+nudge() {
+	[ "$kind" = interrupt ] && case $state in busy | blocked) t send-keys -t "=$sess:" "$@" ;; esac
+	if t send-keys -t "=$sess:" -l "$token" && t send-keys -t "=$sess:" Enter; then say "nudged 1"; else say "nudged 0"; fi
+}
+# A delivery already accepted is not delivered again: its record answers.
+dup=
+if [ "$window" = 0 ]; then
+	dup=$(ls "$q" | grep -F ".$h" | grep "\.$h\$" | head -n 1)
+else
+	last=$(ls "$q" | tail -n 1)
+	case $last in *".$h")
+		lat=$(cat "$q/$last/at" 2>/dev/null)
+		[ -n "$lat" ] && [ $((at - lat)) -lt "$window" ] && dup=$last ;;
+	esac
+fi
+if [ -n "$dup" ]; then
+	say "dup ${dup%%.*}"
+	emit baseline "$q/$dup/baseline"
+	emit inc "$q/$dup/inc"
+	emit at "$q/$dup/at"
+	if [ "$(echo "${dup%%.*}" | sed 's/^0*//')" -gt "$cursor" ] 2>/dev/null; then nudge "$@"; fi
+	exit 0
+fi
+if [ -n "$expect" ] && [ "$expect" != "$inc" ]; then say "refused incarnation $inc"; exit 0; fi
+if [ "$kind" = answer ] && [ "$state" != blocked ] && [ "$force" != 1 ]; then say "refused notblocked $state"; exit 0; fi
+queued=$(ls "$c/inbox" | awk -F. -v cur="$cursor" '$1+0 > cur+0' | wc -l)
+busy=0
+case $state in busy | blocked) busy=1 ;; esac
+baseline=$((runs + busy + queued))
+seq=$(ls "$q" | awk -F. 'BEGIN{m=0} {n=$1+0; if (n>m) m=n} END{printf "%010d", m+1}')
+e=$q/.tmp.$h.$$
+rm -rf "$e"
+mkdir "$e" &&
+	printf '%s' "$kind" >"$e/kind" &&
+	printf '%s' "$msgid" >"$e/msgid" &&
+	printf '%s' "$mode" >"$e/mode" &&
+	printf '%s' "$name" >"$e/name" &&
+	printf '%s' "$at" >"$e/at" &&
+	printf '%s' "$baseline" >"$e/baseline" &&
+	printf '%s' "$inc" >"$e/inc" &&
+	cat >"$e/text" || { rm -rf "$e"; say "ERR cannot write the delivery"; exit 1; }
+mv "$e" "$q/$seq.$h" || { rm -rf "$e"; say "ERR cannot commit the delivery"; exit 1; }
+say "accepted $seq"
+say "baseline $baseline"
+say "inc $inc"
+say "state $state"
+nudge "$@"

@@ -1,0 +1,51 @@
+# lib.sh: the prelude of every tmuxjob script. It is never spliced with
+# data: every value arrives as an argument ("$@") or on stdin.
+#   $1 the state root, $2 the job id (hex), $3 the tmux socket; the
+#   operation's own arguments follow.
+# Output is line-based: "KEY value" lines, and "@KEY <base64>" blobs.
+unset MU_PLUGIN_RUN
+export LC_ALL=C
+root=$1 id=$2 sock=$3
+shift 3
+d=$root/jobs/$id
+c=$d/chan
+sess=mu-$id
+T=
+cleanup() { [ -n "$T" ] && rm -rf "$T"; }
+trap cleanup EXIT
+tmpdir() { [ -n "$T" ] || T=$(mktemp -d) || { say "ERR mktemp failed"; exit 1; }; }
+
+say() { printf '%s\n' "$*"; }
+oneline() { printf '%s' "$*" | tr '\n\r' '  '; }
+# emit KEY FILE: the file's bytes, read once, as a base64 blob.
+emit() {
+	[ -f "$2" ] || return 0
+	printf '@%s ' "$1"
+	base64 <"$2" | tr -d '\n'
+	printf '\n'
+}
+# t runs tmux without the lock's descriptor: a tmux server it starts must
+# not hold the job's lock for its whole life.
+t() { tmux -S "$sock" -f /dev/null "$@" 9>&-; }
+# lock: the job's lock (flock on $d/lock), waiting at most 20 s.
+lock() {
+	exec 9>>"$d/lock" || { say "ERR cannot open $d/lock"; exit 1; }
+	flock -w 20 9 || { say "busy the job's lock is held"; exit 0; }
+}
+# alive: yes, no, or err:<why> for the job's tmux session.
+alive() {
+	command -v tmux >/dev/null 2>&1 || { echo "err:tmux is not installed on the host"; return; }
+	if e=$(t has-session -t "=$sess" 2>&1); then echo yes; return; fi
+	case $e in
+	*"can't find session"* | *"no server running"* | *"error connecting to"*"No such file"* | *"error connecting to"*"Connection refused"* | *"server exited unexpectedly"*) echo no ;;
+	*) echo "err:$(oneline "$e")" ;;
+	esac
+}
+# marked: the pids of the processes whose environment carries the job's
+# mark (MU_CHANNEL_DIR=$c), which every process of the job inherits.
+marked() {
+	grep -lzxF -- "MU_CHANNEL_DIR=$c" /proc/[0-9]*/environ 2>/dev/null |
+		sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p' | grep -vx "$$" || true
+}
+# val KEY FILE: the first KEY=value line's value.
+val() { sed -n "s/^$1=//p" "$2" | head -n 1; }

@@ -1,0 +1,17 @@
+# receipt: $1 the delivery's hash, $2 the nudge token. An accepted
+# delivery the harness has not taken yet is nudged again (the harness takes
+# each delivery once, so a second nudge delivers nothing twice).
+h=$1 token=$2
+[ -e "$d/started" ] || { say "nojob 1"; exit 0; }
+e=$(ls "$c/inbox" | grep "\.$h\$" | head -n 1)
+[ -n "$e" ] || { say "none 1"; exit 0; }
+say "accepted ${e%%.*}"
+emit baseline "$c/inbox/$e/baseline"
+emit inc "$c/inbox/$e/inc"
+emit at "$c/inbox/$e/at"
+cursor=$(val cursor "$c/out/state" 2>/dev/null)
+seq=$(echo "${e%%.*}" | sed 's/^0*//')
+if [ "$seq" -gt "${cursor:-0}" ] 2>/dev/null && [ "$(alive)" = yes ]; then
+	t send-keys -t "=$sess:" -l "$token" && t send-keys -t "=$sess:" Enter && say "nudged 1"
+fi
+exit 0

@@ -1,0 +1,37 @@
+# start: $1 key, $2 agent (ws/name), $3 cwd, $4 env file text, $5 wrapper
+# text, $6 pipe-pane command; stdin: the job's command line.
+key=$1 agent=$2 cwd=$3 envtext=$4 wrap=$5 pipecmd=$6
+mkdir -p "$root/jobs" || { say "ERR cannot create $root/jobs"; exit 1; }
+if mkdir "$d" 2>/dev/null; then say "claimed 1"; fi
+[ -d "$d" ] || { say "ERR cannot create $d"; exit 1; }
+lock
+[ -e "$d/fenced" ] && { say "refused fenced"; exit 0; }
+[ -e "$d/stopped" ] && { say "refused stopped"; exit 0; }
+if [ ! -e "$d/started" ]; then
+	a=$(alive)
+	case $a in err:*) say "ERR ${a#err:}"; exit 1 ;; esac
+	printf '%s' "$key" >"$d/key" &&
+		printf '%s' "$agent" >"$d/agent" &&
+		printf '%s' "$cwd" >"$d/cwd" &&
+		printf '%s' "$envtext" >"$d/env" &&
+		printf '%s' "$wrap" >"$d/wrap" &&
+		cat >"$d/cmd" &&
+		mkdir -p "$c/inbox" "$c/answers" "$c/out/turns" &&
+		: >"$d/log" || { say "ERR cannot write the job's files in $d"; exit 1; }
+	# started is the commit: written before the session, so a start that
+	# dies half-way is never run a second time (it reads lost instead).
+	: >"$d/started"
+	if ! e=$(t new-session -d -s "$sess" -x 160 -y 48 -e "MU_CHANNEL_DIR=$c" -- /bin/sh "$d/wrap" "$d" 2>&1); then
+		rm -f "$d/started"
+		say "ERR tmux new-session: $(oneline "$e")"
+		exit 1
+	fi
+	say "new 1"
+fi
+if [ ! -e "$d/go" ]; then
+	if [ "$(alive)" = yes ]; then
+		e=$(t pipe-pane -t "=$sess:" -o "$pipecmd" 2>&1) || { say "ERR tmux pipe-pane: $(oneline "$e")"; exit 1; }
+	fi
+	: >"$d/go"
+fi
+say "ok 1"

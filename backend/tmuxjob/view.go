@@ -1,0 +1,97 @@
+package tmuxjob
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// LocalView is the view when the host is this machine: it follows the
+// job's log (its terminal output, escape sequences and all) from the start.
+// It needs no terminal on stdin.
+func LocalView(_ string, logPath string) protocol.View {
+	return protocol.View{Command: "exec tail -c +1 -F " + shQuote(logPath), Env: map[string]string{}}
+}
+
+var handleRe = regexp.MustCompile(`^mu-([0-9a-f]{24})$`)
+
+// followChunk is how much of the log one poll reads at most.
+const followChunk = 256 << 10
+
+// Follow is the following side of a view over the Runner: it copies the
+// job's terminal output (the log that tmux's pipe-pane writes) to w from
+// the start, polling for more, until the job has ended and its log is
+// drained (then it writes one last line saying so and returns nil), or ctx
+// ends. It needs no terminal: a view command runs it with stdin from
+// /dev/null. handle is the job's handle (job.start's reply).
+func (j *Jobs) Follow(ctx context.Context, handle string, w io.Writer) error {
+	m := handleRe.FindStringSubmatch(handle)
+	if m == nil {
+		return fmt.Errorf("tmuxjob: %q is not a job handle", handle)
+	}
+	id := m[1]
+	var off int64
+	idle := j.opts.Poll
+	failures := 0
+	for {
+		o, err := j.run(ctx, "tail", id, nil, strconv.FormatInt(off, 10), strconv.Itoa(followChunk))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			failures++
+			if failures > 50 {
+				return err
+			}
+			if !sleep(ctx, time.Second) {
+				return ctx.Err()
+			}
+			continue
+		}
+		failures = 0
+		if o.has("nojob") {
+			return fmt.Errorf("tmuxjob: no job %s on the host", handle)
+		}
+		data := o.blob("data")
+		if len(data) > 0 {
+			if _, err := w.Write(data); err != nil {
+				return err
+			}
+			off += int64(len(data))
+			idle = j.opts.Poll
+			if len(data) == followChunk {
+				continue
+			}
+		}
+		if o.get("alive") == "no" && len(data) == 0 {
+			if e := o.get("exit"); e != "" {
+				fmt.Fprintf(w, "\r\n[mu: the job ended, exit %s]\r\n", e)
+			} else {
+				fmt.Fprintf(w, "\r\n[mu: the job is gone]\r\n")
+			}
+			return nil
+		}
+		if !sleep(ctx, idle) {
+			return ctx.Err()
+		}
+		if idle < 500*time.Millisecond {
+			idle += idle / 2
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
