@@ -129,3 +129,26 @@ func TestPush(t *testing.T) {
 		t.Fatalf("short rev: want a permanent error, got %+v", r.Error)
 	}
 }
+
+// TestFetchTimeoutStops: a remote git that blocks (its HEAD is a FIFO) times
+// out with exitCode null, and the remote git-upload-pack is stopped too.
+func TestFetchTimeoutStops(t *testing.T) {
+	s, cfg := server(t, testsshd.Options{})
+	old := watchdogSlack
+	watchdogSlack = 120
+	t.Cleanup(func() { watchdogSlack = old })
+	d, _, _ := inproc(t, cfg)
+	d.mustExec("box", "rm -rf hang-repo && git init -q hang-repo && rm hang-repo/.git/HEAD && mkfifo hang-repo/.git/HEAD")
+	local := t.TempDir()
+	git(t, local, "init", "-q")
+	res, r := d.link("link.fetch", fetchParams("box", "hang-repo", local, 3*time.Second))
+	if r.Error != nil {
+		t.Fatalf("fetch: %s", r.Error.Message)
+	}
+	if res.ExitCode != nil {
+		t.Fatalf("exitCode %d, want null on timeout (stderr %q)", *res.ExitCode, res.Stderr)
+	}
+	if left := waitGone(t, s, "hang-repo", 10*time.Second); len(left) > 0 {
+		t.Fatalf("remote git left running:\n%s", strings.Join(left, "\n"))
+	}
+}

@@ -1,0 +1,186 @@
+package sshlink
+
+// Side by side against the same sshd, in one run:
+//   go test -run '^$' -bench . -benchtime 20x ./backend/ssh/
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testsshd"
+)
+
+func openssh(b *testing.B, s *testsshd.Server, extra ...string) {
+	args := append([]string{"-F", s.Config}, extra...)
+	args = append(args, "box", "true")
+	if out, err := exec.Command("ssh", args...).CombinedOutput(); err != nil {
+		b.Fatalf("ssh: %v: %s", err, out)
+	}
+}
+
+// controlMaster starts `ssh -M` for s and returns its control socket.
+func controlMaster(b *testing.B, s *testsshd.Server) string {
+	ctl := filepath.Join(b.TempDir(), "ctl")
+	cmd := exec.Command("ssh", "-F", s.Config, "-M", "-S", ctl, "-N", "box")
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat(ctl); err == nil {
+			return ctl
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.Fatal("ControlMaster socket never appeared")
+	return ""
+}
+
+func BenchmarkCold(b *testing.B) {
+	s, cfg := server(b, testsshd.Options{})
+	b.Run("plugin", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			cmd := exec.Command(pluginBin, "--config", cfg.SSHConfig)
+			in, _ := cmd.StdinPipe()
+			out, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			d := newDriver(b, in, out)
+			d.initialize()
+			d.mustExec("box", "true")
+			in.Close()
+			cmd.Wait()
+		}
+	})
+	b.Run("openssh", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			openssh(b, s, "-o", "ControlMaster=no", "-o", "ControlPath=none")
+		}
+	})
+}
+
+func BenchmarkWarm(b *testing.B) {
+	s, cfg := server(b, testsshd.Options{})
+	b.Run("plugin", func(b *testing.B) {
+		d, _, _ := subproc(b, nil, "--config", cfg.SSHConfig)
+		d.initialize()
+		d.mustExec("box", "true")
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			d.mustExec("box", "true")
+		}
+	})
+	b.Run("openssh-controlmaster", func(b *testing.B) {
+		ctl := controlMaster(b, s)
+		openssh(b, s, "-S", ctl)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			openssh(b, s, "-S", ctl)
+		}
+	})
+}
+
+func BenchmarkConcurrent50(b *testing.B) {
+	_, cfg := server(b, testsshd.Options{})
+	d, _, _ := subproc(b, nil, "--config", cfg.SSHConfig)
+	d.initialize()
+	d.mustExec("box", "true")
+	failed := 0
+	var mu sync.Mutex
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var wg sync.WaitGroup
+		for j := 0; j < 50; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, r := d.exec("box", "true", ".", 60*time.Second)
+				if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(failed), "failed")
+	if failed > 0 {
+		b.Fatalf("%d of %d calls failed", failed, 50*b.N)
+	}
+}
+
+func BenchmarkFetch(b *testing.B) {
+	s, cfg := server(b, testsshd.Options{})
+	d, _, _ := subproc(b, nil, "--config", cfg.SSHConfig)
+	d.initialize()
+	head := remoteRepo(b, d, "bench-src", 200)
+	fresh := func() string {
+		dir := filepath.Join(b.TempDir(), "r")
+		git(b, "/", "init", "-q", dir)
+		return dir
+	}
+	check := func(dir string) {
+		fh, _ := os.ReadFile(filepath.Join(dir, ".git", "FETCH_HEAD"))
+		if !strings.HasPrefix(string(fh), head) {
+			b.Fatalf("FETCH_HEAD %q", fh)
+		}
+	}
+	gitOverSSH := func(b *testing.B, sshCmd string) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			dir := fresh()
+			b.StartTimer()
+			cmd := exec.Command("git", "-C", dir, "-c", "protocol.version=2", "fetch", "--no-tags", "box:bench-src", "HEAD")
+			cmd.Env = append(os.Environ(), "GIT_SSH_COMMAND="+sshCmd)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("git fetch: %v: %s", err, out)
+			}
+			b.StopTimer()
+			check(dir)
+			b.StartTimer()
+		}
+	}
+	b.Run("plugin", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			dir := fresh()
+			b.StartTimer()
+			res, r := d.link("link.fetch", fetchParams("box", "bench-src", dir, 60*time.Second))
+			if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+				b.Fatalf("fetch: %+v %+v", res, r.Error)
+			}
+			b.StopTimer()
+			check(dir)
+			b.StartTimer()
+		}
+	})
+	b.Run("git-openssh", func(b *testing.B) {
+		gitOverSSH(b, "ssh -F "+s.Config+" -o ControlMaster=no -o ControlPath=none")
+	})
+	b.Run("git-openssh-controlmaster", func(b *testing.B) {
+		ctl := controlMaster(b, s)
+		gitOverSSH(b, "ssh -F "+s.Config+" -S "+ctl)
+	})
+}
+
+// BenchmarkOutput100MB reports the plugin's peak RSS while a script prints
+// 100 MB.
+func BenchmarkOutput100MB(b *testing.B) {
+	_, cfg := server(b, testsshd.Options{})
+	d, cmd, _ := subproc(b, nil, "--config", cfg.SSHConfig)
+	d.initialize()
+	for i := 0; i < b.N; i++ {
+		res, r := d.exec("box", "head -c 100000000 /dev/zero", ".", 120*time.Second)
+		if r.Error != nil || res.ExitCode == nil || !res.Partial {
+			b.Fatalf("exec: %+v", r.Error)
+		}
+	}
+	b.ReportMetric(float64(vmHWM(b, cmd.Process.Pid)), "peakRSS-KiB")
+}
