@@ -171,3 +171,27 @@ func TestSecretsStayOutOfErrors(t *testing.T) {
 		t.Fatalf("not-sent error carries params: %v", err)
 	}
 }
+
+func TestTypedNullResults(t *testing.T) {
+	h := newHarness(t, "good", "good")
+	p := h.start(t)
+	b, err := p.Baseline(context.Background(), tgt)
+	if err != nil || b != nil {
+		t.Fatalf("baseline %+v %v", b, err)
+	}
+	if err := p.JobStop(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: tgt}, Key: "k1"}); err != nil {
+		t.Fatal(err)
+	}
+	if l := h.tr.outWith(`"method":"job.stop","params":{"deadline":`); len(l) != 1 || !strings.Contains(l[0], `"key":"k1"`) {
+		t.Fatalf("job.stop lines %q", l)
+	}
+	// An unserved method: a typed permanent error, the plugin stays up.
+	_, err = p.JobAttach(context.Background(), tgt)
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
+		t.Fatalf("job.attach: %v", err)
+	}
+	if p.Broken() != nil {
+		t.Fatal(p.Broken())
+	}
+}

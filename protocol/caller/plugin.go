@@ -353,6 +353,20 @@ func (p *Plugin) Stop() StopReport {
 	return p.report
 }
 
+// ErrHangup is the cause CloseStdin gives its stop.
+var ErrHangup = errors.New("stdin closed without shutdown")
+
+// CloseStdin stops the plugin as a mu that died would: it only closes
+// stdin (no $/cancel, no shutdown), waits at most the grace for the group
+// to empty, and kills the group. The report's Graceful tells whether the
+// plugin honoured "on stdin EOF, exit within 5 s". Pending calls fail
+// unanswered. If a stop already began, it waits for that one instead.
+func (p *Plugin) CloseStdin() StopReport {
+	p.beginStopMode(ErrHangup, true)
+	<-p.stopped
+	return p.report
+}
+
 // Report returns the stop report once Done is closed (zero before).
 func (p *Plugin) Report() StopReport {
 	select {

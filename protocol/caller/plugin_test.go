@@ -120,6 +120,13 @@ func goodHandlers() map[string]protocol.Handler {
 			}
 			return ok("ok")
 		},
+		protocol.MethodChannelBaseline: func(ctx context.Context, call *protocol.Call) (any, error) {
+			return nil, nil
+		},
+		protocol.MethodJobStop: func(ctx context.Context, call *protocol.Call) (any, error) {
+			var p protocol.KeyParams
+			return nil, call.Decode(&p)
+		},
 		protocol.MethodJobStatus: func(ctx context.Context, call *protocol.Call) (any, error) {
 			return protocol.JobStatus{State: protocol.JobRunning}, nil
 		},

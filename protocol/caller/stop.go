@@ -17,7 +17,11 @@ const stopWriteBudget = time.Second
 
 // beginStop begins the stop sequence once: every pending call fails
 // unanswered (cause), every open watch ends, and no request is sent again.
-func (p *Plugin) beginStop(cause error) {
+func (p *Plugin) beginStop(cause error) { p.beginStopMode(cause, false) }
+
+// beginStopMode is beginStop; eofOnly skips the $/cancel and shutdown
+// messages (CloseStdin).
+func (p *Plugin) beginStopMode(cause error, eofOnly bool) {
 	p.stopOnce.Do(func() {
 		p.mu.Lock()
 		p.stopping = true
@@ -37,16 +41,20 @@ func (p *Plugin) beginStop(cause error) {
 		p.mu.Unlock()
 		slices.Sort(ids)
 		close(p.stopStarted)
-		go p.stopSequence(cause, ids)
+		go p.stopSequence(cause, ids, eofOnly)
 	})
 }
 
 // stopSequence is the spec's one stop: $/cancel for each pending call,
 // shutdown, close stdin, wait at most the grace for the group to empty,
 // kill the group.
-func (p *Plugin) stopSequence(cause error, ids []int64) {
+func (p *Plugin) stopSequence(cause error, ids []int64, eofOnly bool) {
 	rep := StopReport{Cause: cause}
-	if p.lockWriteForStop() {
+	if eofOnly && p.lockWriteForStop() {
+		p.stdinClosed = true
+		p.stdin.Close()
+		<-p.wsem
+	} else if !eofOnly && p.lockWriteForStop() {
 		for _, id := range ids {
 			_ = p.writeLocked(cancelLine(strconv.FormatInt(id, 10), ""), time.Now().Add(stopWriteBudget))
 		}

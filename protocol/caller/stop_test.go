@@ -273,3 +273,26 @@ func TestFirstStderrLine(t *testing.T) {
 		t.Fatalf("first line (%d runes) %q", len([]rune(got)), got)
 	}
 }
+
+// TestCloseStdinOnly: CloseStdin sends nothing but EOF; a good plugin's
+// group empties by itself, one that ignores EOF is killed.
+func TestCloseStdinOnly(t *testing.T) {
+	h := newHarness(t, "good", "good")
+	p := h.start(t)
+	rep := p.CloseStdin()
+	if !rep.Graceful || !rep.GroupEmpty || !errors.Is(rep.Cause, ErrHangup) {
+		t.Fatalf("good plugin: %+v", rep)
+	}
+	if n := len(h.tr.lines(Out)); n != 1 {
+		t.Fatalf("CloseStdin wrote messages: %q", h.tr.lines(Out))
+	}
+	h = newHarness(t, "raw", "raw:ignore-eof")
+	h.cfg.StopGrace = 300 * time.Millisecond
+	p = h.start(t)
+	if rep := p.CloseStdin(); rep.Graceful || rep.Killed != 1 || !rep.GroupEmpty {
+		t.Fatalf("EOF-ignoring plugin: %+v", rep)
+	}
+	if !strings.Contains(h.stderr.String(), "eof") || strings.Contains(h.stderr.String(), "shutdown") {
+		t.Fatalf("the plugin saw: %q", h.stderr.String())
+	}
+}
