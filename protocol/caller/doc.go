@@ -65,6 +65,18 @@
 //	n, err := w.Wait(ctx) // n.Settled or n.Restarted; ErrWatchEnded if none will come
 //	w.Cancel()            // $/cancel {watchId}; a notification crossing it is ignored
 //
+// One invocation's plugin, as mu holds it (started on first need, started
+// again by the next call after a stop, refused for good after a violation
+// or a load refusal, never started after Close):
+//
+//	s := caller.NewSession(cfg)
+//	defer s.Close()
+//	raw, err := s.Call(ctx, "job.status", params, 0)
+//
+// To check a plugin's exit on stdin EOF alone (what it sees when mu dies),
+// CloseStdin closes stdin without $/cancel or shutdown and reports whether
+// the group emptied by itself within the grace.
+//
 // # Inbound checks
 //
 // Every line from the plugin is checked: at most 1 MiB, valid UTF-8 on the
