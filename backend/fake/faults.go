@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -267,7 +268,7 @@ func escapeGroup() {
 // the handshake: delay, crash-before, canary-stderr, escape-group, and the
 // raw lines (not-json, orphan-reply, request-to-mu, bad-notification,
 // long-line, invalid-utf8) written straight to out.
-func (f *Fake) StartupFaults(out interface{ Write([]byte) (int, error) }) {
+func (f *Fake) StartupFaults(out io.Writer) {
 	for _, ft := range f.faults.match("initialize") {
 		switch ft.Fault {
 		case FaultDelay:
