@@ -41,8 +41,8 @@ func (b *Backend) exec(ctx context.Context, call *protocol.Call) (any, error) {
 	if len(p.Script) > MaxScriptBytes {
 		return nil, protocol.Errorf(protocol.Permanent, "script is %d bytes; maxScriptBytes is %d", len(p.Script), MaxScriptBytes)
 	}
-	if strings.IndexByte(p.Script, 0) >= 0 || strings.IndexByte(p.Cwd, 0) >= 0 {
-		return nil, protocol.Errorf(protocol.Permanent, "a script or cwd cannot hold a NUL byte")
+	if strings.IndexByte(p.Script, 0) >= 0 || strings.ContainsAny(p.Cwd, "\x00\n") {
+		return nil, protocol.Errorf(protocol.Permanent, "a script cannot hold a NUL byte, nor a cwd a NUL or a newline")
 	}
 	cwd := p.Cwd
 	if cwd == "" {
