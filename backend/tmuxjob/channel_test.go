@@ -1,0 +1,281 @@
+package tmuxjob_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+func TestSendBusySettledRunsDense(t *testing.T) {
+	h := newHost(t)
+	ctx := ctxT(t)
+	key := "c1"
+	h.startAgent(t, key, nil, "")
+	b, _ := h.jobs.Baseline(ctx, key)
+	if b.Runs != 0 || b.Incarnation == "" {
+		t.Fatalf("baseline: %+v", b)
+	}
+	r := h.reading(t, key)
+	if r.State != protocol.TurnIdle || r.Runs != 0 || r.Incarnation != b.Incarnation {
+		t.Fatalf("reading: %+v", r)
+	}
+	// Another agent's reading is not this job's: left out.
+	m, _ := h.jobs.ReadStates(ctx, protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "other"}}})
+	if len(m) != 0 {
+		t.Fatalf("reading for another agent: %v", m)
+	}
+
+	s1 := h.send(t, key, "m1", "first [[ms:1500]]")
+	if s1.Ack != protocol.AckConfirmed || s1.Channel != "tmux-test" || s1.MsgID != "m1" || s1.Baseline == nil || *s1.Baseline != 0 {
+		t.Fatalf("send 1: %+v", s1)
+	}
+	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	// Two more queue behind the turn in progress: baselines 1 and 2.
+	s2 := h.send(t, key, "m2", "second")
+	s3 := h.send(t, key, "m3", "third")
+	if *s2.Baseline != 1 || *s3.Baseline != 2 {
+		t.Fatalf("queued baselines: %d %d", *s2.Baseline, *s3.Baseline)
+	}
+	for i, want := range []string{"agent: first [[ms:1500]]", "agent: second", "agent: third"} {
+		o := h.lastRun(t, key, int64(i))
+		if o.Runs != int64(i+1) || !o.Settled || o.Status != protocol.TurnIdle || o.LastText != want || o.Incarnation != b.Incarnation || o.LastError != "" {
+			t.Fatalf("turn %d: %+v", i+1, o)
+		}
+	}
+	eventually(t, "idle at runs 3", func() bool { r := h.reading(t, key); return r.State == protocol.TurnIdle && r.Runs == 3 })
+	// lastRun past the last settled turn: nothing yet.
+	if o, err := h.jobs.LastRun(ctx, protocol.LastRunParams{Base: base(key), AfterRuns: 3}); err != nil || o != nil {
+		t.Fatalf("lastRun 3: %+v %v", o, err)
+	}
+	// A delivery after the queue drained: baseline 3.
+	if s := h.send(t, key, "m4", "fourth"); *s.Baseline != 3 {
+		t.Fatalf("send 4: %+v", s)
+	}
+	h.lastRun(t, key, 3)
+}
+
+func TestReceiptExactAndResendDeduped(t *testing.T) {
+	h := newHost(t)
+	ctx := ctxT(t)
+	key := "c2"
+	h.startAgent(t, key, nil, "")
+	r, err := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m1"})
+	if err != nil || r.State != protocol.ReceiptNotAccepted || r.ID != "m1" {
+		t.Fatalf("receipt before: %+v %v", r, err)
+	}
+	s1 := h.send(t, key, "m1", "once [[ms:800]]")
+	r, err = h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m1"})
+	if err != nil || r.State != protocol.ReceiptAccepted || r.ID != "m1" || r.Runs == nil || *r.Runs != 0 || r.At == nil || r.Incarnation == "" {
+		t.Fatalf("receipt after: %+v %v", r, err)
+	}
+	// A resend of the accepted msgId (even with other text) delivers nothing.
+	s2 := h.send(t, key, "m1", "once [[ms:800]]")
+	if *s2.Baseline != *s1.Baseline || s2.MsgID != "m1" {
+		t.Fatalf("resend: %+v, first %+v", s2, s1)
+	}
+	h.lastRun(t, key, 0)
+	s3 := h.send(t, key, "m1", "once [[ms:800]]")
+	if *s3.Baseline != 0 {
+		t.Fatalf("resend after settle: %+v", s3)
+	}
+	h.send(t, key, "m2", "next")
+	o := h.lastRun(t, key, 1)
+	if o.LastText != "agent: next" {
+		t.Fatalf("turn 2 is %q: m1 was delivered twice?", o.LastText)
+	}
+	ents, _ := os.ReadDir(filepath.Join(h.jobs.ChannelDir(key), "inbox"))
+	if len(ents) != 2 {
+		t.Fatalf("inbox holds %d deliveries, want 2", len(ents))
+	}
+}
+
+// dropRunner runs every script but loses the answer of the first one whose
+// argv mentions op: the plugin killed between writing and answering.
+type dropRunner struct {
+	tmuxjob.Runner
+	drop string
+	done bool
+}
+
+func (d *dropRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, []byte, int, error) {
+	o, e, c, err := d.Runner.Run(ctx, argv, stdin)
+	if !d.done && len(argv) > 7 && argv[7] == d.drop {
+		d.done = true
+		return nil, nil, -1, errors.New("the plugin died before it could answer")
+	}
+	return o, e, c, err
+}
+
+func TestDeliveryResolvedByReceiptAfterLostAnswer(t *testing.T) {
+	h := newHost(t)
+	ctx := ctxT(t)
+	key := "c3"
+	h.startAgent(t, key, nil, "")
+	dr := &dropRunner{Runner: tmuxjob.LocalRunner{}, drop: "send"}
+	j2, err := tmuxjob.New(dr, tmuxjob.Options{Root: h.root, Kind: "tmux", Channel: "tmux-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = j2.Send(ctx, protocol.SendParams{Base: base(key), Text: "lost answer", MsgID: "m1", Mode: protocol.ModeFollowUp})
+	if kindOf(err) != protocol.UnknownOutcome {
+		t.Fatalf("send whose answer was lost: %v", err)
+	}
+	r, err := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m1"})
+	if err != nil || r.State != protocol.ReceiptAccepted || *r.Runs != 0 {
+		t.Fatalf("receipt: %+v %v", r, err)
+	}
+	if o := h.lastRun(t, key, 0); o.LastText != "agent: lost answer" {
+		t.Fatalf("turn: %+v", o)
+	}
+}
+
+func TestBlockedThenAnswered(t *testing.T) {
+	h := newHost(t)
+	ctx := ctxT(t)
+	key := "c4"
+	h.startAgent(t, key, nil, "")
+	// Nothing pending: an answer is refused, unless forced.
+	if _, err := h.jobs.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y"}}); kindOf(err) != protocol.Permanent {
+		t.Fatalf("answer with nothing pending: %v", err)
+	}
+	h.send(t, key, "m1", "do it [[block:proceed]] [[ms:200]]")
+	var r protocol.Reading
+	eventually(t, "blocked", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked })
+	if r.Pending != "proceed" || r.Runs != 0 {
+		t.Fatalf("blocked reading: %+v", r)
+	}
+	a, err := h.jobs.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y", "Enter"}})
+	if err != nil || a.Ack != protocol.AckConfirmed || len(a.Keys) != 2 {
+		t.Fatalf("answer: %+v %v", a, err)
+	}
+	o := h.lastRun(t, key, 0)
+	if o.LastText != "agent: do it [[block:proceed]] [[ms:200]]" || o.LastError != "" {
+		t.Fatalf("turn: %+v", o)
+	}
+	if _, err := h.jobs.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"n"}, Force: true}); err != nil {
+		t.Fatalf("forced answer: %v", err)
+	}
+}
+
+func TestInterruptAndAbort(t *testing.T) {
+	h := newHost(t)
+	ctx := ctxT(t)
+	key := "c5"
+	h.startAgent(t, key, nil, "")
+	h.send(t, key, "m1", "long [[ms:600000]]")
+	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	ir, err := h.jobs.Interrupt(ctx, protocol.InterruptParams{Base: base(key), Text: "instead, this", MsgID: "i1", TimeoutMs: 30000})
+	if err != nil || !ir.WasBusy || ir.Pending || ir.MsgID != "i1" || ir.Runs == nil || *ir.Runs != 1 {
+		t.Fatalf("interrupt: %+v %v", ir, err)
+	}
+	o := h.lastRun(t, key, 0)
+	if o.LastError != "interrupted" {
+		t.Fatalf("the interrupted turn: %+v", o)
+	}
+	if o := h.lastRun(t, key, 1); o.LastText != "agent: instead, this" {
+		t.Fatalf("the interrupt's turn: %+v", o)
+	}
+	// Abort: idle first (nothing to cut), then a turn in progress.
+	ab, err := h.jobs.Abort(ctx, protocol.AbortParams{Base: base(key), TimeoutMs: 1000})
+	if err != nil || ab.Before != protocol.TurnIdle || ab.After != protocol.TurnIdle || ab.Aborted || ab.Pending {
+		t.Fatalf("abort when idle: %+v %v", ab, err)
+	}
+	h.send(t, key, "m2", "long again [[ms:600000]]")
+	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	ab, err = h.jobs.Abort(ctx, protocol.AbortParams{Base: base(key), TimeoutMs: 30000})
+	if err != nil || ab.Before != protocol.TurnBusy || ab.After != protocol.TurnIdle || !ab.Settled || !ab.Aborted || ab.Pending {
+		t.Fatalf("abort: %+v %v", ab, err)
+	}
+	if o := h.lastRun(t, key, 2); o.LastError != "interrupted" || o.Runs != 3 {
+		t.Fatalf("the aborted turn: %+v", o)
+	}
+}
+
+func TestHostileTextDeliveredVerbatim(t *testing.T) {
+	h := newHost(t)
+	key := "c6"
+	h.startAgent(t, key, nil, "")
+	texts := []string{
+		"it's \"quoted\" and 'single' \\ back\\slash",
+		"line one\nline two\n\nline four\n",
+		"$(rm -rf /) `rm -rf /` ${HOME} $((1+1)) ; && || | > /tmp/x < /etc/passwd &",
+		"control: \x01\x02\x03 esc \x1b[31mred\x1b[0m bell \x07 del \x7f cr \r tab \t C-c \x03 C-d \x04",
+		"-n leading dash; unicode ünïcødé 日本語 🙂; NUL \x00 inside",
+		"mu:inbox\n", // the nudge token itself
+	}
+	for i, text := range texts {
+		id := "h" + string(rune('a'+i))
+		h.send(t, key, id, text)
+		o := h.lastRun(t, key, int64(i))
+		if o.LastText != "agent: "+strings.ToValidUTF8(text, "\uFFFD") {
+			t.Fatalf("text %d came back as %q", i, o.LastText)
+		}
+		// The delivery's file holds the text byte for byte.
+		ents, _ := os.ReadDir(filepath.Join(h.jobs.ChannelDir(key), "inbox"))
+		b, err := os.ReadFile(filepath.Join(h.jobs.ChannelDir(key), "inbox", ents[i].Name(), "text"))
+		if err != nil || string(b) != text {
+			t.Fatalf("delivery %d on disk: %q %v", i, b, err)
+		}
+	}
+	if _, err := os.Stat("/tmp/x"); err == nil {
+		t.Log("note: /tmp/x exists (not necessarily ours)")
+	}
+	if st, _ := h.jobs.Status(ctxT(t), key); st.State != protocol.JobRunning {
+		t.Fatalf("the agent did not survive the texts: %+v", st)
+	}
+}
+
+func TestCommandFreshExpectIncarnationAndCommit(t *testing.T) {
+	h := newHost(t)
+	ctx := ctxT(t)
+	key := "c7"
+	repo := filepath.Join(h.root, "repo")
+	for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	h.startAgent(t, key, nil, repo)
+	c, err := h.jobs.Command(ctx, protocol.CommandParams{Base: base(key), Name: "compact", Instructions: "keep the plan"})
+	if err != nil || c.Ack != protocol.AckConfirmed || *c.Baseline != 0 {
+		t.Fatalf("command: %+v %v", c, err)
+	}
+	// The same command again right away is its resend: nothing twice.
+	c2, err := h.jobs.Command(ctx, protocol.CommandParams{Base: base(key), Name: "compact", Instructions: "keep the plan"})
+	if err != nil || *c2.Baseline != 0 {
+		t.Fatalf("command resend: %+v %v", c2, err)
+	}
+	if o := h.lastRun(t, key, 0); o.LastText != "agent: /compact keep the plan" {
+		t.Fatalf("command turn: %+v", o)
+	}
+	f, err := h.jobs.Fresh(ctx, protocol.FreshParams{Base: base(key), Text: "start over [[commit]]", MsgID: "f1"})
+	if err != nil || *f.Baseline != 1 {
+		t.Fatalf("fresh: %+v %v", f, err)
+	}
+	o := h.lastRun(t, key, 1)
+	if o.LastText != "agent: start over [[commit]]" {
+		t.Fatalf("fresh turn: %+v", o)
+	}
+	out, err := exec.Command("git", "-C", repo, "log", "-1", "--format=%an %s").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "mu-test-agent mu-test-agent: turn 2") {
+		t.Fatalf("the agent's commit: %q %v", out, err)
+	}
+	b := h.waitBaseline(t, key)
+	_, err = h.jobs.Send(ctx, protocol.SendParams{Base: base(key), Text: "x", MsgID: "m9", Mode: protocol.ModeFollowUp, ExpectIncarnation: b.Incarnation + "-old"})
+	if kindOf(err) != protocol.Permanent {
+		t.Fatalf("send to another incarnation: %v", err)
+	}
+	if r, _ := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m9"}); r.State != protocol.ReceiptNotAccepted {
+		t.Fatalf("the refused send was accepted: %+v", r)
+	}
+	if _, err := h.jobs.Send(ctx, protocol.SendParams{Base: base(key), Text: "x", MsgID: "m10", Mode: protocol.ModeSteer}); kindOf(err) != protocol.Permanent {
+		t.Fatalf("steer: %v", err)
+	}
+}

@@ -1,0 +1,253 @@
+package tmuxjob_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/schemacheck"
+)
+
+// wire is a plugin served in memory by protocol.Serve with this package's
+// handlers, spoken to line by line as mu would.
+type wire struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	lines chan string
+	next  int
+}
+
+func serveJobs(t *testing.T, h *host) *wire {
+	t.Helper()
+	job, ch := tmuxjob.Declaration("tmux", "tmux-test", nil)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	opts := protocol.Options{Name: "tmuxtest", Version: "0.1.0", Instance: "local",
+		Seams:    protocol.Seams{Job: job, Channel: ch},
+		Handlers: tmuxjob.Handlers(func(context.Context, protocol.Target) (*tmuxjob.Jobs, error) { return h.jobs, nil }),
+		In:       inR, Out: outW}
+	done := make(chan error, 1)
+	go func() { done <- protocol.Serve(context.Background(), opts); outW.Close() }()
+	w := &wire{t: t, in: inW, lines: make(chan string, 64), next: 1}
+	go func() {
+		br := bufio.NewReaderSize(outR, 4<<20)
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				close(w.lines)
+				return
+			}
+			w.lines <- strings.TrimSuffix(l, "\n")
+		}
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	w.call("initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"})
+	return w
+}
+
+func (w *wire) recv(timeout time.Duration) (string, bool) {
+	select {
+	case l, ok := <-w.lines:
+		return l, ok
+	case <-time.After(timeout):
+		return "", false
+	}
+}
+
+type msg struct {
+	ID     *int            `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// call sends a request and returns its reply, which must be the next line.
+func (w *wire) call(method string, params any) msg {
+	w.t.Helper()
+	id := w.next
+	w.next++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if method != "initialize" {
+		pb, _ := json.Marshal(params)
+		if err := schemacheck.Params(method, pb); err != nil {
+			w.t.Fatalf("%s: the test's params break the schema: %v", method, err)
+		}
+	}
+	if _, err := fmt.Fprintf(w.in, "%s\n", b); err != nil {
+		w.t.Fatal(err)
+	}
+	l, ok := w.recv(time.Minute)
+	if !ok {
+		w.t.Fatalf("no reply to %s", method)
+	}
+	var m msg
+	if err := json.Unmarshal([]byte(l), &m); err != nil || m.ID == nil || *m.ID != id {
+		w.t.Fatalf("%s: want the reply to %d, got %s", method, id, l)
+	}
+	if m.Error != nil {
+		w.t.Fatalf("%s: error %s", method, m.Error)
+	}
+	check := schemacheck.Result(method, m.Result)
+	if method == "initialize" {
+		check = schemacheck.Declaration(m.Result)
+	}
+	if check != nil {
+		w.t.Fatalf("%s: the reply breaks the schema: %v\n%s", method, check, m.Result)
+	}
+	return m
+}
+
+func params(key string, extra map[string]any) map[string]any {
+	b := base(key)
+	p := map[string]any{"deadline": b.Deadline, "target": b.Target}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+func TestWatchSendsExactlyOneNotification(t *testing.T) {
+	h := newHost(t)
+	w := serveJobs(t, h)
+	key := "wj"
+	var start protocol.JobStartResult
+	m := w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + shq(h.agent))}))
+	if err := json.Unmarshal(m.Result, &start); err != nil || start.Handle == "" {
+		t.Fatalf("job.start: %s", m.Result)
+	}
+	var b *protocol.Baseline
+	eventually(t, "baseline over the wire", func() bool {
+		m := w.call("channel.baseline", params(key, nil))
+		return string(m.Result) != "null" && json.Unmarshal(m.Result, &b) == nil
+	})
+	wm := w.call("channel.watch", params(key, map[string]any{"afterRuns": b.Runs, "inc": b.Incarnation}))
+	var wr protocol.WatchResult
+	if err := json.Unmarshal(wm.Result, &wr); err != nil || wr.WatchID == "" || wr.Initial.Status != protocol.TurnIdle || wr.AfterRuns == nil || *wr.AfterRuns != 0 {
+		t.Fatalf("watch reply: %s", wm.Result)
+	}
+	w.call("channel.send", params(key, map[string]any{"text": "watch me", "msgId": "m1", "mode": "followUp", "force": false, "firstPrompt": false}))
+	l, ok := w.recv(time.Minute)
+	if !ok {
+		t.Fatal("no notification")
+	}
+	var n msg
+	if err := json.Unmarshal([]byte(l), &n); err != nil || n.ID != nil || n.Method != protocol.NotifyWatchSettled {
+		t.Fatalf("want watch/settled, got %s", l)
+	}
+	if err := schemacheck.Notification(n.Method, n.Params); err != nil {
+		t.Fatalf("notification breaks the schema: %v", err)
+	}
+	var ws protocol.WatchSettled
+	if err := json.Unmarshal(n.Params, &ws); err != nil || ws.WatchID != wr.WatchID || ws.Observation.Runs != 1 || ws.Observation.LastText != "agent: watch me" || !ws.Observation.Settled {
+		t.Fatalf("notification: %s", n.Params)
+	}
+	// Exactly one: a second turn settles, and the next line is still the
+	// reply to the next call, not another notification.
+	w.call("channel.send", params(key, map[string]any{"text": "again", "msgId": "m2", "mode": "followUp", "force": false, "firstPrompt": false}))
+	eventually(t, "turn 2", func() bool {
+		return string(w.call("channel.lastRun", params(key, map[string]any{"afterRuns": 1})).Result) != "null"
+	})
+	time.Sleep(300 * time.Millisecond)
+	w.call("job.status", params(key, nil))
+
+	// A watch cancelled by $/cancel sends nothing.
+	wm = w.call("channel.watch", params(key, map[string]any{"afterRuns": 2}))
+	_ = json.Unmarshal(wm.Result, &wr)
+	fmt.Fprintf(w.in, `{"jsonrpc":"2.0","method":"$/cancel","params":{"watchId":%q}}`+"\n", wr.WatchID)
+	w.call("channel.send", params(key, map[string]any{"text": "third", "msgId": "m3", "mode": "followUp", "force": false, "firstPrompt": false}))
+	eventually(t, "turn 3", func() bool {
+		return string(w.call("channel.lastRun", params(key, map[string]any{"afterRuns": 2})).Result) != "null"
+	})
+	time.Sleep(300 * time.Millisecond)
+	w.call("job.stop", params(key, map[string]any{"key": key}))
+}
+
+func TestWatchRestartedOnNewIncarnation(t *testing.T) {
+	h := newHost(t)
+	w := serveJobs(t, h)
+	key := "wr"
+	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + shq(h.agent))}))
+	b := h.waitBaseline(t, key)
+	wm := w.call("channel.watch", params(key, map[string]any{"afterRuns": 0, "inc": b.Incarnation}))
+	var wr protocol.WatchResult
+	_ = json.Unmarshal(wm.Result, &wr)
+	h.send(t, key, "r1", "[[restart]]")
+	l, ok := w.recv(time.Minute)
+	var n msg
+	if !ok || json.Unmarshal([]byte(l), &n) != nil || n.Method != protocol.NotifyWatchRestarted {
+		t.Fatalf("want watch/restarted, got %s", l)
+	}
+	if err := schemacheck.Notification(n.Method, n.Params); err != nil {
+		t.Fatalf("notification breaks the schema: %v", err)
+	}
+	var rs protocol.WatchRestarted
+	if err := json.Unmarshal(n.Params, &rs); err != nil || rs.WatchID != wr.WatchID || rs.Incarnation == "" || rs.Incarnation == b.Incarnation {
+		t.Fatalf("restarted: %s (old %s)", n.Params, b.Incarnation)
+	}
+	// The new incarnation counts from 0 and takes the next delivery.
+	b2 := h.waitBaseline(t, key)
+	if b2.Runs != 0 || b2.Incarnation != rs.Incarnation {
+		t.Fatalf("baseline after restart: %+v", b2)
+	}
+	if s := h.send(t, key, "r2", "after restart"); *s.Baseline != 0 {
+		t.Fatalf("send after restart: %+v", s)
+	}
+	if o := h.lastRun(t, key, 0); o.LastText != "agent: after restart" || o.Incarnation != rs.Incarnation {
+		t.Fatalf("turn: %+v", o)
+	}
+	// A watch on the old incarnation answers restarted at once.
+	w.call("channel.watch", params(key, map[string]any{"afterRuns": 0, "inc": b.Incarnation}))
+	l, _ = w.recv(time.Minute)
+	if !strings.Contains(l, protocol.NotifyWatchRestarted) {
+		t.Fatalf("watch on an old incarnation: %s", l)
+	}
+	w.call("job.stop", params(key, map[string]any{"key": key}))
+}
+
+// Every method over the wire, each reply checked against the schema.
+func TestEveryReplyMatchesTheSchema(t *testing.T) {
+	h := newHost(t)
+	w := serveJobs(t, h)
+	key := "sc"
+	w.call("job.lookup", params(key, map[string]any{"key": key, "fence": false}))
+	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + shq(h.agent))}))
+	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + shq(h.agent))}))
+	w.call("job.lookup", params(key, map[string]any{"key": key, "fence": true}))
+	w.call("job.status", params(key, nil))
+	w.call("job.attach", params(key, nil))
+	h.waitBaseline(t, key)
+	w.call("channel.baseline", params(key, nil))
+	w.call("channel.readStates", params(key, map[string]any{"targets": []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}))
+	w.call("channel.receipt", params(key, map[string]any{"msgId": "x"}))
+	w.call("channel.send", params(key, map[string]any{"text": "q [[block:ok]] [[ms:3000]]", "msgId": "s1", "mode": "followUp", "force": false, "firstPrompt": false}))
+	eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
+	w.call("channel.readStates", params(key, map[string]any{"targets": []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}))
+	w.call("channel.watch", params(key, nil))
+	w.call("channel.answer", params(key, map[string]any{"keys": []string{"1"}, "force": false}))
+	if l, ok := w.recv(time.Minute); !ok || schemacheck.Message([]byte(l)) != nil {
+		t.Fatalf("the watch's notification: %s", l)
+	}
+	w.call("channel.receipt", params(key, map[string]any{"msgId": "s1"}))
+	w.call("channel.lastRun", params(key, map[string]any{"afterRuns": 0}))
+	w.call("channel.lastRun", params(key, map[string]any{"afterRuns": 5}))
+	w.call("channel.command", params(key, map[string]any{"name": "compact", "force": false}))
+	w.call("channel.fresh", params(key, map[string]any{"text": "f", "msgId": "f1", "force": false}))
+	w.call("channel.interrupt", params(key, map[string]any{"text": "i", "msgId": "i1", "timeoutMs": 10000}))
+	w.call("channel.abort", params(key, map[string]any{"timeoutMs": 10000}))
+	w.call("job.stop", params(key, map[string]any{"key": key}))
+	w.call("job.stop", params(key, map[string]any{"key": key}))
+	w.call("job.status", params(key, nil))
+}
