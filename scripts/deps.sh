@@ -41,5 +41,5 @@ fi
 mkdir -p .cache/bin
 if [ ! -x .cache/bin/staticcheck ]; then
 	echo "deps: installing staticcheck"
-	GOBIN="$PWD/.cache/bin" go install honnef.co/go/tools/cmd/staticcheck@2026.2.2
+	GOBIN="$PWD/.cache/bin" go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi

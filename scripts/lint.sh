@@ -8,6 +8,6 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 sc=.cache/bin/staticcheck
-[ -x "$sc" ] || GOBIN="$PWD/.cache/bin" go install honnef.co/go/tools/cmd/staticcheck@2026.2.2
+[ -x "$sc" ] || GOBIN="$PWD/.cache/bin" go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 "$sc" ./...
 echo "lint: ok"
