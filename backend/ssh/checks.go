@@ -68,7 +68,7 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 		nc.Close()
 		pass("tcp", "connected to "+r.Addr())
 	} else {
-		pass("tcp", "reached through the jump host(s)"+via)
+		steps = append(steps, protocol.Step{Step: "tcp", OK: protocol.StepSkipped, Detail: "the host is reached through its jump host(s)" + via + ": see the hostkey step"})
 	}
 
 	c, err := b.pool.get(ctx, dest)

@@ -2,7 +2,6 @@ package sshlink
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -137,16 +136,25 @@ func (b *Backend) Stop(ctx context.Context) {
 	for _, r := range runs {
 		r.stop(b)
 	}
+	waited := 0
+wait:
 	for _, r := range runs {
 		select {
 		case <-r.stopped:
+			waited++
 		case <-ctx.Done():
-			b.log.Warn(fmt.Sprintf("%d remote scripts not proven stopped at exit; their watchdogs remain", len(runs)))
+			break wait
 		}
 	}
+	if waited < len(runs) {
+		b.log.Warn("remote scripts not proven stopped at exit; their watchdogs remain", "count", len(runs)-waited)
+	}
 	proc.KillAll()
-	if b.shim != nil {
-		b.shim.close()
+	b.mu.Lock()
+	sh := b.shim
+	b.mu.Unlock()
+	if sh != nil {
+		sh.close()
 	}
 	b.pool.closeAll()
 }

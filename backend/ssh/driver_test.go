@@ -241,7 +241,7 @@ func inproc(t testing.TB, cfg Config) (*driver, *Backend, <-chan struct{}) {
 }
 
 // subproc runs the built binary with args; env adds to the environment.
-func subproc(t testing.TB, env []string, args ...string) (*driver, *exec.Cmd, *strings.Builder) {
+func subproc(t testing.TB, env []string, args ...string) (*driver, *exec.Cmd, *lockedWriter) {
 	t.Helper()
 	cmd := exec.Command(pluginBin, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -253,8 +253,8 @@ func subproc(t testing.TB, env []string, args ...string) (*driver, *exec.Cmd, *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &lockedWriter{w: &stderr}
+	stderr := &lockedWriter{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -270,18 +270,25 @@ func subproc(t testing.TB, env []string, args ...string) (*driver, *exec.Cmd, *s
 			t.Errorf("plugin did not exit within 30 s of stdin EOF")
 		}
 	})
-	return d, cmd, &stderr
+	return d, cmd, stderr
 }
 
+// lockedWriter collects a plugin's stderr.
 type lockedWriter struct {
 	mu sync.Mutex
-	w  io.Writer
+	b  strings.Builder
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return l.b.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // server starts an sshd and returns it with a Config pointing at it.

@@ -93,7 +93,7 @@ func vmHWM(t testing.TB, pid int) int {
 func TestCanaryNeverLeaks(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{})
 	canary := "mu-canary-8c1f3e2a"
-	d, _, stderr := subproc(t, []string{"MU_PLUGIN_CANARY=" + canary}, "--config", cfg.SSHConfig, "--log-level", "debug")
+	d, cmd, stderr := subproc(t, []string{"MU_PLUGIN_CANARY=" + canary}, "--config", cfg.SSHConfig, "--log-level", "debug")
 	d.initialize()
 	var all []string
 	res, r := d.exec("box", "env; echo $MU_PLUGIN_CANARY", ".", 30*time.Second)
@@ -106,6 +106,8 @@ func TestCanaryNeverLeaks(t *testing.T) {
 		all = append(all, r.Error.Message, r.Error.Data.Remedy)
 	}
 	_ = s
+	d.in.Close()
+	_ = cmd.Wait() // every log line is written
 	for _, x := range append(all, stderr.String()) {
 		if strings.Contains(x, canary) {
 			t.Fatalf("the canary leaked: %q", x)
