@@ -83,13 +83,13 @@ func (b *Backend) runScript(ctx context.Context, ctr, script, cwd string, timeou
 		}
 		return result(&code, r), nil
 	case <-s.dead:
-		b.stopRun(ctx, ctr, r.tok)
+		b.stopRun(ctx, ctr, r.mark)
 		pl.put(s, false)
 		return nil, protocol.Wrap(protocol.UnknownOutcome, s.err, "the exec channel broke during the run")
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	stopErr := b.stopRun(ctx, ctr, r.tok)
+	stopErr := b.stopRun(ctx, ctr, r.mark)
 	wait := time.NewTimer(killWait)
 	defer wait.Stop()
 	select {
@@ -116,12 +116,12 @@ func result(code *int, r *run) *protocol.ExecResult {
 	return &protocol.ExecResult{ExitCode: code, Stdout: out, Stderr: errs, Partial: cut || r.out.cut() || r.err.cut()}
 }
 
-// stopRun kills every process of run tok inside ctr from a second exec (the
+// stopRun kills every process marked mark inside ctr from a second exec (the
 // Engine has no exec-kill API) and returns nil only once none is left.
-func (b *Backend) stopRun(ctx context.Context, ctr, tok string) error {
+func (b *Backend) stopRun(ctx context.Context, ctr, mark string) error {
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
-	code, _, stderr, err := execOnce(kctx, b.api, ctr, []string{"/bin/sh", "-c", killFn + `k "$1"`, "sh", tok}, nil, nil)
+	code, _, stderr, err := execOnce(kctx, b.api, ctr, []string{"/bin/sh", "-c", killFn + `k "$1"`, "sh", mark}, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -187,11 +187,11 @@ func (l *limitBuffer) Write(p []byte) (int, error) {
 }
 
 // engineErr classifies an Engine error for a read or a link call: an
-// unreachable Engine or a cancelled call is retryable, a missing container
-// permanent.
+// unreachable Engine or a cancelled call is retryable, a missing or stopped
+// container permanent (host.status tells which).
 func engineErr(err error, what string) error {
 	switch {
-	case cerrdefs.IsNotFound(err):
+	case cerrdefs.IsNotFound(err), cerrdefs.IsConflict(err): // gone, or not running
 		return protocol.Wrap(protocol.Permanent, err, what)
 	case client.IsErrConnectionFailed(err), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return protocol.Wrap(protocol.Retryable, err, what)

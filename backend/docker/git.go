@@ -41,10 +41,10 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call) (any, error) {
 	if err := checkPaths(p.LocalRepo, p.RemoteCwd); err != nil {
 		return nil, err
 	}
-	tok := newRun().tok
-	return b.runGit(ctx, ctr, tok, timeoutOf(p.TimeoutMs),
+	mark := randomHex()
+	return b.runGit(ctx, ctr, mark, timeoutOf(p.TimeoutMs),
 		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
-		"fetch", "--no-tags", "--no-recurse-submodules", b.extURL(ctr, tok, p.RemoteCwd), "HEAD")
+		"fetch", "--no-tags", "--no-recurse-submodules", b.extURL(ctr, mark, p.RemoteCwd), "HEAD")
 }
 
 // pushRef is where a pushed rev lands: a ref never checked out, one per rev,
@@ -97,10 +97,10 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
 		out, errs, cut := fitOutput(nil, stderr, replyBudget)
 		return &protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, nil
 	}
-	tok := newRun().tok
-	return b.runGit(ctx, ctr, tok, timeout-time.Since(start),
+	mark := randomHex()
+	return b.runGit(ctx, ctr, mark, timeout-time.Since(start),
 		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
-		"push", "--no-verify", "--porcelain", b.extURL(ctr, tok, p.RemoteRepo), p.Rev+":"+pushRef(p.Rev))
+		"push", "--no-verify", "--porcelain", b.extURL(ctr, mark, p.RemoteRepo), p.Rev+":"+pushRef(p.Rev))
 }
 
 func checkPaths(local, remote string) error {
@@ -120,15 +120,15 @@ func checkPaths(local, remote string) error {
 
 // extURL is the ext:: remote for path in ctr (ext:: splits its command on
 // spaces; "% " is a literal space and "%%" a literal %).
-func (b *Backend) extURL(ctr, tok, path string) string {
+func (b *Backend) extURL(ctr, mark, path string) string {
 	esc := strings.NewReplacer("%", "%%", " ", "% ").Replace
-	return "ext::" + esc(b.cfg.Self) + " " + BridgeCommand + " " + esc(ctr) + " " + tok + " %S " + esc(path)
+	return "ext::" + esc(b.cfg.Self) + " " + BridgeCommand + " " + esc(ctr) + " " + mark + " %S " + esc(path)
 }
 
 // runGit runs the local git through internal/proc (in the plugin's group,
 // its whole tree killed on timeout); on timeout the container side is killed
 // too before the answer.
-func (b *Backend) runGit(ctx context.Context, ctr, tok string, timeout time.Duration, args ...string) (any, error) {
+func (b *Backend) runGit(ctx context.Context, ctr, mark string, timeout time.Duration, args ...string) (any, error) {
 	gctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.Command("git", args...)
@@ -140,7 +140,7 @@ func (b *Backend) runGit(ctx context.Context, ctr, tok string, timeout time.Dura
 		return nil, protocol.Wrap(protocol.Retryable, err, "running git")
 	}
 	if res.Stopped {
-		if serr := b.stopRun(ctx, ctr, tok); serr != nil {
+		if serr := b.stopRun(ctx, ctr, mark); serr != nil {
 			return nil, protocol.Wrap(protocol.UnknownOutcome, serr, "the timed-out git could not be proven stopped in the container")
 		}
 		if ctx.Err() != nil {
@@ -154,17 +154,17 @@ func (b *Backend) runGit(ctx context.Context, ctr, tok string, timeout time.Dura
 	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || len(out.b) >= maxStream || len(errb.b) >= maxStream}, nil
 }
 
-// Bridge is the git-bridge sub-command: `git-bridge CONTAINER TOKEN SERVICE
+// Bridge is the git-bridge sub-command: `git-bridge CONTAINER MARK SERVICE
 // PATH` runs SERVICE (git-upload-pack or git-receive-pack) on PATH in
 // CONTAINER, relaying stdin to it and its demultiplexed stdout and stderr
-// back, and exits with its exit code. TOKEN marks its processes so that a
+// back, and exits with its exit code. MARK marks its processes so that a
 // timed-out transfer can be killed inside the container.
 func Bridge(ctx context.Context, args []string) int {
 	if len(args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: git-bridge CONTAINER TOKEN SERVICE PATH (run by git's ext:: transport)")
+		fmt.Fprintln(os.Stderr, "usage: git-bridge CONTAINER MARK SERVICE PATH (run by git's ext:: transport)")
 		return 2
 	}
-	ctr, tok, service, path := args[0], args[1], args[2], args[3]
+	ctr, mark, service, path := args[0], args[1], args[2], args[3]
 	if service != "git-upload-pack" && service != "git-receive-pack" {
 		fmt.Fprintf(os.Stderr, "git-bridge: service %q is not git-upload-pack or git-receive-pack\n", service)
 		return 2
@@ -175,7 +175,7 @@ func Bridge(ctx context.Context, args []string) int {
 		return 128
 	}
 	defer api.Close()
-	env := []string{runVar + "=" + tok}
+	env := []string{runVar + "=" + mark}
 	if gp := os.Getenv("GIT_PROTOCOL"); gp != "" {
 		env = append(env, "GIT_PROTOCOL="+gp)
 	}

@@ -180,6 +180,15 @@ func TestStatusNeedsHumanAndGone(t *testing.T) {
 	p := start(t)
 	res := p.acquire(t, "key-st", nil)
 	docker(t, "kill", res.Handle)
+	docker(t, "wait", res.Handle)
+	// A channel open when the container died may answer unknown-outcome once.
+	err := p.call(t, "link.exec", execParams(res.Handle, "true", ".", 10_000), nil)
+	if err != nil && err.Data.Kind == "unknown-outcome" {
+		err = p.call(t, "link.exec", execParams(res.Handle, "true", ".", 10_000), nil)
+	}
+	if err == nil || err.Data.Kind != "permanent" {
+		t.Errorf("exec in a stopped container: %v, want permanent", err)
+	}
 	var st protocol.HostStatus
 	p.must(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget(res.Handle)}, &st)
 	if st.State != "needs-human" || !strings.Contains(st.Remedy, "exited") {

@@ -40,19 +40,21 @@ const killFn = `k() {
 `
 
 // agentScript is the channel's loop. A request is the line
-// "TOKEN SCRIPTLEN\n", the cwd on a line of its own, then SCRIPTLEN bytes of
+// "TOKEN MARK SCRIPTLEN\n" (TOKEN ends the run's output; MARK, another
+// random value, marks its processes, so a script that prints its
+// environment cannot end its own output early), the cwd on a line of its own, then SCRIPTLEN bytes of
 // script, read with head -c (which reads no further). The script runs as
 // `sh -c SCRIPT` (an argv string: never spliced into a command line) with
 // stdin from /dev/null, in cwd resolved from the login directory. After the
 // run, the /proc scan for leftovers (a grep costing ~4 ms) runs only when the
 // container's process list is not what it was before the run.
-const agentScript = killFn + `while IFS=' ' read -r t n; do
+const agentScript = killFn + `while IFS=' ' read -r t m n; do
 	IFS= read -r d
 	s=$(head -c "$n"; echo x); s=${s%x}
 	set -- /proc/[0-9]*; b="$*"
-	(cd 2>/dev/null || cd /; cd -- "$d" && ` + runVar + `=$t exec /bin/sh -c "$s") </dev/null
+	(cd 2>/dev/null || cd /; cd -- "$d" && ` + runVar + `=$m exec /bin/sh -c "$s") </dev/null
 	r=$?
-	set -- /proc/[0-9]*; [ "$*" = "$b" ] || k "$t"
+	set -- /proc/[0-9]*; [ "$*" = "$b" ] || k "$m"
 	printf '%s %d\n' "$t" "$r"
 	printf '%s\n' "$t" >&2
 done
@@ -110,7 +112,7 @@ func (s *session) start(script, cwd string) (*run, error) {
 	r := newRun()
 	s.cur.Store(r)
 	var req bytes.Buffer
-	fmt.Fprintf(&req, "%s %d\n%s\n", r.tok, len(script), cwd)
+	fmt.Fprintf(&req, "%s %s %d\n%s\n", r.tok, r.mark, len(script), cwd)
 	req.WriteString(script)
 	if _, err := s.hj.Conn.Write(req.Bytes()); err != nil {
 		s.cur.Store(nil)
@@ -144,18 +146,18 @@ func (k sink) Write(p []byte) (int, error) {
 
 // run is one script's run on a session.
 type run struct {
-	tok      string
+	tok      string // ends the run's output
+	mark     string // marks the run's processes
 	out, err collector
 	done     chan struct{}
 	once     sync.Once
 }
 
 func newRun() *run {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	tok := "mu-end-" + hex.EncodeToString(b[:])
+	tok := "mu-end-" + randomHex()
 	return &run{
 		tok:  tok,
+		mark: randomHex(),
 		out:  collector{marker: []byte(tok + " "), limit: maxStream},
 		err:  collector{marker: []byte(tok), limit: maxStream},
 		done: make(chan struct{}),
@@ -223,3 +225,9 @@ func (c *collector) emit(p []byte) {
 
 // cut reports whether bytes were dropped.
 func (c *collector) cut() bool { return c.total > int64(len(c.kept)) }
+
+func randomHex() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
