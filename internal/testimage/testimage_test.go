@@ -23,3 +23,11 @@ func TestEnsureGivesARunnableImage(t *testing.T) {
 		t.Errorf("image not labelled %s=1: %q %v", Label, lbl, err)
 	}
 }
+
+func TestUnreachableEngineFailsWithAClearMessage(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	err := ensure()
+	if err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("ensure with no Engine: %v, want an 'unreachable' failure", err)
+	}
+}
