@@ -4,6 +4,7 @@
 #   operation's own arguments follow.
 # Output is line-based: "KEY value" lines, and "@KEY <base64>" blobs.
 unset MU_PLUGIN_RUN
+umask 077
 export LC_ALL=C
 root=$1 id=$2 sock=$3
 shift 3

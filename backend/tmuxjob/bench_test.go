@@ -1,0 +1,86 @@
+package tmuxjob_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// BenchmarkStartToBaseline: job.start of the test agent, then
+// channel.baseline polled until the harness reports (mu's readiness).
+func BenchmarkStartToBaseline(b *testing.B) {
+	h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
+	ctx := ctxT(b)
+	for i := 0; b.Loop(); i++ {
+		key := fmt.Sprintf("bs-%d", i)
+		if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sh " + shq(h.agent))}); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			bl, err := h.jobs.Baseline(ctx, key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if bl != nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		b.StopTimer()
+		if err := h.jobs.Stop(ctx, key); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkSendToSettled: channel.send, then the watch's wait until the
+// turn settles, for a turn whose own work is workMs; overhead-ms is the
+// time per turn beyond that work.
+func BenchmarkSendToSettled(b *testing.B) {
+	for _, workMs := range []int{0, 100} {
+		b.Run(fmt.Sprintf("work=%dms", workMs), func(b *testing.B) {
+			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
+			ctx := ctxT(b)
+			key := "bt"
+			h.startAgent(b, key, nil, "")
+			var runs int64
+			start := time.Now()
+			for i := 0; b.Loop(); i++ {
+				after := runs
+				res, wait, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &after})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := h.jobs.Send(ctx, protocol.SendParams{Base: base(key), MsgID: fmt.Sprintf("m%d", i),
+					Text: fmt.Sprintf("turn %d [[ms:%d]]", i, workMs), Mode: protocol.ModeFollowUp}); err != nil {
+					b.Fatal(err)
+				}
+				method, _ := wait(ctx)
+				if method != protocol.NotifyWatchSettled {
+					b.Fatalf("watch %s ended with %q", res.WatchID, method)
+				}
+				runs++
+			}
+			per := time.Since(start) / time.Duration(runs)
+			b.ReportMetric(float64((per - time.Duration(workMs)*time.Millisecond).Microseconds())/1000, "overhead-ms/turn")
+		})
+	}
+}
+
+// BenchmarkReadStates: one channel read, one Runner round trip.
+func BenchmarkReadStates(b *testing.B) {
+	h := newHost(b)
+	ctx := ctxT(b)
+	key := "br"
+	h.startAgent(b, key, nil, "")
+	p := protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}
+	for b.Loop() {
+		if _, err := h.jobs.ReadStates(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package tmuxjob
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os/exec"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/schemacheck"
+)
+
+func TestCutTextMatchesEncodingJSON(t *testing.T) {
+	alphabet := []rune{'a', 'é', '日', '🙂', '"', '\\', '\n', '\r', '\t', 0, 1, 0x1f, '<', '>', '&', 0x2028, 0x2029, 0x7f}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 2000; i++ {
+		var b strings.Builder
+		for n := rng.IntN(60); n > 0; n-- {
+			b.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := b.String()
+		if rng.IntN(5) == 0 {
+			s += "\xff\xfe" // invalid UTF-8
+		}
+		max := 2 + rng.IntN(200)
+		got, cut := cutText(s, max)
+		enc, _ := json.Marshal(got)
+		if len(enc) > max {
+			t.Fatalf("cut %q to %q: %d encoded bytes > %d", s, got, len(enc), max)
+		}
+		full, _ := json.Marshal(strings.ToValidUTF8(s, "\uFFFD"))
+		if cut != (len(full) > max) {
+			t.Fatalf("cut=%v for %q (encoded %d, max %d)", cut, s, len(full), max)
+		}
+		if !utf8.ValidString(got) {
+			t.Fatalf("cut %q is not valid UTF-8", got)
+		}
+		if cut {
+			// Maximal: one more rune would not fit.
+			valid := strings.ToValidUTF8(s, "\uFFFD")
+			if !strings.HasPrefix(valid, got) {
+				t.Fatalf("%q is not a prefix of %q", got, valid)
+			}
+			_, size := utf8.DecodeRuneInString(valid[len(got):])
+			more, _ := json.Marshal(valid[:len(got)+size])
+			if len(more) <= max {
+				t.Fatalf("cut %q short: %q fits in %d", got, valid[:len(got)+size], max)
+			}
+		}
+	}
+}
+
+// The env file, sourced by a real sh, gives back every value exactly.
+func TestEnvFileRoundTripsThroughSh(t *testing.T) {
+	env := map[string]string{
+		"A":     "plain",
+		"B":     "it's \"q\" $(touch /tmp/pwned-tmuxjob) `x` ${HOME} \\ \n second line\n",
+		"C_1":   "",
+		"UNI":   "日本 🙂 \x01\x1b[31m",
+		"QUOTE": "'''",
+	}
+	f, err := envFile(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := f + `for n in A B C_1 UNI QUOTE; do eval "v=\${$n}"; printf '%s=%s\0' "$n" "$v"; done`
+	out, err := exec.CommandContext(context.Background(), "/bin/sh", "-c", script).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, kv := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = v
+	}
+	for k, v := range env {
+		if got[k] != v {
+			t.Fatalf("%s: got %q want %q", k, got[k], v)
+		}
+	}
+	for _, bad := range []map[string]string{{"1A": "x"}, {"A-B": "x"}, {"MU_CHANNEL_DIR": "x"}, {"A": "nul\x00"}} {
+		if _, err := envFile(bad); err == nil {
+			t.Fatalf("envFile accepted %q", bad)
+		}
+	}
+}
+
+func TestParseStateAndTurn(t *testing.T) {
+	s, ok := parseState([]byte("inc=abc-1\nstate=blocked\nsince=12\nruns=3\ncursor=0000000007\nacursor=2\nmsg=0000000007.ff\npending=proceed?\n"))
+	if !ok || s.Inc != "abc-1" || s.State != "blocked" || s.Since != 12 || s.Runs != 3 || s.Cursor != 7 || s.Pending != "proceed?" {
+		t.Fatalf("%+v %v", s, ok)
+	}
+	for _, bad := range []string{
+		"inc=abc\nstate=sleeping\nsince=1\nruns=0\n",
+		"inc=../x\nstate=idle\nsince=1\nruns=0\n",
+		"inc=abc\nstate=idle\nsince=1\nruns=-1\n",
+		"inc=abc\nstate=idle\nruns=0\n",
+		"",
+	} {
+		if _, ok := parseState([]byte(bad)); ok {
+			t.Fatalf("parsed %q", bad)
+		}
+	}
+	tr, ok := parseTurn([]byte("at=5\nmsg=m\nerror=\n\nline1\n\nline3"))
+	if !ok || tr.At != 5 || tr.Text != "line1\n\nline3" || tr.Error != "" {
+		t.Fatalf("%+v %v", tr, ok)
+	}
+	if tr, ok := parseTurn([]byte("at=5\nerror=interrupted\n\n")); !ok || tr.Text != "" || tr.Error != "interrupted" {
+		t.Fatalf("%+v %v", tr, ok)
+	}
+}
+
+func TestDeclarationLoads(t *testing.T) {
+	job, ch := Declaration("tmux", "tmux-chan", nil)
+	o := protocol.Options{Name: "x", Version: "1", Instance: "i", Seams: protocol.Seams{Job: job, Channel: ch}}
+	if err := protocol.ValidateDeclaration(o.Declaration()); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(o.Declaration())
+	if err := schemacheck.Declaration(b); err != nil {
+		t.Fatal(err)
+	}
+	if job.Channel != ch.Name || job.View != "detached" || job.Handle != "reply" || !job.Start.Lookup || !job.Start.FenceKey ||
+		job.FirstTurn != "on-send" || job.OutlivesHost == nil || *job.OutlivesHost || !job.Honours.Command || !job.Honours.Env {
+		t.Fatalf("job seam: %+v", job)
+	}
+}
