@@ -66,7 +66,7 @@ func BenchmarkSendToSettled(b *testing.B) {
 				runs++
 			}
 			per := time.Since(start) / time.Duration(runs)
-			b.ReportMetric(float64((per - time.Duration(workMs)*time.Millisecond).Microseconds())/1000, "overhead-ms/turn")
+			b.ReportMetric(float64((per-time.Duration(workMs)*time.Millisecond).Microseconds())/1000, "overhead-ms/turn")
 		})
 	}
 }
