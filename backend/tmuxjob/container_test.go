@@ -1,0 +1,115 @@
+package tmuxjob_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// cliExec runs argv in a container through `docker exec -i`: the same
+// shape as the docker backend's exec, over the CLI.
+type cliExec struct{ ctr string }
+
+func (c cliExec) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, []byte, int, error) {
+	cmd := exec.CommandContext(ctx, "docker", append([]string{"exec", "-i", c.ctr}, argv...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.Bytes(), errb.Bytes(), ee.ExitCode(), nil
+	}
+	return out.Bytes(), errb.Bytes(), 0, err
+}
+
+// The whole job and channel in the project's test image, as the docker
+// backend will run them: every tool the scripts need is in the image, and a
+// container restart reads lost.
+func TestInTheTestImage(t *testing.T) {
+	image := testimage.Ensure(t)
+	ctx := ctxT(t)
+	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--init", "--label", testimage.Label+"=1", image).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker run: %v %s", err, out)
+	}
+	ctr := strings.TrimSpace(string(out))
+	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", ctr).Run() })
+	r := cliExec{ctr}
+	j, err := tmuxjob.New(r, tmuxjob.Options{Root: "/home/mu/.mu-jobs", Kind: "tmux", Channel: "tmux-test", Poll: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Install(ctx, r, "/home/mu/bin/mu-test-agent"); err != nil {
+		t.Fatal(err)
+	}
+	h := &host{jobs: j, agent: "/home/mu/bin/mu-test-agent", r: r}
+	key := "ctr-job"
+	h.startAgent(t, key, map[string]string{"MU_TEST_AGENT_MS": "100"}, "/home/mu")
+	if st, _ := j.Status(ctx, key); st.State != protocol.JobRunning {
+		t.Fatalf("status: %+v", st)
+	}
+	text := "hostile: '\" $(id) `id`\n\x01\x1b[2J end"
+	if s := h.send(t, key, "m1", text); *s.Baseline != 0 || s.Ack != protocol.AckConfirmed {
+		t.Fatalf("send: %+v", s)
+	}
+	if o := h.lastRun(t, key, 0); o.LastText != "agent: "+text {
+		t.Fatalf("turn 1: %+v", o)
+	}
+	h.send(t, key, "m2", "ask [[block:ok]]")
+	eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
+	if _, err := j.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.lastRun(t, key, 1)
+	h.send(t, key, "m3", "long [[ms:600000]]")
+	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	if ir, err := j.Interrupt(ctx, protocol.InterruptParams{Base: base(key), Text: "now this", MsgID: "i1", TimeoutMs: 30000}); err != nil || !ir.WasBusy || ir.Pending {
+		t.Fatalf("interrupt: %+v %v", ir, err)
+	}
+	if o := h.lastRun(t, key, 3); o.LastText != "agent: now this" {
+		t.Fatalf("turn 4: %+v", o)
+	}
+
+	// The view's follow side over the exec shows the agent.
+	var buf lockedBuf
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	go func() { _ = j.Follow(fctx, handleOf(t, j, key), &buf) }()
+	eventually(t, "follow shows the agent", func() bool { return strings.Contains(buf.String(), "agent: now this") })
+	cancel()
+
+	// A container restart: the tmux server is gone, the job with it.
+	if out, err := exec.CommandContext(ctx, "docker", "restart", "-t", "1", ctr).CombinedOutput(); err != nil {
+		t.Fatalf("docker restart: %v %s", err, out)
+	}
+	st, err := j.Status(ctx, key)
+	if err != nil || st.State != protocol.JobLost {
+		t.Fatalf("status after a restart: %+v %v", st, err)
+	}
+	if err := j.Stop(ctx, key); err != nil {
+		t.Fatalf("stop of a lost job: %v", err)
+	}
+	// A container that is gone: unknown, never a death.
+	if out, err := exec.CommandContext(ctx, "docker", "stop", "-t", "1", ctr).CombinedOutput(); err != nil {
+		t.Fatalf("docker stop: %v %s", err, out)
+	}
+	if st, _ := j.Status(ctx, key); st.State != protocol.JobUnknown {
+		t.Fatalf("status with the container stopped: %+v", st)
+	}
+}
+
+func handleOf(t *testing.T, j *tmuxjob.Jobs, key string) string {
+	lk, err := j.Lookup(ctxT(t), protocol.LookupParams{Base: base(key), Key: key})
+	if err != nil || lk.Found == nil {
+		t.Fatalf("lookup: %+v %v", lk, err)
+	}
+	return lk.Found.Handle
+}
