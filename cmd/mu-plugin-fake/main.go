@@ -25,9 +25,9 @@ func main() {
 		Commands: map[string]func(context.Context, []string) int{"view": fake.View},
 	}, os.Args[1:])
 	if m.Built != nil && m.Built.IgnoreEOF() {
-		for { // the ignore-eof fault: stdin EOF is ignored and the process lingers
-			time.Sleep(time.Hour)
-		}
+		// The ignore-eof fault: stdin EOF is ignored and the process lingers
+		// (2 minutes, so a caller that never kills the group leaks nothing).
+		time.Sleep(2 * time.Minute)
 	}
 	os.Exit(code)
 }
