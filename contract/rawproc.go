@@ -29,6 +29,7 @@ type rawProc struct {
 
 	mu      sync.Mutex
 	replies map[string][]byte // by id (JSON text)
+	eof     bool              // stdout ended: no reply will come
 	cond    *sync.Cond
 	exited  chan struct{}
 }
@@ -91,18 +92,16 @@ func (r *rawProc) read(out *os.File) {
 	br := bufio.NewReaderSize(out, 64<<10)
 	for {
 		line, err := protocol.ReadLine(br, protocol.MaxLine)
-		if err != nil && line == nil {
+		if err != nil && line == nil && err != protocol.ErrLineTooLong {
 			r.mu.Lock()
+			r.eof = true
 			r.cond.Broadcast()
 			r.mu.Unlock()
-			if err == io.EOF || err == io.ErrUnexpectedEOF || err == os.ErrClosed {
-				return
-			}
-			if err == protocol.ErrLineTooLong {
-				r.ss.record(caller.Event{Dir: caller.In, Oversize: true})
-				continue
-			}
 			return
+		}
+		if err == protocol.ErrLineTooLong {
+			r.ss.record(caller.Event{Dir: caller.In, Oversize: true})
+			continue
 		}
 		r.ss.record(caller.Event{Dir: caller.In, Line: line})
 		var env struct {
@@ -151,7 +150,7 @@ func (r *rawProc) waitReply(id string, d time.Duration) ([]byte, bool) {
 		if l, ok := r.replies[id]; ok {
 			return l, true
 		}
-		if !time.Now().Before(end) {
+		if r.eof || !time.Now().Before(end) {
 			return nil, false
 		}
 		r.cond.Wait()

@@ -32,6 +32,8 @@ type Result struct {
 	Status Status
 	Reason string
 	Wire   []string
+	// Elapsed is how long the check took, its plugins' stops included.
+	Elapsed time.Duration
 }
 
 // Options configure one run of the suite.

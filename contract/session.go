@@ -96,6 +96,7 @@ func (s *suite) runCheck(ctx context.Context, c check) (res Result) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	t := &T{ctx: ctx, s: s, name: c.name, status: Pass}
+	start := time.Now()
 	defer func() {
 		for i := len(t.cleanups) - 1; i >= 0; i-- {
 			t.cleanups[i]()
@@ -103,7 +104,7 @@ func (s *suite) runCheck(ctx context.Context, c check) (res Result) {
 		for _, ss := range t.sessions {
 			ss.end()
 		}
-		res = Result{Name: c.name, Status: t.status, Reason: t.reason, Wire: t.wire}
+		res = Result{Name: c.name, Status: t.status, Reason: t.reason, Wire: t.wire, Elapsed: time.Since(start)}
 	}()
 	defer func() {
 		if r := recover(); r != nil && r != errStop { //nolint:errorlint // sentinel identity
@@ -407,7 +408,9 @@ func (ss *session) end() {
 		if v := ss.p.Violation(); v != nil {
 			ex := ss.excerpt(excerptLines)
 			ss.t.s.addViolation(ss.t, v, ex)
-			ss.t.fail(fmt.Sprintf("protocol violation %s: %s", v.Rule, v.Detail))
+			if !strings.Contains(ss.t.reason, "protocol violation "+v.Rule) {
+				ss.t.fail(fmt.Sprintf("protocol violation %s: %s", v.Rule, v.Detail))
+			}
 			if len(ss.t.wire) == 0 {
 				ss.t.wire = ex
 			}

@@ -1,0 +1,137 @@
+package contract
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/schemas"
+)
+
+// The test binary doubles as small plugins that break rules the fake has
+// no fault for: run with testPluginVar=MODE it serves instead of testing.
+const testPluginVar = "MU_CONTRACT_TEST_PLUGIN"
+
+// testPlugin returns an argv that runs this test binary as plugin mode,
+// registered as mu-plugin-testp (a symlink: the rules follow it).
+func testPlugin(t *testing.T, mode string) (argv, env []string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "mu-plugin-testp")
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	return []string{link}, []string{testPluginVar + "=" + mode}
+}
+
+func linkSeam() protocol.Seams {
+	return protocol.Seams{Link: &protocol.LinkSeam{
+		Fetch: false, Slots: protocol.SlotsMu, RemoteOnTimeout: protocol.RemoteStopped,
+		Quiescence: protocol.QuiescenceProvable, MaxScriptBytes: 64 << 10, Checks: []string{},
+	}}
+}
+
+// runTestPlugin serves one mode and returns the exit code.
+func runTestPlugin(mode string) int {
+	switch mode {
+	case "leaky":
+		return serveLeaky()
+	case "digest":
+		d := decl(linkSeam())
+		d.Schema = "sha256:" + string(bytes.Repeat([]byte("0"), 64))
+		return serveRaw(d)
+	case "load":
+		d := decl(protocol.Seams{Host: &protocol.HostSeam{Acquire: protocol.KeyCaps{Lookup: true}}})
+		return serveRaw(d)
+	case "answers-anything":
+		return serveRaw(decl(linkSeam()))
+	}
+	return 2
+}
+
+func decl(s protocol.Seams) protocol.InitializeResult {
+	return protocol.InitializeResult{Protocol: 1, Plugin: protocol.PluginInfo{Name: "testp", Version: "1"},
+		Instance: "test", Schema: schemas.V1Digest(), Seams: s}
+}
+
+// serveRaw answers initialize with d and every other request with a null
+// result, until stdin EOF.
+func serveRaw(d protocol.InitializeResult) int {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 2<<20)
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		var res any
+		if m.Method == protocol.MethodInitialize {
+			res = d
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+		os.Stdout.Write(append(b, '\n'))
+	}
+	return 0
+}
+
+// serveLeaky is a link that breaks two rules: a script gets the plugin's
+// own environment (the canary with it), and a timed-out script's children
+// survive its answer although it declares remoteOnTimeout "stopped".
+func serveLeaky() int {
+	home, err := os.MkdirTemp("", "testp-home-")
+	if err != nil {
+		return 1
+	}
+	defer os.RemoveAll(home)
+	err = protocol.Serve(context.Background(), protocol.Options{
+		Name: "testp", Version: "1", Instance: "test", Seams: linkSeam(),
+		Handlers: map[string]protocol.Handler{
+			protocol.MethodLinkExec: func(ctx context.Context, call *protocol.Call) (any, error) {
+				var p protocol.ExecParams
+				if err := call.Decode(&p); err != nil {
+					return nil, err
+				}
+				ctx, cancel := context.WithTimeout(ctx, time.Duration(p.TimeoutMs)*time.Millisecond)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, "/bin/sh", "-c", p.Script)
+				cmd.Dir = filepath.Join(home, p.Cwd)
+				cmd.Env = os.Environ()
+				cmd.WaitDelay = 100 * time.Millisecond
+				var out, errb bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				err := cmd.Run()
+				res := protocol.ExecResult{Stdout: out.String(), Stderr: errb.String()}
+				var ee *exec.ExitError
+				switch {
+				case ctx.Err() != nil:
+				case err == nil:
+					res.ExitCode = new(int)
+				case errors.As(err, &ee):
+					c := ee.ExitCode()
+					res.ExitCode = &c
+				default:
+					return nil, err
+				}
+				return res, nil
+			},
+		},
+	})
+	if err != nil {
+		return 1
+	}
+	return 0
+}
