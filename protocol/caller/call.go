@@ -86,6 +86,9 @@ func (p *Plugin) send(ctx context.Context, r *Request, timeout time.Duration) (o
 	if err := ctx.Err(); err != nil {
 		return notSent(err)
 	}
+	if err := p.instanceRefusal(ctx, r.Method); err != nil {
+		return outcome{}, err
+	}
 	if timeout <= 0 {
 		timeout = p.Timeout(r)
 	}

@@ -64,6 +64,9 @@ func runTestPlugin(mode string) int {
 	if b, ok := strings.CutPrefix(mode, "raw:"); ok {
 		return runRaw(name, b)
 	}
+	if run, ok := extraPlugins[mode]; ok {
+		return run(name)
+	}
 	if mode != "good" {
 		fmt.Fprintln(os.Stderr, "unknown test plugin mode", mode)
 		return 2
@@ -79,6 +82,9 @@ func runTestPlugin(mode string) int {
 	}
 	return 0
 }
+
+// extraPlugins are more test plugin modes, added by other test files.
+var extraPlugins = map[string]func(name string) int{}
 
 var obs = protocol.Observation{Status: protocol.TurnIdle, Settled: true, Since: 1, Runs: 1, Incarnation: "s1"}
 

@@ -12,14 +12,23 @@ import (
 // (10 s, Config.ReadTimeout); use Invoke or Call for another budget, and
 // NewRequest + Send to resend an effect with identical params.
 
-// HostAcquire runs host.acquire (an effect).
+// HostAcquire runs host.acquire (an effect). A result without a handle is
+// a *MismatchError (an unknown outcome).
 func (p *Plugin) HostAcquire(ctx context.Context, params protocol.AcquireParams) (protocol.AcquireResult, error) {
-	return Invoke[protocol.AcquireResult](ctx, p, protocol.MethodHostAcquire, params, 0)
+	res, err := Invoke[protocol.AcquireResult](ctx, p, protocol.MethodHostAcquire, params, 0)
+	if err == nil {
+		err = CheckHostFound(protocol.MethodHostAcquire, &res)
+	}
+	return zeroOnErr(res, err)
 }
 
 // HostLookup runs host.lookup.
 func (p *Plugin) HostLookup(ctx context.Context, params protocol.LookupParams) (protocol.HostLookupResult, error) {
-	return Invoke[protocol.HostLookupResult](ctx, p, protocol.MethodHostLookup, params, 0)
+	res, err := Invoke[protocol.HostLookupResult](ctx, p, protocol.MethodHostLookup, params, 0)
+	if err == nil {
+		err = CheckHostFound(protocol.MethodHostLookup, res.Found)
+	}
+	return zeroOnErr(res, err)
 }
 
 // HostRelease runs host.release (an effect; null result).
@@ -28,14 +37,25 @@ func (p *Plugin) HostRelease(ctx context.Context, params protocol.KeyParams) err
 	return err
 }
 
-// JobStart runs job.start (an effect).
+// JobStart runs job.start (an effect). A reply kind's result without its
+// handle and view, or an at-start kind's without baseline {runs: 0}, is a
+// *MismatchError (an unknown outcome).
 func (p *Plugin) JobStart(ctx context.Context, params protocol.JobStartParams) (protocol.JobStartResult, error) {
-	return Invoke[protocol.JobStartResult](ctx, p, protocol.MethodJobStart, params, 0)
+	res, err := Invoke[protocol.JobStartResult](ctx, p, protocol.MethodJobStart, params, 0)
+	if err == nil {
+		err = CheckJobStart(p.decl.Seams.Job, res)
+	}
+	return zeroOnErr(res, err)
 }
 
 // JobLookup runs job.lookup.
+// A found that breaks JobStart's rules is a *MismatchError.
 func (p *Plugin) JobLookup(ctx context.Context, params protocol.LookupParams) (protocol.JobLookupResult, error) {
-	return Invoke[protocol.JobLookupResult](ctx, p, protocol.MethodJobLookup, params, 0)
+	res, err := Invoke[protocol.JobLookupResult](ctx, p, protocol.MethodJobLookup, params, 0)
+	if err == nil {
+		err = CheckJobFound(p.decl.Seams.Job, res.Found)
+	}
+	return zeroOnErr(res, err)
 }
 
 // JobStop runs job.stop (an effect; null result).
@@ -49,9 +69,15 @@ func (p *Plugin) JobAttach(ctx context.Context, target protocol.Target) (protoco
 	return Invoke[protocol.View](ctx, p, protocol.MethodJobAttach, protocol.Base{Target: target}, 0)
 }
 
-// ReadStates runs channel.readStates.
+// ReadStates runs channel.readStates. The answer keeps the asked agents'
+// readings only (others are ignored); an asked agent without one is a
+// *MismatchError (an unknown answer).
 func (p *Plugin) ReadStates(ctx context.Context, params protocol.ReadStatesParams) (map[string]protocol.Reading, error) {
-	return Invoke[map[string]protocol.Reading](ctx, p, protocol.MethodChannelReadStates, params, 0)
+	res, err := Invoke[map[string]protocol.Reading](ctx, p, protocol.MethodChannelReadStates, params, 0)
+	if err != nil {
+		return nil, err
+	}
+	return CheckReadStates(params.Targets, res)
 }
 
 // Baseline runs channel.baseline; nil when the plugin answers null.
@@ -59,9 +85,14 @@ func (p *Plugin) Baseline(ctx context.Context, target protocol.Target) (*protoco
 	return Invoke[*protocol.Baseline](ctx, p, protocol.MethodChannelBaseline, protocol.Base{Target: target}, 0)
 }
 
-// Receipt runs channel.receipt.
+// Receipt runs channel.receipt. A receipt for another msgId is a
+// *MismatchError (an unknown answer).
 func (p *Plugin) Receipt(ctx context.Context, params protocol.ReceiptParams) (protocol.Receipt, error) {
-	return Invoke[protocol.Receipt](ctx, p, protocol.MethodChannelReceipt, params, 0)
+	res, err := Invoke[protocol.Receipt](ctx, p, protocol.MethodChannelReceipt, params, 0)
+	if err == nil {
+		err = CheckReceipt(params.MsgID, res)
+	}
+	return zeroOnErr(res, err)
 }
 
 // LastRun runs channel.lastRun; nil when no turn settled past afterRuns.
@@ -69,24 +100,43 @@ func (p *Plugin) LastRun(ctx context.Context, params protocol.LastRunParams) (*p
 	return Invoke[*protocol.Observation](ctx, p, protocol.MethodChannelLastRun, params, 0)
 }
 
-// ChannelSend runs channel.send (an effect).
+// ChannelSend runs channel.send (an effect). A reply naming another
+// channel than the seam's, or another msgId, is a *MismatchError (an
+// unknown outcome); so for ChannelFresh and ChannelCommand.
 func (p *Plugin) ChannelSend(ctx context.Context, params protocol.SendParams) (protocol.SendResult, error) {
-	return Invoke[protocol.SendResult](ctx, p, protocol.MethodChannelSend, params, 0)
+	res, err := Invoke[protocol.SendResult](ctx, p, protocol.MethodChannelSend, params, 0)
+	if err == nil {
+		err = CheckSend(protocol.MethodChannelSend, p.decl.Seams.Channel, params.MsgID, res)
+	}
+	return zeroOnErr(res, err)
 }
 
 // ChannelFresh runs channel.fresh (an effect).
 func (p *Plugin) ChannelFresh(ctx context.Context, params protocol.FreshParams) (protocol.SendResult, error) {
-	return Invoke[protocol.SendResult](ctx, p, protocol.MethodChannelFresh, params, 0)
+	res, err := Invoke[protocol.SendResult](ctx, p, protocol.MethodChannelFresh, params, 0)
+	if err == nil {
+		err = CheckSend(protocol.MethodChannelFresh, p.decl.Seams.Channel, params.MsgID, res)
+	}
+	return zeroOnErr(res, err)
 }
 
 // ChannelCommand runs channel.command (an effect).
 func (p *Plugin) ChannelCommand(ctx context.Context, params protocol.CommandParams) (protocol.SendResult, error) {
-	return Invoke[protocol.SendResult](ctx, p, protocol.MethodChannelCommand, params, 0)
+	res, err := Invoke[protocol.SendResult](ctx, p, protocol.MethodChannelCommand, params, 0)
+	if err == nil {
+		err = CheckSend(protocol.MethodChannelCommand, p.decl.Seams.Channel, "", res)
+	}
+	return zeroOnErr(res, err)
 }
 
-// Interrupt runs channel.interrupt (an effect).
+// Interrupt runs channel.interrupt (an effect). A reply naming another
+// msgId is a *MismatchError.
 func (p *Plugin) Interrupt(ctx context.Context, params protocol.InterruptParams) (protocol.InterruptResult, error) {
-	return Invoke[protocol.InterruptResult](ctx, p, protocol.MethodChannelInterrupt, params, 0)
+	res, err := Invoke[protocol.InterruptResult](ctx, p, protocol.MethodChannelInterrupt, params, 0)
+	if err == nil {
+		err = CheckInterrupt(params.MsgID, res)
+	}
+	return zeroOnErr(res, err)
 }
 
 // Abort runs channel.abort (an effect).
@@ -97,4 +147,13 @@ func (p *Plugin) Abort(ctx context.Context, params protocol.AbortParams) (protoc
 // Answer runs channel.answer (an effect).
 func (p *Plugin) Answer(ctx context.Context, params protocol.AnswerParams) (protocol.AnswerResult, error) {
 	return Invoke[protocol.AnswerResult](ctx, p, protocol.MethodChannelAnswer, params, 0)
+}
+
+// zeroOnErr: a result that failed its check is never handed out as one.
+func zeroOnErr[T any](v T, err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
 }
