@@ -175,6 +175,9 @@ func (p *pool) handshake(ctx context.Context, r *Resolved, via *ssh.Client) (*ss
 	var err error
 	if via == nil {
 		nc, err = (&net.Dialer{}).DialContext(ctx, "tcp", r.Addr())
+		if err == nil {
+			nc = withQuickAck(nc)
+		}
 	} else {
 		nc, err = via.DialContext(ctx, "tcp", r.Addr())
 	}
