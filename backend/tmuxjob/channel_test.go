@@ -155,12 +155,33 @@ func TestBlockedThenAnswered(t *testing.T) {
 	if err != nil || a.Ack != protocol.AckConfirmed || len(a.Keys) != 2 {
 		t.Fatalf("answer: %+v %v", a, err)
 	}
+	// Its resend (the same keys, at once) answers nothing twice.
+	if a, err := h.jobs.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y", "Enter"}}); err != nil || a.Ack != protocol.AckConfirmed {
+		t.Fatalf("answer resend: %+v %v", a, err)
+	}
 	o := h.lastRun(t, key, 0)
 	if o.LastText != "agent: do it [[block:proceed]] [[ms:200]]" || o.LastError != "" {
 		t.Fatalf("turn: %+v", o)
 	}
+	answers := func() int {
+		ents, _ := os.ReadDir(filepath.Join(h.jobs.ChannelDir(key), "answers"))
+		return len(ents)
+	}
+	if n := answers(); n != 1 {
+		t.Fatalf("%d answers written, want 1", n)
+	}
+	// The same keys for a new dialog are a new answer.
+	h.send(t, key, "m2", "again [[block:second]]")
+	eventually(t, "blocked again", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked && r.Pending == "second" })
+	if _, err := h.jobs.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y", "Enter"}}); err != nil {
+		t.Fatalf("answer to the second dialog: %v", err)
+	}
+	h.lastRun(t, key, 1)
 	if _, err := h.jobs.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"n"}, Force: true}); err != nil {
 		t.Fatalf("forced answer: %v", err)
+	}
+	if n := answers(); n != 3 {
+		t.Fatalf("%d answers written, want 3", n)
 	}
 }
 
@@ -182,6 +203,21 @@ func TestInterruptAndAbort(t *testing.T) {
 	if o := h.lastRun(t, key, 1); o.LastText != "agent: instead, this" {
 		t.Fatalf("the interrupt's turn: %+v", o)
 	}
+	// An interrupt's resend interrupts nothing again: the turn the first
+	// one started runs to its end.
+	h.send(t, key, "m1b", "long [[ms:600000]]")
+	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	ip := protocol.InterruptParams{Base: base(key), Text: "then this [[ms:1500]]", MsgID: "i2", TimeoutMs: 30000}
+	if _, err := h.jobs.Interrupt(ctx, ip); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the interrupt's turn", func() bool { r := h.reading(t, key); return r.State == protocol.TurnBusy && r.Runs == 3 })
+	if ir, err := h.jobs.Interrupt(ctx, ip); err != nil || ir.Pending || ir.WasBusy {
+		t.Fatalf("interrupt resend: %+v %v", ir, err)
+	}
+	if o := h.lastRun(t, key, 3); o.LastError != "" || o.LastText != "agent: then this [[ms:1500]]" {
+		t.Fatalf("the resent interrupt cut its own turn: %+v", o)
+	}
 	// Abort: idle first (nothing to cut), then a turn in progress.
 	ab, err := h.jobs.Abort(ctx, protocol.AbortParams{Base: base(key), TimeoutMs: 1000})
 	if err != nil || ab.Before != protocol.TurnIdle || ab.After != protocol.TurnIdle || ab.Aborted || ab.Pending {
@@ -193,7 +229,7 @@ func TestInterruptAndAbort(t *testing.T) {
 	if err != nil || ab.Before != protocol.TurnBusy || ab.After != protocol.TurnIdle || !ab.Settled || !ab.Aborted || ab.Pending {
 		t.Fatalf("abort: %+v %v", ab, err)
 	}
-	if o := h.lastRun(t, key, 2); o.LastError != "interrupted" || o.Runs != 3 {
+	if o := h.lastRun(t, key, 4); o.LastError != "interrupted" || o.Runs != 5 {
 		t.Fatalf("the aborted turn: %+v", o)
 	}
 }

@@ -46,8 +46,11 @@ func (j *Jobs) deliver(ctx context.Context, b protocol.Base, d delivery) (accept
 		h = deliveryHash("command", d.name, d.text)
 		window = strconv.FormatInt(j.opts.CommandWindow.Milliseconds(), 10)
 	case "answer":
-		h = deliveryHash("answer", d.text, strconv.FormatInt(j.now(), 10))
-		window = "0"
+		// An answer carries no msgId either: the same keys again for the
+		// same dialog (or, with none pending, within the window) are its
+		// resend.
+		h = deliveryHash("answer", d.text)
+		window = strconv.FormatInt(j.opts.CommandWindow.Milliseconds(), 10)
 	default:
 		if d.msgID == "" {
 			return accepted{}, protocol.Errorf(protocol.Permanent, "%s: msgId is required", d.method)

@@ -1,7 +1,7 @@
 # deliver: $1 kind (send fresh command interrupt answer), $2 the delivery's
 # hash, $3 at (epoch ms), $4 msgId, $5 mode, $6 command name, $7 expected
-# incarnation, $8 force (0/1), $9 dedupe window ms (0: by msgId), $10 the
-# nudge token, then the interrupt keys; stdin: the text.
+# incarnation, $8 force (0/1), $9 the dedupe window (ms) of a command or an
+# answer, $10 the nudge token, then the interrupt keys; stdin: the text.
 kind=$1 h=$2 at=$3 msgid=$4 mode=$5 name=$6 expect=$7 force=$8 window=$9 token=${10}
 shift 10
 [ -e "$d/started" ] || { say "refused nojob"; exit 0; }
@@ -12,31 +12,53 @@ case $a in err:*) say "ERR ${a#err:}"; exit 1 ;; no) say "refused notrunning"; e
 [ -f "$c/out/state" ] || { say "refused notready"; exit 0; }
 tmpdir
 cp "$c/out/state" "$T/state" || { say "ERR cannot read the harness state"; exit 1; }
-inc=$(val inc "$T/state") state=$(val state "$T/state") runs=$(val runs "$T/state") cursor=$(val cursor "$T/state")
+inc=$(val inc "$T/state") state=$(val state "$T/state") runs=$(val runs "$T/state") cursor=$(val cursor "$T/state") since=$(val since "$T/state")
 : "${runs:=0}" "${cursor:=0}"
 q=$c/inbox
 [ "$kind" = answer ] && q=$c/answers
+# nudge [keys]: the interrupt keys (when given, and a turn is in progress),
+# then the fixed token and Enter. Never the delivery's text.
 nudge() {
-	[ "$kind" = interrupt ] && case $state in busy | blocked) t send-keys -t "=$sess:" "$@" ;; esac
+	if [ $# -gt 0 ]; then
+		case $state in busy | blocked) t send-keys -t "=$sess:" "$@" ;; esac
+	fi
 	if t send-keys -t "=$sess:" -l "$token" && t send-keys -t "=$sess:" Enter; then say "nudged 1"; else say "nudged 0"; fi
 }
-# A delivery already accepted is not delivered again: its record answers.
+# A delivery already accepted is not delivered again: its record answers,
+# and the harness is nudged again if it has not taken it (no keys again).
 dup=
-if [ "$window" = 0 ]; then
-	dup=$(ls "$q" | grep -F ".$h" | grep "\.$h\$" | head -n 1)
-else
-	last=$(ls "$q" | tail -n 1)
+last=$(ls "$q" | tail -n 1)
+lat=
+[ -n "$last" ] && lat=$(cat "$q/$last/at" 2>/dev/null)
+case $kind in
+answer)
+	# The same keys for the same dialog, or (no dialog now) the same keys
+	# within the window: a resend.
 	case $last in *".$h")
-		lat=$(cat "$q/$last/at" 2>/dev/null)
+		if [ "$state" = blocked ]; then
+			[ "$(cat "$q/$last/dialog" 2>/dev/null)" = "$inc:$since" ] && dup=$last
+		elif [ -n "$lat" ] && [ $((at - lat)) -lt "$window" ]; then
+			dup=$last
+		fi
+		;;
+	esac
+	;;
+command)
+	case $last in *".$h")
 		[ -n "$lat" ] && [ $((at - lat)) -lt "$window" ] && dup=$last ;;
 	esac
-fi
+	;;
+*)
+	dup=$(ls "$q" | grep "\.$h\$" | head -n 1)
+	;;
+esac
 if [ -n "$dup" ]; then
 	say "dup ${dup%%.*}"
 	emit baseline "$q/$dup/baseline"
 	emit inc "$q/$dup/inc"
 	emit at "$q/$dup/at"
-	if [ "$(echo "${dup%%.*}" | sed 's/^0*//')" -gt "$cursor" ] 2>/dev/null; then nudge "$@"; fi
+	n=$(echo "${dup%%.*}" | sed 's/^0*//')
+	if [ "$kind" = answer ] || [ "$n" -gt "$cursor" ]; then nudge; fi
 	exit 0
 fi
 if [ -n "$expect" ] && [ "$expect" != "$inc" ]; then say "refused incarnation $inc"; exit 0; fi
@@ -56,10 +78,11 @@ mkdir "$e" &&
 	printf '%s' "$at" >"$e/at" &&
 	printf '%s' "$baseline" >"$e/baseline" &&
 	printf '%s' "$inc" >"$e/inc" &&
+	{ [ "$state" != blocked ] || printf '%s' "$inc:$since" >"$e/dialog"; } &&
 	cat >"$e/text" || { rm -rf "$e"; say "ERR cannot write the delivery"; exit 1; }
 mv "$e" "$q/$seq.$h" || { rm -rf "$e"; say "ERR cannot commit the delivery"; exit 1; }
 say "accepted $seq"
 say "baseline $baseline"
 say "inc $inc"
 say "state $state"
-nudge "$@"
+if [ "$kind" = interrupt ]; then nudge "$@"; else nudge; fi
