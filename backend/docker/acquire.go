@@ -47,10 +47,12 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error)
 	labels[LabelParams] = paramsDigest(p.Params)
 	labels[LabelResult] = res.label()
 
+	t0 := time.Now()
 	id, res, err := b.create(ctx, name, p.Key, spec, labels, res)
 	if err != nil {
 		return nil, err
 	}
+	t1 := time.Now()
 	if _, err := b.api.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
 		if client.IsErrConnectionFailed(err) || ctx.Err() != nil {
 			return nil, protocol.Wrap(protocol.UnknownOutcome, err, "starting container "+name)
@@ -63,9 +65,12 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error)
 		}
 		return nil, protocol.Wrap(protocol.Permanent, err, "the Engine could not start container "+name+" (removed)")
 	}
+	t2 := time.Now()
 	if err := b.ready(ctx, id); err != nil {
 		return nil, protocol.Wrap(protocol.UnknownOutcome, err, "container "+name+" started but no exec answered")
 	}
+	b.log.Debug("acquired", "container", name, "createMs", t1.Sub(t0).Milliseconds(),
+		"startMs", t2.Sub(t1).Milliseconds(), "readyMs", time.Since(t2).Milliseconds())
 	return res.with(id), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
 )
@@ -62,4 +63,65 @@ func BenchmarkExecTrue(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkAcquireInterleaved alternates the two, one of each per
+// iteration, so that load from elsewhere on the machine hits both alike; it
+// reports each one's mean and their ratio.
+func BenchmarkAcquireInterleaved(b *testing.B) {
+	image := testimage.Ensure(b)
+	p := start(b)
+	var plugin, cli time.Duration
+	n := 0
+	for i := 0; b.Loop(); i++ {
+		key := fmt.Sprintf("bench-acqi-%d", i)
+		t0 := time.Now()
+		p.acquire(b, key, nil)
+		plugin += time.Since(t0)
+
+		t0 = time.Now()
+		out, err := exec.Command("docker", "run", "-d", "--label", "org.mu-plugins.test=1",
+			"--label", "org.mu-plugins.testrun="+runID, image, "sleep", "infinity").Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		id := string(out[:len(out)-1])
+		if err := exec.Command("docker", "exec", id, "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		cli += time.Since(t0)
+		n++
+
+		b.StopTimer()
+		p.must(b, "host.release", keyParams(key), nil)
+		_ = exec.Command("docker", "rm", "-f", id).Run()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(plugin.Milliseconds())/float64(n), "plugin-ms/op")
+	b.ReportMetric(float64(cli.Milliseconds())/float64(n), "cli-ms/op")
+	b.ReportMetric(float64(plugin)/float64(cli), "ratio")
+}
+
+// BenchmarkExecTrueInterleaved does the same for link.exec of `true`.
+func BenchmarkExecTrueInterleaved(b *testing.B) {
+	p := start(b)
+	h := p.acquire(b, "bench-exec-i", nil).Handle
+	var plugin, cli time.Duration
+	n := 0
+	for b.Loop() {
+		t0 := time.Now()
+		if r := p.run(b, h, "true"); exitCode(r) != "0" {
+			b.Fatalf("exec: %+v", r)
+		}
+		plugin += time.Since(t0)
+		t0 = time.Now()
+		if err := exec.Command("docker", "exec", h, "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		cli += time.Since(t0)
+		n++
+	}
+	b.ReportMetric(float64(plugin.Microseconds())/1000/float64(n), "plugin-ms/op")
+	b.ReportMetric(float64(cli.Microseconds())/1000/float64(n), "cli-ms/op")
+	b.ReportMetric(float64(plugin)/float64(cli), "ratio")
 }
