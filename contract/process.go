@@ -161,6 +161,6 @@ func (t *T) canaryProbe() {
 	}
 	p := t.Start()
 	tg := t.linkTarget(p)
-	_, _ = p.Exec(t.Ctx(), tg, `printf '%s\n' "$`+CanaryVar+`"; env`, ".", 10*time.Second)
+	_, _ = p.Exec(t.Ctx(), tg, `printf '%s\n' "$`+CanaryVar+`"`, ".", 10*time.Second)
 	t.Stop(p)
 }
