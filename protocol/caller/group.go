@@ -69,3 +69,13 @@ func killGroup(pgid int) int {
 	}
 	return n
 }
+
+// GroupEmpty reports whether process group pgid holds no live process: the
+// proof the replay rules ask for that the plugin process a call went to is
+// gone. A pgid of 0 or less is never proven empty.
+func GroupEmpty(pgid int) bool {
+	if pgid <= 0 {
+		return false
+	}
+	return len(groupMembers(pgid)) == 0
+}
