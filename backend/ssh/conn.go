@@ -149,6 +149,7 @@ func (p *pool) dial(ctx context.Context, dest string) (*conn, error) {
 		closeClients(jumps)
 	}()
 	go c.keepalive(p.log)
+	go c.warmControl()
 	return c, nil
 }
 

@@ -143,3 +143,30 @@ func TestCwdAndScriptQuoting(t *testing.T) {
 		t.Fatalf("cwd that does not exist: %+v %+v", res, r.Error)
 	}
 }
+
+// TestStopWhenMaxSessionsOverstated: --max-sessions says 10, the server
+// allows 3. The scripts fill the server; the stop still has its session.
+func TestStopWhenMaxSessionsOverstated(t *testing.T) {
+	s, cfg := server(t, testsshd.Options{MaxSessions: 3})
+	cfg.MaxSessions = 10
+	old := watchdogSlack
+	watchdogSlack = 120
+	t.Cleanup(func() { watchdogSlack = old })
+	d, _, _ := inproc(t, cfg)
+	d.mustExec("box", "true") // the connection, and its control session, exist
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			res, r := d.exec("box", fmt.Sprintf("sleep 3280%d", i), ".", 2*time.Second)
+			if r.Error != nil || res.ExitCode != nil {
+				t.Errorf("want a timed-out answer, got %+v %+v", res, r.Error)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if left := waitGone(t, s, "sleep 3280", 10*time.Second); len(left) > 0 {
+		t.Fatalf("still running:\n%s", strings.Join(left, "\n"))
+	}
+}

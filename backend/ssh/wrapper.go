@@ -118,12 +118,8 @@ func (c *conn) killGroup(ctx context.Context, pgid int) (bool, error) {
 	c.ctlMu.Lock()
 	defer c.ctlMu.Unlock()
 	for attempt := 0; attempt < 2; attempt++ {
-		if c.ctl == nil {
-			ctl, err := c.openControl()
-			if err != nil {
-				return false, err
-			}
-			c.ctl = ctl
+		if err := c.ensureControlLocked(ctx); err != nil {
+			return false, err
 		}
 		gone, err := c.ctl.run(ctx, fmt.Sprintf(killScript, pgid))
 		if err == nil {
@@ -136,6 +132,41 @@ func (c *conn) killGroup(ctx context.Context, pgid int) (bool, error) {
 		}
 	}
 	return false, errors.New("control session failed")
+}
+
+// warmControl opens the control session right after the connection is made,
+// while sessions are free, so the slot kept for stops is real even when
+// --max-sessions overstates the server's limit.
+func (c *conn) warmControl() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.ctlMu.Lock()
+	defer c.ctlMu.Unlock()
+	_ = c.ensureControlLocked(ctx)
+}
+
+// ensureControlLocked opens the control session if there is none. A server
+// at its session limit refuses it: then the exec slots shrink, and the open
+// is retried as sessions end, until ctx ends.
+func (c *conn) ensureControlLocked(ctx context.Context) error {
+	for c.ctl == nil {
+		ctl, err := c.openControl()
+		if err == nil {
+			c.ctl = ctl
+			return nil
+		}
+		var oce *ssh.OpenChannelError
+		if !errors.As(err, &oce) || c.dead() {
+			return err
+		}
+		c.slots.shrink()
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 func (ctl *control) run(ctx context.Context, script string) (bool, error) {
