@@ -18,8 +18,9 @@ import (
 // defaultTimeout is the spec's default timeoutMs.
 const defaultTimeout = 20 * time.Second
 
-// killWait bounds the wait for a killed run's end marker.
-const killWait = 10 * time.Second
+// killWait bounds the wait for a killed run's end marker, once the kill was
+// proven: the answer must come inside mu's grace (5 s) after timeoutMs.
+const killWait = 3 * time.Second
 
 func timeoutOf(ms int64) time.Duration {
 	if ms <= 0 {
@@ -88,6 +89,17 @@ func (b *Backend) runScript(ctx context.Context, ctr, script, cwd string, timeou
 		return nil, protocol.Wrap(protocol.UnknownOutcome, s.err, "the exec channel broke during the run")
 	case <-timer.C:
 	case <-ctx.Done():
+	}
+	select {
+	case <-r.done: // it ended as the timer fired: nothing to stop
+		if ctx.Err() == nil {
+			pl.put(s, true)
+			if code, err := r.exitCode(); err == nil {
+				return result(&code, r), nil
+			}
+			return nil, protocol.Errorf(protocol.UnknownOutcome, "reading the exit code")
+		}
+	default:
 	}
 	stopErr := b.stopRun(ctx, ctr, r.mark)
 	wait := time.NewTimer(killWait)
