@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,10 +102,14 @@ func (j *Journal) List() ([]*Intent, error) {
 // write stores in atomically and, for a delivery, marks it the agent's
 // newest unless it already is.
 func (j *Journal) write(in *Intent, newDelivery bool) error {
-	b, err := json.MarshalIndent(in, "", "  ")
-	if err != nil {
+	// Compact, no HTML escaping: Params stay their exact bytes.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(in); err != nil {
 		return err
 	}
+	b := buf.Bytes()
 	return j.locked(func() error {
 		if err := atomicWrite(j.path(in.ID), b); err != nil {
 			return err

@@ -1,0 +1,282 @@
+package replay
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
+)
+
+// Every resolution branch the fake can show, each against real processes:
+// a fake that crashes around the effect (its world saved in --state), then
+// a new fake (the next invocation) the resolver asks.
+
+func TestAcquireCrashAfterLookupFinds(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-after"))
+	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
+	if in.Instance != "fake" || in.Pgid != p1.Pgid() || in.Key != "k1" || in.SHA256 != sha(in.Params) {
+		t.Fatalf("intent: %+v", in)
+	}
+	gone(t, p1)
+	p2 := fake(t, state, nil)
+	out := resolve(t, j, p2, in)
+	wantState(t, out, Found, "")
+	var found protocol.AcquireResult
+	if err := json.Unmarshal(out.Result, &found); err != nil || found.Handle == "" {
+		t.Fatalf("found %s: %v", out.Result, err)
+	}
+	w := world(t, state)
+	if len(w.Hosts) != 1 || w.Hosts["k1"].Result.Handle != found.Handle {
+		t.Fatalf("world hosts %+v, want exactly k1 = %s", w.Hosts, found.Handle)
+	}
+	if l := p2.w.out(protocol.MethodHostLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":true`) {
+		t.Fatalf("lookups sent: %q, want one fenced", l)
+	}
+	if l := p2.w.out(protocol.MethodHostAcquire); len(l) != 0 {
+		t.Fatalf("the resolver acquired again: %q", l)
+	}
+	wantJournal(t, j, 0)
+}
+
+func TestAcquireCrashBeforeFencedNoneThenRefused(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-before"))
+	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
+	gone(t, p1)
+	p2 := fake(t, state, nil)
+	wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
+	wantJournal(t, j, 0)
+	// The first acquire, delayed (its exact params arriving now), refuses.
+	r, err := caller.NewRequest(in.Method, in.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p2.Send(tctx(t), r, 0)
+	var re *caller.RemoteError
+	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
+		t.Fatalf("the delayed acquire after a fenced none: %v, want a permanent refusal", err)
+	}
+	if w := world(t, state); len(w.Hosts) != 0 || !w.Fenced["host:k1"] {
+		t.Fatalf("world: hosts %v, fenced %v", w.Hosts, w.Fenced)
+	}
+}
+
+func TestJobStartCrashAfterLookupFinds(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodJobStart, "crash-after"))
+	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
+	gone(t, p1)
+	p2 := fake(t, state, nil)
+	out := resolve(t, j, p2, in)
+	wantState(t, out, Found, "")
+	var f protocol.JobFound
+	if err := json.Unmarshal(out.Result, &f); err != nil || f.Handle == "" || f.View == nil {
+		t.Fatalf("found %s: %v", out.Result, err)
+	}
+	if w := world(t, state); len(w.Jobs) != 1 || w.Jobs["j1"].State != "running" {
+		t.Fatalf("world jobs %+v", w.Jobs)
+	}
+	if l := p2.w.out(protocol.MethodJobStart); len(l) != 0 {
+		t.Fatalf("the resolver started again: %q", l)
+	}
+	wantJournal(t, j, 0)
+}
+
+func TestJobStartCrashBeforeFencedNoneThenRefused(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodJobStart, "crash-before"))
+	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
+	gone(t, p1)
+	p2 := fake(t, state, nil)
+	wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
+	r, _ := caller.NewRequest(in.Method, in.Params)
+	_, err := p2.Send(tctx(t), r, 0)
+	var re *caller.RemoteError
+	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
+		t.Fatalf("the delayed start after a fenced none: %v, want a permanent refusal", err)
+	}
+	if w := world(t, state); len(w.Jobs) != 0 {
+		t.Fatalf("world jobs %+v", w.Jobs)
+	}
+}
+
+// An at-start kind's lookup found carries baseline runs 0: the fake's
+// does, and the resolver accepts it.
+func TestJobStartAtStartCrashAfter(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodJobStart, "crash-after"), "--first-turn", "at-start")
+	jp := jobP("j1", "ws", "a1")
+	jp.Spec.FirstPrompt = &protocol.FirstPrompt{Text: "brief", MsgID: "m0"}
+	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jp)
+	gone(t, p1)
+	p2 := fake(t, state, nil, "--first-turn", "at-start")
+	out := resolve(t, j, p2, in)
+	wantState(t, out, Found, "")
+	var f protocol.JobFound
+	if err := json.Unmarshal(out.Result, &f); err != nil || f.Baseline == nil || f.Baseline.Runs != 0 {
+		t.Fatalf("found %s: %v", out.Result, err)
+	}
+	if n := world(t, state).deliveries("ws/a1", "brief"); n != 1 {
+		t.Fatalf("the first prompt was delivered %d times", n)
+	}
+}
+
+func TestHostReleaseReissued(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodHostRelease, "crash-after"))
+	mustEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
+	rel := protocol.KeyParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "pool"}}}, Key: "k1"}
+	in := unknownEffect(t, j, p1, protocol.MethodHostRelease, rel)
+	gone(t, p1)
+	p2 := fake(t, state, nil)
+	wantState(t, resolve(t, j, p2, in), Done, "")
+	l := p2.w.out(protocol.MethodHostRelease)
+	if len(l) != 1 {
+		t.Fatalf("releases sent: %q, want one", l)
+	}
+	sameButDeadline(t, l[0], in)
+	if w := world(t, state); w.Hosts["k1"].State != "released" {
+		t.Fatalf("host k1 is %q", w.Hosts["k1"].State)
+	}
+	wantJournal(t, j, 0)
+}
+
+func TestJobStopReissued(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodJobStop, "crash-before"))
+	mustEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
+	in := unknownEffect(t, j, p1, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Key: "j1"})
+	gone(t, p1)
+	if w := world(t, state); w.Jobs["j1"].State != "running" {
+		t.Fatalf("crash-before stopped the job: %q", w.Jobs["j1"].State)
+	}
+	p2 := fake(t, state, nil)
+	wantState(t, resolve(t, j, p2, in), Done, "")
+	l := p2.w.out(protocol.MethodJobStop)
+	if len(l) != 1 {
+		t.Fatalf("stops sent: %q", l)
+	}
+	sameButDeadline(t, l[0], in)
+	if w := world(t, state); w.Jobs["j1"].State != "ended" {
+		t.Fatalf("job j1 is %q", w.Jobs["j1"].State)
+	}
+}
+
+func TestSendCrashAfterReceiptAccepted(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodChannelSend, "crash-after"))
+	mustEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
+	send := protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "do it once", MsgID: "m1", Mode: protocol.ModeFollowUp}
+	in := unknownEffect(t, j, p1, protocol.MethodChannelSend, send)
+	if in.Agent != "ws/a1" || in.Key != "m1" {
+		t.Fatalf("intent %+v", in)
+	}
+	gone(t, p1)
+	p2 := fake(t, state, nil)
+	out := resolve(t, j, p2, in)
+	wantState(t, out, Found, "")
+	var rc protocol.Receipt
+	if err := json.Unmarshal(out.Result, &rc); err != nil || rc.State != protocol.ReceiptAccepted || rc.ID != "m1" {
+		t.Fatalf("receipt %s: %v", out.Result, err)
+	}
+	if l := p2.w.out(protocol.MethodChannelSend); len(l) != 0 {
+		t.Fatalf("the resolver sent again: %q", l)
+	}
+	if n := world(t, state).deliveries("ws/a1", "do it once"); n != 1 {
+		t.Fatalf("delivered %d times, want once", n)
+	}
+	wantJournal(t, j, 0)
+}
+
+// A send that crashed before landing: the receipt is not-accepted, which
+// does not resolve (the intent stays).
+func TestSendCrashBeforeReceiptNotAccepted(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodChannelSend, "crash-before"))
+	mustEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
+	in := unknownEffect(t, j, p1, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "t", MsgID: "m1", Mode: protocol.ModeFollowUp})
+	gone(t, p1)
+	p2 := fake(t, state, nil)
+	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonNotAccepted)
+	wantJournal(t, j, 1)
+}
+
+// Under another instance nothing is asked or resent: the new plugin's
+// transcript holds the handshake only.
+func TestInstanceChangedNothingSent(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-after"))
+	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
+	gone(t, p1)
+	p2 := fake(t, state, nil, "--instance", "other")
+	out := resolve(t, j, p2, in)
+	wantState(t, out, Unresolved, ReasonStopChanged)
+	if !errors.Is(out.Err, caller.ErrInstanceChanged) || !errors.Is(out.Err, caller.ErrNotSent) {
+		t.Fatalf("err %v", out.Err)
+	}
+	if m := p2.w.outMethods(); len(m) != 1 || m[0] != protocol.MethodInitialize {
+		t.Fatalf("sent %v, want the handshake only", m)
+	}
+	wantJournal(t, j, 1)
+}
+
+// A repeat within the dedupe window returns the first result and makes no
+// second effect: acquire, start and send, each twice.
+func TestRepeatWithinWindowReturnsTheFirstResult(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p := fake(t, state, nil)
+	a1 := mustEffect(t, j, p, protocol.MethodHostAcquire, acquireP("k1"))
+	a2 := mustEffect(t, j, p, protocol.MethodHostAcquire, acquireP("k1"))
+	s1 := mustEffect(t, j, p, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
+	s2 := mustEffect(t, j, p, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
+	send := protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "once", MsgID: "m1", Mode: protocol.ModeFollowUp}
+	d1 := mustEffect(t, j, p, protocol.MethodChannelSend, send)
+	d2 := mustEffect(t, j, p, protocol.MethodChannelSend, send)
+	for _, pair := range [][2]json.RawMessage{{a1, a2}, {s1, s2}, {d1, d2}} {
+		if same, _ := caller.SameJSON(pair[0], pair[1]); !same {
+			t.Fatalf("a repeat answered %s, the first %s", pair[1], pair[0])
+		}
+	}
+	w := world(t, state)
+	if len(w.Hosts) != 1 || len(w.Jobs) != 1 || w.deliveries("ws/a1", "once") != 1 {
+		t.Fatalf("hosts %d, jobs %d, deliveries %d: a repeat made a second effect", len(w.Hosts), len(w.Jobs), w.deliveries("ws/a1", "once"))
+	}
+	wantJournal(t, j, 0)
+}
+
+// The journal on disk: one JSON file per intent, with the exact params.
+func TestIntentOnDisk(t *testing.T) {
+	state, j := t.TempDir(), openJ(t)
+	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-after"))
+	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
+	b, err := os.ReadFile(j.path(in.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var disk Intent
+	if err := json.Unmarshal(b, &disk); err != nil {
+		t.Fatal(err)
+	}
+	if string(disk.Params) != string(in.Params) || disk.WriterPID != os.Getpid() || disk.SentBy < disk.WrittenAt {
+		t.Fatalf("on disk: %+v", disk)
+	}
+	l := p1.w.out(protocol.MethodHostAcquire)
+	if len(l) != 1 {
+		t.Fatalf("sent %q", l)
+	}
+	sameButDeadline(t, l[0], in)
+	// A second Effect of the same key sends nothing while it is unresolved.
+	gone(t, p1)
+	p2 := fake(t, state, nil)
+	if _, _, err := j.Effect(tctx(t), p2.Plugin, protocol.MethodHostAcquire, "", acquireP("k1")); !errors.Is(err, ErrUnresolved) || !errors.Is(err, caller.ErrNotSent) {
+		t.Fatalf("Effect over an unresolved intent: %v", err)
+	}
+	if l := p2.w.out(protocol.MethodHostAcquire); len(l) != 0 {
+		t.Fatalf("sent %q", l)
+	}
+}
