@@ -30,13 +30,10 @@ func TestCrashDrillAcquire(t *testing.T) {
 		counts = map[string]int{} // lookup answer → trials
 		fenced []string
 	)
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < 3; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
+	t.Run("trials", func(t *testing.T) {
+		for i := 0; i < trials; i++ {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel() // as many at once as -parallel allows (GOMAXPROCS)
 				answer, wasFenced := drillTrial(t, prefix, i, time.Duration(rand.Int64N(int64(full+full/4))))
 				mu.Lock()
 				counts[answer]++
@@ -44,14 +41,9 @@ func TestCrashDrillAcquire(t *testing.T) {
 					fenced = append(fenced, fmt.Sprintf("drill-%d", i))
 				}
 				mu.Unlock()
-			}
-		}()
-	}
-	for i := 0; i < trials; i++ {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+			})
+		}
+	})
 	t.Logf("lookup answers after the kill: %v", counts)
 	if counts["unknown"] > 0 {
 		t.Errorf("lookup answered unknown %d times with the Engine up", counts["unknown"])
