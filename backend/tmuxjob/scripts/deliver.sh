@@ -2,6 +2,7 @@
 # hash, $3 at (epoch ms), $4 msgId, $5 mode, $6 command name, $7 expected
 # incarnation, $8 force (0/1), $9 the dedupe window (ms) of a command or an
 # answer, $10 the nudge token, then the interrupt keys; stdin: the text.
+# Hot path: builtins wherever they do.
 kind=$1 h=$2 at=$3 msgid=$4 mode=$5 name=$6 expect=$7 force=$8 window=$9 token=${10}
 shift 10
 [ -e "$d/started" ] || { say "refused nojob"; exit 0; }
@@ -9,11 +10,8 @@ lock
 [ -e "$d/stopped" ] && { say "refused stopped"; exit 0; }
 a=$(alive)
 case $a in err:*) say "ERR ${a#err:}"; exit 1 ;; no) say "refused notrunning"; exit 0 ;; esac
-[ -f "$c/out/state" ] || { say "refused notready"; exit 0; }
-tmpdir
-cp "$c/out/state" "$T/state" || { say "ERR cannot read the harness state"; exit 1; }
-inc=$(val inc "$T/state") state=$(val state "$T/state") runs=$(val runs "$T/state") cursor=$(val cursor "$T/state") since=$(val since "$T/state")
-: "${runs:=0}" "${cursor:=0}"
+readstate "$c/out/state" || { say "refused notready"; exit 0; }
+inc=$st_inc state=$st_state runs=$st_runs cursor=$st_cursor since=$st_since
 q=$c/inbox
 [ "$kind" = answer ] && q=$c/answers
 # nudge [keys]: the interrupt keys (when given, and a turn is in progress),
@@ -22,21 +20,24 @@ nudge() {
 	if [ $# -gt 0 ]; then
 		case $state in busy | blocked) t send-keys -t "=$sess:" "$@" ;; esac
 	fi
-	if t send-keys -t "=$sess:" -l "$token" && t send-keys -t "=$sess:" Enter; then say "nudged 1"; else say "nudged 0"; fi
+	if t send-keys -t "=$sess:" -l "$token" \; send-keys -t "=$sess:" Enter; then say "nudged 1"; else say "nudged 0"; fi
 }
+entries "$q"
+last=$E
+lat=
+[ -n "$last" ] && read -r lat <"$q/$last/at"
 # A delivery already accepted is not delivered again: its record answers,
 # and the harness is nudged again if it has not taken it (no keys again).
 dup=
-last=$(ls "$q" | tail -n 1)
-lat=
-[ -n "$last" ] && lat=$(cat "$q/$last/at" 2>/dev/null)
 case $kind in
 answer)
 	# The same keys for the same dialog, or (no dialog now) the same keys
 	# within the window: a resend.
 	case $last in *".$h")
 		if [ "$state" = blocked ]; then
-			[ "$(cat "$q/$last/dialog" 2>/dev/null)" = "$inc:$since" ] && dup=$last
+			ldialog=
+			[ -f "$q/$last/dialog" ] && read -r ldialog <"$q/$last/dialog"
+			[ "$ldialog" = "$inc:$since" ] && dup=$last
 		elif [ -n "$lat" ] && [ $((at - lat)) -lt "$window" ]; then
 			dup=$last
 		fi
@@ -49,7 +50,10 @@ command)
 	esac
 	;;
 *)
-	dup=$(ls "$q" | grep "\.$h\$" | head -n 1)
+	for x in "$q"/[0-9]*."$h"; do
+		[ -e "$x" ] && dup=${x##*/}
+		break
+	done
 	;;
 esac
 if [ -n "$dup" ]; then
@@ -57,17 +61,19 @@ if [ -n "$dup" ]; then
 	emit baseline "$q/$dup/baseline"
 	emit inc "$q/$dup/inc"
 	emit at "$q/$dup/at"
-	n=$(echo "${dup%%.*}" | sed 's/^0*//')
-	if [ "$kind" = answer ] || [ "$n" -gt "$cursor" ]; then nudge; fi
+	num "$dup"
+	if [ "$kind" = answer ] || [ "$N" -gt "$cursor" ]; then nudge; fi
 	exit 0
 fi
 if [ -n "$expect" ] && [ "$expect" != "$inc" ]; then say "refused incarnation $inc"; exit 0; fi
 if [ "$kind" = answer ] && [ "$state" != blocked ] && [ "$force" != 1 ]; then say "refused notblocked $state"; exit 0; fi
-queued=$(ls "$c/inbox" | awk -F. -v cur="$cursor" '$1+0 > cur+0' | wc -l)
+queued=$Q
+[ "$kind" = answer ] && { entries "$c/inbox"; queued=$Q; }
 busy=0
 case $state in busy | blocked) busy=1 ;; esac
 baseline=$((runs + busy + queued))
-seq=$(ls "$q" | awk -F. 'BEGIN{m=0} {n=$1+0; if (n>m) m=n} END{printf "%010d", m+1}')
+num "$last"
+seq=$(printf '%010d' $((N + 1)))
 e=$q/.tmp.$h.$$
 rm -rf "$e"
 mkdir "$e" &&

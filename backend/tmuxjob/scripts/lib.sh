@@ -3,7 +3,9 @@
 #   $1 the state root, $2 the job id (hex), $3 the tmux socket; the
 #   operation's own arguments follow.
 # Output is line-based: "KEY value" lines, and "@KEY <base64>" blobs.
-unset MU_PLUGIN_RUN
+# The runners' marks (internal/proc, the docker backend's pooled runs) must not
+# reach the tmux server a script starts: a run's cleanup would kill it.
+unset MU_PLUGIN_RUN MU_DOCKER_RUN
 umask 077
 export LC_ALL=C
 root=$1 id=$2 sock=$3
@@ -50,3 +52,39 @@ marked() {
 }
 # val KEY FILE: the first KEY=value line's value.
 val() { sed -n "s/^$1=//p" "$2" | head -n 1; }
+# readstate FILE: the harness's state into st_* and st_all, from one open
+# of the file (one snapshot), with builtins only.
+readstate() {
+	st_inc= st_state= st_runs=0 st_cursor=0 st_since= st_all=
+	[ -f "$1" ] || return 1
+	while IFS= read -r l || [ -n "$l" ]; do
+		st_all="$st_all$l
+"
+		case $l in
+		inc=*) st_inc=${l#inc=} ;;
+		state=*) st_state=${l#state=} ;;
+		runs=*) st_runs=${l#runs=} ;;
+		cursor=*) st_cursor=${l#cursor=} ;;
+		since=*) st_since=${l#since=} ;;
+		esac
+	done <"$1"
+	num "$st_cursor"
+	st_cursor=$N
+}
+# num NAME: N is the decimal sequence number NAME starts with (leading
+# zeros dropped, so arithmetic never reads it as octal).
+num() {
+	N=${1%%.*}
+	N=${N#"${N%%[!0]*}"}
+	N=${N:-0}
+}
+# entries DIR: E is the last (newest) entry, Q how many are past $st_cursor.
+entries() {
+	E= Q=0
+	for x in "$1"/[0-9]*; do
+		[ -e "$x" ] || continue
+		E=${x##*/}
+		num "$E"
+		[ "$N" -gt "$st_cursor" ] && Q=$((Q + 1))
+	done
+}

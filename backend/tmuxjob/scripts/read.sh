@@ -1,14 +1,15 @@
 # read: $1 incarnation ("" for the current one), $2 turn number (0: none).
-# The harness's state, and one settled turn's record.
+# The harness's state (one snapshot), and one settled turn's record.
 inc=$1 n=$2
 [ -e "$d/started" ] || { say "nojob 1"; exit 0; }
 emit agent "$d/agent"
-tmpdir
-if [ -f "$c/out/state" ]; then
-	cp "$c/out/state" "$T/state" 2>/dev/null && emit state "$T/state"
+if readstate "$c/out/state"; then
+	printf '@state '
+	printf '%s' "$st_all" | base64 | tr -d '\n'
+	printf '\n'
 fi
 if [ "$n" != 0 ]; then
-	[ -n "$inc" ] || inc=$(val inc "$T/state" 2>/dev/null)
-	emit turn "$c/out/turns/$inc.$n"
+	[ -n "$inc" ] || inc=$st_inc
+	[ -n "$inc" ] && emit turn "$c/out/turns/$inc.$n"
 fi
 say "ok 1"

@@ -3,15 +3,19 @@
 # each delivery once, so a second nudge delivers nothing twice).
 h=$1 token=$2
 [ -e "$d/started" ] || { say "nojob 1"; exit 0; }
-e=$(ls "$c/inbox" | grep "\.$h\$" | head -n 1)
+e=
+for x in "$c/inbox"/[0-9]*."$h"; do
+	[ -e "$x" ] && e=${x##*/}
+	break
+done
 [ -n "$e" ] || { say "none 1"; exit 0; }
 say "accepted ${e%%.*}"
 emit baseline "$c/inbox/$e/baseline"
 emit inc "$c/inbox/$e/inc"
 emit at "$c/inbox/$e/at"
-cursor=$(val cursor "$c/out/state" 2>/dev/null)
-seq=$(echo "${e%%.*}" | sed 's/^0*//')
-if [ "$seq" -gt "${cursor:-0}" ] 2>/dev/null && [ "$(alive)" = yes ]; then
-	t send-keys -t "=$sess:" -l "$token" && t send-keys -t "=$sess:" Enter && say "nudged 1"
+readstate "$c/out/state"
+num "$e"
+if [ "$N" -gt "$st_cursor" ] && [ "$(alive)" = yes ]; then
+	t send-keys -t "=$sess:" -l "$token" \; send-keys -t "=$sess:" Enter && say "nudged 1"
 fi
 exit 0
