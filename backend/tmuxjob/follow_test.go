@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 func followView(root string) func(handle, logPath string) protocol.View {
 	exe, _ := os.Executable()
 	return func(handle, _ string) protocol.View {
-		return protocol.View{Command: "exec " + shq(exe) + " " + shq(handle), Env: map[string]string{followRootVar: root}}
+		return tmuxjob.ViewArgv(map[string]string{followRootVar: root}, exe, handle)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -294,5 +295,59 @@ func TestStopKillsTheWholeJob(t *testing.T) {
 	}
 	if left := marked(h.root); len(left) > 0 {
 		t.Fatalf("left after stop: %v", left)
+	}
+}
+
+// recRunner records every argv it runs.
+type recRunner struct {
+	tmuxjob.Runner
+	mu   sync.Mutex
+	argv [][]string
+}
+
+func (r *recRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, []byte, int, error) {
+	r.mu.Lock()
+	r.argv = append(r.argv, append([]string(nil), argv...))
+	r.mu.Unlock()
+	return r.Runner.Run(ctx, argv, stdin)
+}
+
+// spec.env values may be secrets: they reach the job, never an argument
+// (a host's process list, an Engine's exec record) nor a reply.
+func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
+	h := newHost(t)
+	rr := &recRunner{Runner: tmuxjob.LocalRunner{}}
+	j, err := tmuxjob.New(rr, tmuxjob.Options{Root: h.root, Kind: "tmux", Channel: "tmux-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	secret := "canary-7f3e9b1d"
+	out := filepath.Join(h.root, "seen")
+	s := spec(`printf '%s' "$TOKEN" > ` + shq(out) + `; exec sleep 1000`)
+	s.Env = map[string]string{"TOKEN": secret}
+	res, err := j.Start(ctx, protocol.JobStartParams{Base: base("sec"), Key: "sec", Spec: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the job saw its env", func() bool { b, _ := os.ReadFile(out); return string(b) == secret })
+	st, _ := j.Status(ctx, "sec")
+	lk, _ := j.Lookup(ctx, protocol.LookupParams{Base: base("sec"), Key: "sec"})
+	if err := j.Stop(ctx, "sec"); err != nil {
+		t.Fatal(err)
+	}
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	for _, argv := range rr.argv {
+		for _, a := range argv {
+			if strings.Contains(a, secret) {
+				t.Fatalf("an env value travelled as an argument: %q", argv[7:])
+			}
+		}
+	}
+	for _, v := range []any{res, st, lk} {
+		if strings.Contains(fmt.Sprintf("%+v", v), secret) {
+			t.Fatalf("an env value in a reply: %+v", v)
+		}
 	}
 }

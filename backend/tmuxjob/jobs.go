@@ -134,7 +134,11 @@ func (j *Jobs) ChannelDir(key string) string { return j.JobDir(key) + "/chan" }
 func (j *Jobs) pipeCmd(key string) string { return "exec cat >> " + shQuote(j.LogPath(key)) }
 
 func (j *Jobs) view(key string) protocol.View {
-	return j.opts.View(handleFor(jobID(key)), j.LogPath(key))
+	v := j.opts.View(handleFor(jobID(key)), j.LogPath(key))
+	if v.Env == nil {
+		v.Env = map[string]string{}
+	}
+	return v
 }
 
 // Start is job.start: it claims the key on the host and runs spec.cmd in a
@@ -167,7 +171,7 @@ func (j *Jobs) Start(ctx context.Context, p protocol.JobStartParams) (protocol.J
 	}
 	id := jobID(p.Key)
 	agent := p.Spec.Workstream + "/" + p.Spec.Name
-	o, err := j.run(ctx, "start", id, []byte(p.Spec.Cmd), p.Key, agent, p.Spec.Cwd, env, wrapper, j.pipeCmd(p.Key))
+	o, err := j.run(ctx, "start", id, []byte(env), p.Key, agent, p.Spec.Cwd, p.Spec.Cmd, wrapper, j.pipeCmd(p.Key))
 	if err != nil {
 		return protocol.JobStartResult{}, protocol.Wrap(protocol.UnknownOutcome, err, "job.start")
 	}

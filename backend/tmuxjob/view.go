@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mu-org/mu-plugins/protocol"
@@ -16,6 +17,20 @@ import (
 // It needs no terminal on stdin.
 func LocalView(_ string, logPath string) protocol.View {
 	return protocol.View{Command: "exec tail -c +1 -F " + shQuote(logPath), Env: map[string]string{}}
+}
+
+// ViewArgv is a view that runs argv (each word quoted for sh) with env: for
+// a plugin's own view sub-command, e.g. ViewArgv(nil, exe, "view",
+// "--container", ctr, handle).
+func ViewArgv(env map[string]string, argv ...string) protocol.View {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = shQuote(a)
+	}
+	if env == nil {
+		env = map[string]string{}
+	}
+	return protocol.View{Command: "exec " + strings.Join(words, " "), Env: env}
 }
 
 var handleRe = regexp.MustCompile(`^mu-([0-9a-f]{24})$`)

@@ -1,6 +1,7 @@
-# start: $1 key, $2 agent (ws/name), $3 cwd, $4 env file text, $5 wrapper
-# text, $6 pipe-pane command; stdin: the job's command line.
-key=$1 agent=$2 cwd=$3 envtext=$4 wrap=$5 pipecmd=$6
+# start: $1 key, $2 agent (ws/name), $3 cwd, $4 the job's command line, $5
+# wrapper text, $6 pipe-pane command; stdin: the env file (its values may be
+# secrets: they never travel as arguments).
+key=$1 agent=$2 cwd=$3 cmd=$4 wrap=$5 pipecmd=$6
 mkdir -p "$root/jobs" || { say "ERR cannot create $root/jobs"; exit 1; }
 if mkdir "$d" 2>/dev/null; then say "claimed 1"; fi
 [ -d "$d" ] || { say "ERR cannot create $d"; exit 1; }
@@ -13,9 +14,9 @@ if [ ! -e "$d/started" ]; then
 	printf '%s' "$key" >"$d/key" &&
 		printf '%s' "$agent" >"$d/agent" &&
 		printf '%s' "$cwd" >"$d/cwd" &&
-		printf '%s' "$envtext" >"$d/env" &&
+		printf '%s' "$cmd" >"$d/cmd" &&
 		printf '%s' "$wrap" >"$d/wrap" &&
-		cat >"$d/cmd" &&
+		cat >"$d/env" &&
 		mkdir -p "$c/inbox" "$c/answers" "$c/out/turns" &&
 		: >"$d/log" || { say "ERR cannot write the job's files in $d"; exit 1; }
 	# started is the commit: written before the session, so a start that
