@@ -1,0 +1,30 @@
+// Package tmuxjob runs mu's detached agent jobs under tmux on any host a
+// Runner reaches, and serves their channel over the harness contract
+// (docs/harness.md). It keeps no state in the plugin: every fact is a file
+// on the host, so any invocation reads what another wrote, and a plugin
+// killed at any point leaves nothing a later call cannot resolve.
+//
+// On the host, under Options.Root:
+//
+//	tmux.sock                 the one tmux socket (Options.Socket)
+//	jobs/<id>/                one job (id: 24 hex digits of the key's sha256)
+//	  lock                    flock: start, lookup, stop and deliveries take it
+//	  key agent cwd cmd env   the spec (env: `export NAME='value'` lines)
+//	  wrap                    the wrapper the tmux pane runs
+//	  started go              the start's commit, and its release of the wrapper
+//	  fenced stopped          a fenced lookup's none, a stop: no start after them
+//	  pid exit                the wrapper's pid, the command's exit code
+//	  log                     the terminal's output (tmux pipe-pane)
+//	  chan/                   $MU_CHANNEL_DIR: inbox/, answers/, out/ (the contract)
+//
+// Wiring a backend (the docker plugin): give each host a Runner (an exec
+// in the container), build a Jobs per call from the call's target through a
+// Resolver, add Handlers(resolve) to the plugin's handler map (every job.*
+// method but job.checkSteps, and every channel.* method), declare the seams
+// Declaration returns, and make Options.View a command that runs the
+// plugin's own view sub-command, which calls Jobs.Follow.
+//
+// Every script is a constant (scripts/*.sh) run as `/bin/sh -c SCRIPT
+// mu-tmuxjob ROOT ID SOCKET ARGS…`; values travel as arguments or on stdin
+// (delivery text, spec.env), never spliced into a command line.
+package tmuxjob
