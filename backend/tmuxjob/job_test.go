@@ -351,3 +351,42 @@ func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
 		}
 	}
 }
+
+// Jobs started at once, each its own key, on one tmux server that the
+// first of them starts: every one runs, each in its own session.
+func TestConcurrentStartsOfManyKeys(t *testing.T) {
+	h := newHost(t)
+	ctx := ctxT(t)
+	const n = 6
+	var wg sync.WaitGroup
+	handles := make([]string, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("many-%d", i)
+			r, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sleep 1000")})
+			handles[i], errs[i] = r.Handle, err
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i := range n {
+		if errs[i] != nil || seen[handles[i]] {
+			t.Fatalf("start %d: %q %v", i, handles[i], errs[i])
+		}
+		seen[handles[i]] = true
+		if st, _ := h.jobs.Status(ctx, fmt.Sprintf("many-%d", i)); st.State != protocol.JobRunning {
+			t.Fatalf("job %d: %+v", i, st)
+		}
+	}
+	for i := range n {
+		if err := h.jobs.Stop(ctx, fmt.Sprintf("many-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left := marked(h.root); len(left) > 0 {
+		t.Fatalf("left: %v", left)
+	}
+}
