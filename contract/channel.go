@@ -112,9 +112,8 @@ func channelChecks() []check {
 			ch.settledBaseline()
 			before := ch.read().Incarnation
 			msg := t.Unique("msg")
-			res := ch.sendResult(protocol.MethodChannelFresh, protocol.FreshParams{
-				Base: ch.base(), Text: textHello, MsgID: msg}, msg)
-			_ = res
+			r, err := ch.p.ChannelFresh(t.Ctx(), protocol.FreshParams{Base: ch.base(), Text: textHello, MsgID: msg})
+			ch.judgeSend(protocol.MethodChannelFresh, r, err, msg)
 			after := ch.read()
 			t.Check(after.Incarnation != before, "channel.fresh kept the incarnation %q", before)
 		}),
@@ -123,7 +122,8 @@ func channelChecks() []check {
 				t.Skipf("command is false: mu refuses it")
 			}
 			ch.settledBaseline()
-			ch.sendResult(protocol.MethodChannelCommand, protocol.CommandParams{Base: ch.base(), Name: "compact"}, "")
+			r, err := ch.p.ChannelCommand(t.Ctx(), protocol.CommandParams{Base: ch.base(), Name: "compact"})
+			ch.judgeSend(protocol.MethodChannelCommand, r, err, "")
 		}),
 		c("channel/interrupt", func(t *T, ch *chanSession) {
 			if ch.caps().Interrupt == "none" {
@@ -132,8 +132,7 @@ func channelChecks() []check {
 			ch.settledBaseline()
 			ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
 			msg := t.Unique("msg")
-			r, err := caller.Invoke[protocol.InterruptResult](t.Ctx(), ch.p, protocol.MethodChannelInterrupt, protocol.InterruptParams{
-				Base: ch.base(), Text: textHello, MsgID: msg, TimeoutMs: 5000}, 0)
+			r, err := ch.p.Interrupt(t.Ctx(), protocol.InterruptParams{Base: ch.base(), Text: textHello, MsgID: msg, TimeoutMs: 5000})
 			if err != nil {
 				t.Failf("channel.interrupt: %v", err)
 			}
@@ -145,8 +144,7 @@ func channelChecks() []check {
 			}
 			ch.settledBaseline()
 			ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
-			r, err := caller.Invoke[protocol.AbortResult](t.Ctx(), ch.p, protocol.MethodChannelAbort, protocol.AbortParams{
-				Base: ch.base(), TimeoutMs: 5000}, 0)
+			r, err := ch.p.Abort(t.Ctx(), protocol.AbortParams{Base: ch.base(), TimeoutMs: 5000})
 			if err != nil {
 				t.Failf("channel.abort: %v", err)
 			}
@@ -162,8 +160,7 @@ func channelChecks() []check {
 			if !waitUntil(settleBudget, func() bool { return ch.read().State == protocol.TurnBlocked }) {
 				t.Skipf("the agent never read blocked after a question: nothing to answer")
 			}
-			r, err := caller.Invoke[protocol.AnswerResult](t.Ctx(), ch.p, protocol.MethodChannelAnswer, protocol.AnswerParams{
-				Base: ch.base(), Keys: []string{"y"}}, 0)
+			r, err := ch.p.Answer(t.Ctx(), protocol.AnswerParams{Base: ch.base(), Keys: []string{"y"}})
 			if err != nil {
 				t.Failf("channel.answer: %v", err)
 			}
@@ -205,8 +202,8 @@ func (ch *chanSession) base() protocol.Base        { return protocol.Base{Target
 func (ch *chanSession) read() protocol.Reading {
 	t := ch.t
 	a := ch.j.agent()
-	m, err := caller.Invoke[map[string]protocol.Reading](t.Ctx(), ch.p, protocol.MethodChannelReadStates, protocol.ReadStatesParams{
-		Base: ch.base(), Targets: []protocol.AgentName{{Workstream: a.Workstream, Name: a.Name}}}, 0)
+	m, err := ch.p.ReadStates(t.Ctx(), protocol.ReadStatesParams{
+		Base: ch.base(), Targets: []protocol.AgentName{{Workstream: a.Workstream, Name: a.Name}}})
 	if err != nil {
 		t.Failf("channel.readStates: %v", err)
 	}
@@ -219,12 +216,10 @@ func (ch *chanSession) read() protocol.Reading {
 
 func (ch *chanSession) baseline() protocol.Baseline {
 	t := ch.t
-	raw, err := ch.p.Call(t.Ctx(), protocol.MethodChannelBaseline, ch.base(), 0)
+	b, err := ch.p.Baseline(t.Ctx(), ch.j.target())
 	if err != nil {
 		t.Failf("channel.baseline: %v", err)
 	}
-	var b *protocol.Baseline
-	_ = jsonUnmarshal(raw, &b)
 	if b == nil {
 		t.Failf("channel.baseline of a running job's agent is null")
 	}
@@ -243,12 +238,14 @@ func (ch *chanSession) settledBaseline() int64 {
 
 // send delivers text and checks the reply's echo.
 func (ch *chanSession) send(mode, text, msg string) protocol.SendResult {
-	return ch.sendResult(protocol.MethodChannelSend, protocol.SendParams{Base: ch.base(), Text: text, MsgID: msg, Mode: mode}, msg)
+	r, err := ch.p.ChannelSend(ch.t.Ctx(), protocol.SendParams{Base: ch.base(), Text: text, MsgID: msg, Mode: mode})
+	return ch.judgeSend(protocol.MethodChannelSend, r, err, msg)
 }
 
-func (ch *chanSession) sendResult(method string, params any, msg string) protocol.SendResult {
+// judgeSend checks a delivery's reply (the caller side has checked its
+// channel and msgId against the request already).
+func (ch *chanSession) judgeSend(method string, r protocol.SendResult, err error, msg string) protocol.SendResult {
 	t := ch.t
-	r, err := caller.Invoke[protocol.SendResult](t.Ctx(), ch.p, method, params, 0)
 	if err != nil {
 		t.Failf("%s: %v", method, err)
 	}
@@ -261,7 +258,7 @@ func (ch *chanSession) sendResult(method string, params any, msg string) protoco
 }
 
 func (ch *chanSession) receipt(msg string) protocol.Receipt {
-	r, err := caller.Invoke[protocol.Receipt](ch.t.Ctx(), ch.p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: ch.base(), MsgID: msg}, 0)
+	r, err := ch.p.Receipt(ch.t.Ctx(), protocol.ReceiptParams{Base: ch.base(), MsgID: msg})
 	if err != nil {
 		ch.t.Failf("channel.receipt: %v", err)
 	}
@@ -269,12 +266,10 @@ func (ch *chanSession) receipt(msg string) protocol.Receipt {
 }
 
 func (ch *chanSession) lastRun(after int64) *protocol.Observation {
-	raw, err := ch.p.Call(ch.t.Ctx(), protocol.MethodChannelLastRun, protocol.LastRunParams{Base: ch.base(), AfterRuns: after}, 0)
+	o, err := ch.p.LastRun(ch.t.Ctx(), protocol.LastRunParams{Base: ch.base(), AfterRuns: after})
 	if err != nil {
 		ch.t.Failf("channel.lastRun: %v", err)
 	}
-	var o *protocol.Observation
-	_ = jsonUnmarshal(raw, &o)
 	return o
 }
 

@@ -98,9 +98,9 @@ func (d *demo) run(argv []string) error {
 
 	// The host.
 	hostKey := "demo-host-" + randHex(4)
-	res, err := caller.Invoke[protocol.AcquireResult](d.ctx, p, protocol.MethodHostAcquire, protocol.AcquireParams{
+	res, err := p.HostAcquire(d.ctx, protocol.AcquireParams{
 		Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "demo"}}}, Key: hostKey,
-		Params: map[string]string{"ttl": "2h", "maxJobs": "4"}}, 0)
+		Params: map[string]string{"ttl": "2h", "maxJobs": "4"}})
 	if err != nil {
 		return fmt.Errorf("host.acquire: %w", err)
 	}
@@ -155,8 +155,7 @@ func (d *demo) run(argv []string) error {
 	jobKey := "demo-job-" + randHex(4)
 	spec := protocol.JobSpec{Workstream: "demo", Name: "alice", Harness: "fake", Role: "full-access",
 		Cmd: "fake-agent --model demo", CommandSource: "harness", Cwd: "tree", Env: map[string]string{"DEMO": "1"}}
-	js, err := caller.Invoke[protocol.JobStartResult](d.ctx, p, protocol.MethodJobStart, protocol.JobStartParams{
-		Base: protocol.Base{Target: host}, Key: jobKey, Spec: spec}, 0)
+	js, err := p.JobStart(d.ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: jobKey, Spec: spec})
 	if err != nil {
 		return fmt.Errorf("job.start: %w", err)
 	}
@@ -168,14 +167,14 @@ func (d *demo) run(argv []string) error {
 	d.say("view", "mu runs the view's command in a pane, stdin from /dev/null: %s", clip(js.View.Command))
 
 	// A delivery and its watch.
-	b, err := caller.Invoke[protocol.Baseline](d.ctx, p, protocol.MethodChannelBaseline, protocol.Base{Target: job}, 0)
-	if err != nil {
-		return fmt.Errorf("channel.baseline: %w", err)
+	b, err := p.Baseline(d.ctx, job)
+	if err != nil || b == nil {
+		return fmt.Errorf("channel.baseline: %v (or null)", err)
 	}
 	d.say("ready", "channel.baseline → runs %d, incarnation %s", b.Runs, b.Incarnation)
 	msg := "demo-msg-" + randHex(4)
-	sr, err := caller.Invoke[protocol.SendResult](d.ctx, p, protocol.MethodChannelSend, protocol.SendParams{
-		Base: protocol.Base{Target: job}, Text: "write a haiku about pipes", MsgID: msg, Mode: protocol.ModeFollowUp}, 0)
+	sr, err := p.ChannelSend(d.ctx, protocol.SendParams{
+		Base: protocol.Base{Target: job}, Text: "write a haiku about pipes", MsgID: msg, Mode: protocol.ModeFollowUp})
 	if err != nil {
 		return fmt.Errorf("channel.send: %w", err)
 	}
@@ -211,7 +210,7 @@ func (d *demo) run(argv []string) error {
 	d.say("collect", "link.fetch tree → the checkout's FETCH_HEAD is %s", got)
 
 	// The end: stop, release, mu's stop sequence.
-	if _, err := p.Call(d.ctx, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: job}, Key: jobKey}, 0); err != nil {
+	if err := p.JobStop(d.ctx, protocol.KeyParams{Base: protocol.Base{Target: job}, Key: jobKey}); err != nil {
 		return fmt.Errorf("job.stop: %w", err)
 	}
 	st, err := p.JobStatus(d.ctx, job)
@@ -221,7 +220,7 @@ func (d *demo) run(argv []string) error {
 	d.say("stop", "job.stop → null; job.status now %s", st.State)
 	d.say("", "what the view showed:")
 	d.detail(view.wait())
-	if _, err := p.Call(d.ctx, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: host}, Key: hostKey}, 0); err != nil {
+	if err := p.HostRelease(d.ctx, protocol.KeyParams{Base: protocol.Base{Target: host}, Key: hostKey}); err != nil {
 		return fmt.Errorf("host.release: %w", err)
 	}
 	d.say("release", "host.release %s → null", hostKey)

@@ -42,7 +42,7 @@ func hostChecks() []check {
 			if !l.None {
 				t.Failf("a fenced host.lookup of a key never acquired did not answer none: %+v", l)
 			}
-			res, err := caller.Invoke[protocol.AcquireResult](t.Ctx(), p, protocol.MethodHostAcquire, t.acquireParams(key), 0)
+			res, err := p.HostAcquire(t.Ctx(), t.acquireParams(key))
 			if err == nil {
 				t.releaseLater(p, key)
 				t.Failf("host.acquire of a key a fenced lookup answered none took effect (handle %q)", res.Handle)
@@ -111,7 +111,7 @@ func (t *T) acquireParams(key string) protocol.AcquireParams {
 
 // acquire acquires a host, released when the check ends.
 func (t *T) acquire(p *caller.Plugin, key string) acquired {
-	res, err := caller.Invoke[protocol.AcquireResult](t.Ctx(), p, protocol.MethodHostAcquire, t.acquireParams(key), 0)
+	res, err := p.HostAcquire(t.Ctx(), t.acquireParams(key))
 	if err != nil {
 		t.Failf("host.acquire: %v", err)
 	}
@@ -126,8 +126,7 @@ func (t *T) releaseLater(p *caller.Plugin, key string) {
 }
 
 func (t *T) hostLookup(p *caller.Plugin, key string, fence bool) protocol.HostLookupResult {
-	l, err := caller.Invoke[protocol.HostLookupResult](t.Ctx(), p, protocol.MethodHostLookup, protocol.LookupParams{
-		Base: protocol.Base{Target: t.hostTarget()}, Key: key, Fence: fence}, 0)
+	l, err := p.HostLookup(t.Ctx(), protocol.LookupParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key, Fence: fence})
 	if err != nil {
 		t.Failf("host.lookup: %v", err)
 	}

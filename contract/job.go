@@ -45,7 +45,7 @@ func jobChecks() []check {
 			if !l.None {
 				t.Failf("a fenced job.lookup of a key never started did not answer none: %+v", l)
 			}
-			_, err := caller.Invoke[protocol.JobStartResult](t.Ctx(), p, protocol.MethodJobStart, j.startParams(), 0)
+			_, err := p.JobStart(t.Ctx(), j.startParams())
 			if err == nil {
 				t.stopLater(p, j)
 				t.Failf("job.start of a key a fenced lookup answered none took effect")
@@ -67,7 +67,7 @@ func jobChecks() []check {
 		{name: "job/attach", needs: need, run: func(t *T) {
 			p := t.Start()
 			j := t.startJob(p)
-			v, err := caller.Invoke[protocol.View](t.Ctx(), p, protocol.MethodJobAttach, protocol.Base{Target: j.target()}, 0)
+			v, err := p.JobAttach(t.Ctx(), j.target())
 			if err != nil {
 				t.Failf("job.attach: %v", err)
 			}
@@ -149,7 +149,7 @@ func (t *T) newJob(p *caller.Plugin) *job {
 // startJob starts a job, stopped when the check ends.
 func (t *T) startJob(p *caller.Plugin) *job {
 	j := t.newJob(p)
-	res, err := caller.Invoke[protocol.JobStartResult](t.Ctx(), p, protocol.MethodJobStart, j.startParams(), 0)
+	res, err := p.JobStart(t.Ctx(), j.startParams())
 	if err != nil {
 		t.Failf("job.start: %v", err)
 	}
@@ -177,8 +177,7 @@ func (t *T) checkStartReply(r protocol.JobStartResult, what string) {
 }
 
 func (t *T) jobLookup(p *caller.Plugin, j *job, key string, fence bool) protocol.JobLookupResult {
-	l, err := caller.Invoke[protocol.JobLookupResult](t.Ctx(), p, protocol.MethodJobLookup, protocol.LookupParams{
-		Base: protocol.Base{Target: j.host}, Key: key, Fence: fence}, 0)
+	l, err := p.JobLookup(t.Ctx(), protocol.LookupParams{Base: protocol.Base{Target: j.host}, Key: key, Fence: fence})
 	if err != nil {
 		t.Failf("job.lookup: %v", err)
 	}

@@ -3,7 +3,6 @@ package contract
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os/exec"
 	"strings"
 
@@ -25,8 +24,7 @@ func (t *T) linkTarget(p *caller.Plugin) protocol.Target {
 		return t.hostTarget()
 	}
 	key := t.Unique("host")
-	res, err := caller.Invoke[protocol.AcquireResult](t.Ctx(), p, protocol.MethodHostAcquire, protocol.AcquireParams{
-		Base: protocol.Base{Target: t.hostTarget()}, Key: key, Params: t.params()}, 0)
+	res, err := p.HostAcquire(t.Ctx(), t.acquireParams(key))
 	if err != nil {
 		t.Failf("host.acquire (to have a host to run on): %v", err)
 	}
@@ -72,5 +70,3 @@ func (t *T) localRepo() (dir, sha string) {
 
 // shq quotes s for POSIX sh.
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
