@@ -1,0 +1,102 @@
+// Command benchtab reads `go test -bench` output on stdin and prints, for
+// every benchmark that ran ours beside a peer, the two figures and their
+// ratio. Ours is the sub-benchmark named "plugin"; every other sibling is a
+// peer. -pair OURS=PEER adds pairs of top-level benchmarks.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+type result struct {
+	nsPerOp float64
+	extra   []string // other metrics, as printed
+}
+
+var line = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(.*)$`)
+
+type pairs []string
+
+func (p *pairs) String() string     { return strings.Join(*p, ",") }
+func (p *pairs) Set(s string) error { *p = append(*p, s); return nil }
+
+func main() {
+	var explicit pairs
+	flag.Var(&explicit, "pair", "OURS=PEER: compare two top-level benchmarks (repeatable)")
+	flag.Parse()
+	res := map[string]result{}
+	var order []string
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		m := line.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		ns, _ := strconv.ParseFloat(m[2], 64)
+		if _, seen := res[m[1]]; !seen {
+			order = append(order, m[1])
+		}
+		res[m[1]] = result{nsPerOp: ns, extra: strings.Fields(m[3])}
+	}
+	type row struct{ name, ours, peer string }
+	var rows []row
+	for _, name := range order {
+		parent, sub, ok := strings.Cut(name, "/")
+		if !ok || sub != "plugin" {
+			continue
+		}
+		var peers []string
+		for _, other := range order {
+			if p, s, ok := strings.Cut(other, "/"); ok && p == parent && s != "plugin" {
+				peers = append(peers, other)
+			}
+		}
+		sort.Strings(peers)
+		for _, p := range peers {
+			rows = append(rows, row{parent, name, p})
+		}
+	}
+	for _, p := range explicit {
+		o, q, _ := strings.Cut(p, "=")
+		if _, ok := res[o]; ok {
+			if _, ok := res[q]; ok {
+				rows = append(rows, row{o, o, q})
+			}
+		}
+	}
+	fmt.Printf("%-34s %-28s %12s %12s %7s\n", "benchmark", "peer", "ours", "peer", "ratio")
+	for _, r := range rows {
+		a, b := res[r.ours], res[r.peer]
+		peer := r.peer
+		if i := strings.IndexByte(peer, '/'); i >= 0 {
+			peer = peer[i+1:]
+		}
+		fmt.Printf("%-34s %-28s %12s %12s %6.2fx\n", strings.TrimPrefix(r.name, "Benchmark"), peer, dur(a.nsPerOp), dur(b.nsPerOp), a.nsPerOp/b.nsPerOp)
+	}
+	fmt.Println("\nother figures:")
+	for _, name := range order {
+		if r := res[name]; len(r.extra) > 0 {
+			fmt.Printf("  %-50s %s  %s\n", strings.TrimPrefix(name, "Benchmark"), dur(r.nsPerOp), strings.Join(r.extra, " "))
+		}
+	}
+}
+
+func dur(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2fs", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2fms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.1fµs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0fns", ns)
+}
