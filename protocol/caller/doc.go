@@ -54,6 +54,10 @@
 //     unknown.
 //   - *InvalidReplyError (errors.Is ErrInvalidReply and ErrBroken): the
 //     answer broke the protocol.
+//   - *MismatchError (errors.Is ErrMismatch and ErrUnanswered): from the
+//     typed helpers, a valid answer that does not answer its request (see
+//     "Reply checks"). An unknown outcome or answer; the plugin is not
+//     broken.
 //
 // Past the deadline, or when ctx ends after the write, the caller sends
 // $/cancel {id} and begins the stop sequence; a reply that arrives then is
@@ -76,6 +80,28 @@
 // To check a plugin's exit on stdin EOF alone (what it sees when mu dies),
 // CloseStdin closes stdin without $/cancel or shutdown and reports whether
 // the group emptied by itself within the grace.
+//
+// # Reply checks and instances
+//
+// The typed helpers check every reply against its request and the
+// declaration (spec "Effects and replay"): a reply kind's JobStart result
+// and JobLookup found carry the handle and the view, an at-start kind's
+// carry baseline {runs: 0}; a Receipt echoes the asked msgId; ReadStates
+// keeps the asked agents' readings only (others are ignored) and fails
+// without one; a ChannelSend/Fresh/Command reply names the seam's channel
+// and, when it carries a msgId, the one sent. A reply that fails is a
+// *MismatchError: an unknown outcome or answer, never a success, and not
+// a protocol violation (the line was valid; the plugin keeps running).
+// CheckReply runs the same checks on raw JSON.
+//
+// A call that names a recorded job, host or effect goes only to the
+// instance it was recorded under:
+//
+//	ctx = caller.ExpectInstance(ctx, rec.Instance)
+//	err := p.JobStop(ctx, params) // another instance: *NotSentError, cause *InstanceError (stop-changed)
+//
+// Effects' intents and their resolution after a crash are package
+// replay's (protocol/caller/replay).
 //
 // # Inbound checks
 //
