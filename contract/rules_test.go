@@ -252,3 +252,30 @@ func TestDemo(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorKind: a human error without a remedy fails wire/error-kind.
+func TestErrorKind(t *testing.T) {
+	argv, env := testPlugin(t, "human-without-remedy")
+	rep := run(t, Options{Argv: argv, Env: env, Run: `^wire/(unknown-method|error-kind|json)$`})
+	if r := status(t, rep, "wire/error-kind"); r.Status != Fail || !strings.Contains(r.Reason, "remedy") {
+		t.Errorf("wire/error-kind %s: %s", r.Status, r.Reason)
+	}
+	if r := status(t, rep, "wire/json"); r.Status != Pass {
+		t.Errorf("wire/json %s: %s", r.Status, r.Reason)
+	}
+}
+
+// TestSchemaViolation: a result that does not match the schema fails
+// wire/schema and the check that got it.
+func TestSchemaViolation(t *testing.T) {
+	sc := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(sc, []byte(`{"faults":[{"method":"link.exec","fault":"reply","result":{"exitCode":"zero"}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := run(t, Options{Argv: []string{fakeBin, "--scenario", sc}, Run: `^(link/exec-streams|wire/schema|wire/envelope)$`})
+	for name, st := range map[string]Status{"link/exec-streams": Fail, "wire/schema": Fail, "wire/envelope": Pass} {
+		if r := status(t, rep, name); r.Status != st {
+			t.Errorf("%s %s (%s), want %s", name, r.Status, r.Reason, st)
+		}
+	}
+}

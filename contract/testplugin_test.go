@@ -56,6 +56,9 @@ func runTestPlugin(mode string) int {
 		return serveRaw(d)
 	case "answers-anything":
 		return serveRaw(decl(linkSeam()))
+	case "human-without-remedy":
+		humanNoRemedy = true
+		return serveRaw(decl(linkSeam()))
 	}
 	return 2
 }
@@ -64,6 +67,10 @@ func decl(s protocol.Seams) protocol.InitializeResult {
 	return protocol.InitializeResult{Protocol: 1, Plugin: protocol.PluginInfo{Name: "testp", Version: "1"},
 		Instance: "test", Schema: schemas.V1Digest(), Seams: s}
 }
+
+// humanNoRemedy makes serveRaw answer every request but initialize with a
+// human error that has no remedy.
+var humanNoRemedy bool
 
 // serveRaw answers initialize with d and every other request with a null
 // result, until stdin EOF.
@@ -82,7 +89,12 @@ func serveRaw(d protocol.InitializeResult) int {
 		if m.Method == protocol.MethodInitialize {
 			res = d
 		}
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+		reply := map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res}
+		if humanNoRemedy && m.Method != protocol.MethodInitialize {
+			reply = map[string]any{"jsonrpc": "2.0", "id": m.ID,
+				"error": map[string]any{"code": -32003, "message": "a person must act", "data": map[string]any{"kind": "human"}}}
+		}
+		b, _ := json.Marshal(reply)
 		os.Stdout.Write(append(b, '\n'))
 	}
 	return 0
