@@ -51,6 +51,12 @@ func TestInTheTestImage(t *testing.T) {
 	if err := agent.Install(ctx, r, "/home/mu/bin/mu-test-agent"); err != nil {
 		t.Fatal(err)
 	}
+	steps, err := j.CheckSteps(ctx, protocol.PhaseReach)
+	for _, s := range steps {
+		if err != nil || s.OK != protocol.StepPassed {
+			t.Fatalf("the test image lacks what jobs need: %+v %v", steps, err)
+		}
+	}
 	h := &host{jobs: j, agent: "/home/mu/bin/mu-test-agent", r: r}
 	key := "ctr-job"
 	h.startAgent(t, key, map[string]string{"MU_TEST_AGENT_MS": "100"}, "/home/mu")

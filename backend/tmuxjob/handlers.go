@@ -6,7 +6,7 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// Handlers serves every job.* (but job.checkSteps) and channel.* method
+// Handlers serves every job.* and channel.* method
 // through resolve, for protocol.Options.Handlers. A backend adds them to
 // its own map.
 func Handlers(resolve Resolver) map[string]protocol.Handler {
@@ -63,6 +63,13 @@ func Handlers(resolve Resolver) map[string]protocol.Handler {
 			return nil, err
 		}
 		return j.Attach(ctx, key)
+	})
+	m[protocol.MethodJobCheckSteps] = with(protocol.MethodJobCheckSteps, func(ctx context.Context, j *Jobs, c *protocol.Call) (any, error) {
+		var p protocol.CheckStepsParams
+		if err := c.Decode(&p); err != nil {
+			return nil, err
+		}
+		return j.CheckSteps(ctx, p.Phase)
 	})
 	m[protocol.MethodChannelReadStates] = with(protocol.MethodChannelReadStates, func(ctx context.Context, j *Jobs, c *protocol.Call) (any, error) {
 		var p protocol.ReadStatesParams

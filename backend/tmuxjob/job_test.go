@@ -390,3 +390,25 @@ func TestConcurrentStartsOfManyKeys(t *testing.T) {
 		t.Fatalf("left: %v", left)
 	}
 }
+
+func TestCheckStepsSayWhatIsMissing(t *testing.T) {
+	ctx := ctxT(t)
+	// A host whose PATH has none of the tools, and a root no one can make.
+	j, err := tmuxjob.New(tmuxjob.LocalRunner{Env: []string{"PATH=/nonexistent", "HOME=/"}},
+		tmuxjob.Options{Root: "/proc/mu-jobs", Kind: "tmux", Channel: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := j.CheckSteps(ctx, protocol.PhaseReach)
+	if err != nil || len(steps) != 3 {
+		t.Fatalf("%+v %v", steps, err)
+	}
+	for _, s := range steps {
+		if s.OK != protocol.StepFailed || s.Detail == "" {
+			t.Fatalf("step %s: %+v", s.Step, s)
+		}
+	}
+	if !strings.Contains(steps[0].Detail, "tmux is not installed") {
+		t.Fatalf("tmux step: %+v", steps[0])
+	}
+}

@@ -29,10 +29,12 @@ func script(op string) string {
 
 // out is a script's parsed output: "KEY value" lines and "@KEY" blobs.
 type out struct {
-	vals  map[string]string
+	vals  map[string]string // each key's first line
+	lines map[string][]string
 	blobs map[string][]byte
 }
 
+func (o out) all(k string) []string { return o.lines[k] }
 func (o out) has(k string) bool     { _, ok := o.vals[k]; return ok }
 func (o out) get(k string) string   { return o.vals[k] }
 func (o out) blob(k string) []byte  { return o.blobs[k] }
@@ -82,7 +84,7 @@ func (j *Jobs) run(ctx context.Context, op, id string, stdin []byte, args ...str
 }
 
 func parseOut(b []byte) (out, error) {
-	o := out{vals: map[string]string{}, blobs: map[string][]byte{}}
+	o := out{vals: map[string]string{}, lines: map[string][]string{}, blobs: map[string][]byte{}}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
@@ -102,6 +104,7 @@ func parseOut(b []byte) (out, error) {
 		if _, dup := o.vals[k]; !dup {
 			o.vals[k] = v
 		}
+		o.lines[k] = append(o.lines[k], v)
 	}
 	return o, sc.Err()
 }

@@ -228,6 +228,16 @@ func TestEveryReplyMatchesTheSchema(t *testing.T) {
 	w.call("job.lookup", params(key, map[string]any{"key": key, "fence": true}))
 	w.call("job.status", params(key, nil))
 	w.call("job.attach", params(key, nil))
+	m := w.call("job.checkSteps", params(key, map[string]any{"phase": "reach"}))
+	var steps []protocol.Step
+	if err := json.Unmarshal(m.Result, &steps); err != nil || len(steps) != 3 {
+		t.Fatalf("checkSteps: %s", m.Result)
+	}
+	for _, s := range steps {
+		if s.OK != protocol.StepPassed {
+			t.Fatalf("check step failed on this machine: %s", m.Result)
+		}
+	}
 	h.waitBaseline(t, key)
 	w.call("channel.baseline", params(key, nil))
 	w.call("channel.readStates", params(key, map[string]any{"targets": []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}))

@@ -1,0 +1,35 @@
+package tmuxjob
+
+import (
+	"context"
+	"strings"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// CheckSteps is job.checkSteps for any phase: whether the host has what
+// jobs need (tmux 3.2+, the scripts' tools, a writable state root). Step
+// names: tmux, tools, state-root.
+func (j *Jobs) CheckSteps(ctx context.Context, phase string) ([]protocol.Step, error) {
+	o, err := j.run(ctx, "check", "0", nil)
+	if err != nil {
+		return []protocol.Step{{Step: "tmux", OK: protocol.StepFailed, Detail: err.Error()}}, nil
+	}
+	var steps []protocol.Step
+	for _, name := range []string{"tmux", "tools", "state-root"} {
+		s := protocol.Step{Step: name, OK: protocol.StepSkipped, Detail: "not reported"}
+		for _, l := range o.all("step") {
+			n, rest, _ := strings.Cut(l, " ")
+			if n != name {
+				continue
+			}
+			ok, detail, _ := strings.Cut(rest, " ")
+			s.OK, s.Detail = protocol.StepFailed, detail
+			if ok == "ok" {
+				s.OK = protocol.StepPassed
+			}
+		}
+		steps = append(steps, s)
+	}
+	return steps, nil
+}

@@ -1,0 +1,22 @@
+# check: the host's tools and state root, one "step NAME ok|fail detail"
+# line each.
+step() { say "step $1 $2 $3"; }
+if command -v tmux >/dev/null 2>&1; then
+	v=$(tmux -V 2>&1)
+	case $v in
+	"tmux "[012].* | "tmux 3."[01]*) step tmux fail "$v: 3.2 or later is needed (new-session -e)" ;;
+	*) step tmux ok "$v" ;;
+	esac
+else
+	step tmux fail "tmux is not installed"
+fi
+missing=
+for x in flock base64 mktemp tail head sed awk grep; do
+	command -v "$x" >/dev/null 2>&1 || missing="$missing $x"
+done
+if [ -z "$missing" ]; then
+	if printf 'a\0' | grep -qzx a 2>/dev/null; then step tools ok "flock base64 mktemp tail head sed awk grep -z"; else step tools fail "grep has no -z (GNU grep is needed)"; fi
+else
+	step tools fail "missing:$missing"
+fi
+if mkdir -p "$root/jobs" 2>/dev/null && [ -w "$root/jobs" ]; then step state-root ok "$root"; else step state-root fail "$root/jobs is not writable"; fi
