@@ -24,13 +24,18 @@
 //
 // # Resolving
 //
-//	out, err := j.Resolve(ctx, p, in) // p: a plugin started for this invocation
+//	p, err := session.Plugin(ctx)     // the plugin as this invocation holds it
+//	out, err := j.Resolve(ctx, p, in) // in: from Effect, or j.List() after a crash
 //	switch out.State {
 //	case replay.Found:      // it happened: out.Result is its result
 //	case replay.Done:       // a stop or release was reissued and answered
 //	case replay.None:       // proven not to have happened, and it never will
 //	case replay.Unresolved: // out.Reason says why; the intent stays
 //	}
+//
+// A plugin that crashed or was stopped mid-effect counts as gone only once
+// its process group is empty: resolve after its Done() is closed, or a
+// none reads ReasonPluginAlive.
 //
 // The rules, in order:
 //
