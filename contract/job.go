@@ -41,6 +41,7 @@ func jobChecks() []check {
 			}
 			p := t.Start()
 			j := t.newJob(p)
+			t.stopLater(p, j) // whatever the fence left on the backend
 			l := t.jobLookup(p, j, j.key, true)
 			if !l.None {
 				t.Failf("a fenced job.lookup of a key never started did not answer none: %+v", l)

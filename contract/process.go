@@ -162,5 +162,6 @@ func (t *T) canaryProbe() {
 	p := t.Start()
 	tg := t.linkTarget(p)
 	_, _ = p.Exec(t.Ctx(), tg, `printf '%s\n' "$`+CanaryVar+`"`, ".", 10*time.Second)
+	t.runCleanups() // release the host before the stop
 	t.Stop(p)
 }

@@ -65,6 +65,9 @@ type Options struct {
 type Report struct {
 	Results []Result
 	Elapsed time.Duration
+	// RunID is this run's random id: every key, msgId, agent name and path
+	// the run made carries it.
+	RunID string
 }
 
 // Counts returns how many checks passed, failed and were skipped.
@@ -169,7 +172,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	s := newSuite(opts)
 	defer s.cleanup()
 	start := time.Now()
-	rep := &Report{}
+	rep := &Report{RunID: s.run}
 	for _, c := range registry() {
 		if sel != nil && !sel.MatchString(c.name) {
 			continue

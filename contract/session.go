@@ -98,9 +98,7 @@ func (s *suite) runCheck(ctx context.Context, c check) (res Result) {
 	t := &T{ctx: ctx, s: s, name: c.name, status: Pass}
 	start := time.Now()
 	defer func() {
-		for i := len(t.cleanups) - 1; i >= 0; i-- {
-			t.cleanups[i]()
-		}
+		t.runCleanups()
 		for _, ss := range t.sessions {
 			ss.end()
 		}
@@ -176,6 +174,15 @@ func (t *T) Ctx() context.Context { return t.ctx }
 
 // Cleanup runs fn when the check ends, before its plugins are stopped.
 func (t *T) Cleanup(fn func()) { t.cleanups = append(t.cleanups, fn) }
+
+// runCleanups runs the cleanups registered so far, now.
+func (t *T) runCleanups() {
+	for len(t.cleanups) > 0 {
+		fn := t.cleanups[len(t.cleanups)-1]
+		t.cleanups = t.cleanups[:len(t.cleanups)-1]
+		fn()
+	}
+}
 
 // TempDir is a fresh local directory for this check.
 func (t *T) TempDir() string {

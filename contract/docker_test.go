@@ -1,0 +1,62 @@
+package contract
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testimage"
+)
+
+// TestDockerPlugin runs the suite's link, host and process checks against
+// mu-plugin-docker on the real Engine: a provider, whose link runs on the
+// hosts the suite acquires. (Its job and channel seams are declared but not
+// served yet: issue 6.)
+func TestDockerPlugin(t *testing.T) {
+	image := testimage.Ensure(t)
+	bin := filepath.Join(t.TempDir(), "mu-plugin-docker")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/mu-plugin-docker").CombinedOutput(); err != nil {
+		t.Fatalf("building mu-plugin-docker: %v\n%s", err, out)
+	}
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rep := run(t, Options{Argv: []string{bin, "--image", image},
+		Run: `^(registration|handshake|wire|process|link|host)/|^secrets/`})
+	t.Cleanup(func() { removeContainers(t, rep.RunID) })
+	for _, r := range rep.Results {
+		switch {
+		case r.Status == Fail:
+			t.Errorf("FAIL %s: %s", r.Name, r.Reason)
+		case r.Status == Skip && r.Reason == "":
+			t.Errorf("SKIP %s says no why", r.Name)
+		}
+	}
+	for _, name := range []string{"host/acquire", "link/exec-timeout-remote", "link/fetch", "link/push", "process/eof-exit"} {
+		if r := status(t, rep, name); r.Status != Pass {
+			t.Errorf("%s %s: %s", name, r.Status, r.Reason)
+		}
+	}
+	t.Logf("the suite against mu-plugin-docker: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
+}
+
+// removeContainers removes what the run left on the Engine: a fenced key's
+// marker, by design permanent.
+func removeContainers(t *testing.T, runID string) {
+	out, err := exec.Command("docker", "ps", "-a", "--format", `{{.ID}} {{.Label "org.mu-plugins.key"}}`).Output()
+	if err != nil {
+		t.Errorf("docker ps: %v", err)
+		return
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		id, key, _ := strings.Cut(l, " ")
+		if runID != "" && strings.Contains(key, "-"+runID+"-") {
+			if b, err := exec.Command("docker", "rm", "-f", id).CombinedOutput(); err != nil {
+				t.Errorf("docker rm %s: %v: %s", id, err, b)
+			}
+		}
+	}
+}
