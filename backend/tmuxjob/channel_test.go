@@ -315,3 +315,30 @@ func TestCommandFreshExpectIncarnationAndCommit(t *testing.T) {
 		t.Fatalf("steer: %v", err)
 	}
 }
+
+// A delivery whose nudge never came (the plugin died between the rename
+// and the nudge, and no receipt was asked) is still taken: the harness
+// looks at its inbox on its own too.
+func TestDeliveryWithoutNudgeIsTaken(t *testing.T) {
+	h := newHost(t)
+	key := "nn"
+	h.startAgent(t, key, map[string]string{"MU_TEST_AGENT_POLL_S": "1"}, "")
+	b := h.waitBaseline(t, key)
+	inbox := filepath.Join(h.jobs.ChannelDir(key), "inbox")
+	tmp := filepath.Join(inbox, ".tmp.by-hand")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]string{"kind": "send", "text": "no nudge", "msgid": "hand", "mode": "followUp",
+		"name": "", "at": "1", "baseline": "0", "inc": b.Incarnation} {
+		if err := os.WriteFile(filepath.Join(tmp, name), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(tmp, filepath.Join(inbox, "0000000001.0123456789abcdef0123456789abcdef")); err != nil {
+		t.Fatal(err)
+	}
+	if o := h.lastRun(t, key, 0); o.LastText != "agent: no nudge" {
+		t.Fatalf("turn: %+v", o)
+	}
+}

@@ -11,6 +11,8 @@
 #   [[error:E]]   settle with the error E
 #   [[restart]]   restart the harness (a new incarnation) instead of settling
 #   [[exit:N]]    exit with code N (the job ends)
+# Besides a nudge, it looks at its inbox every $MU_TEST_AGENT_POLL_S
+# seconds (default 5; 0: never).
 # A turn settles with the final text "agent: " and the delivery's text,
 # byte for byte; a command's with "agent: /NAME " and its instructions.
 set -u
@@ -55,6 +57,16 @@ work() {
 	sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"
 	[ "$intr" = 0 ]
 }
+# wait_line: wait for a line on the terminal (a nudge) or a tick. It
+# fails on an interrupt, and ends the agent at the terminal's EOF.
+wait_line() {
+	tick=0
+	read -r _
+	rc=$?
+	[ "$intr" = 1 ] && return 1
+	[ $rc -ne 0 ] && [ "$tick" = 0 ] && exit 0
+	return 0
+}
 # wait_answer: block until an answer arrives (or an interrupt).
 wait_answer() {
 	while :; do
@@ -64,11 +76,23 @@ wait_answer() {
 			answer=$(tr '\n' ' ' <"$ANS/$a/text")
 			return 0
 		fi
-		read -r _
-		rc=$?
-		[ "$intr" = 1 ] && return 1
-		[ $rc -ne 0 ] && exit 0
+		wait_line || return 1
 	done
+}
+# The ticker wakes the agent every MU_TEST_AGENT_POLL_S seconds (default
+# 5; 0: never), so a delivery whose nudge was lost is still taken.
+start_ticker() {
+	ticker=
+	[ "$POLL_S" -gt 0 ] || return 0
+	me=$$
+	(while sleep "$POLL_S"; do kill -USR1 "$me" 2>/dev/null || exit 0; done) &
+	ticker=$!
+}
+stop_ticker() {
+	[ -n "$ticker" ] || return 0
+	kill "$ticker" 2>/dev/null
+	wait "$ticker" 2>/dev/null
+	ticker=
 }
 
 take_turn() {
@@ -107,6 +131,7 @@ take_turn() {
 	fi
 	if grep -q '\[\[restart\]\]' "$d/text"; then
 		echo "[restarting]"
+		stop_ticker
 		exec /bin/sh "$0"
 	fi
 	x=$(marker exit 0-9 "$d/text")
@@ -132,8 +157,12 @@ take_turn() {
 	settle "$r" "$(marker error 'A-Za-z0-9 _.-' "$d/text")"
 }
 
-intr=0
+intr=0 tick=0
+POLL_S=${MU_TEST_AGENT_POLL_S:-5}
 trap 'intr=1' INT
+trap 'tick=1' USR1
+trap 'stop_ticker' EXIT
+start_ticker
 stty -echo 2>/dev/null
 # A new incarnation: runs from 0; the cursors go on from the last state.
 inc=$(now)-$$-$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')
@@ -160,7 +189,5 @@ while :; do
 		echo "(an answer with nothing pending: ignored)"
 		continue
 	fi
-	read -r _
-	rc=$?
-	if [ $rc -ne 0 ] && [ "$intr" = 0 ]; then exit 0; fi
+	wait_line
 done
