@@ -80,7 +80,7 @@ func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (st
 	go func() { _ = p.send(nopTB{t}, "host.acquire", acquireParams(key, map[string]string{"ttl": "1h"})) }()
 	time.Sleep(killAfter)
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	_ = p.cmd.Wait()
+	<-p.wait()
 
 	q := startRaw(t, prefix)
 	defer q.stop(t)

@@ -28,7 +28,7 @@ func TestPushTimeoutStopsTheRemoteSide(t *testing.T) {
 }
 
 func TestStdinEOFStopsRunsAndExits(t *testing.T) {
-	p := start(t)
+	p := start(t, "--log-level", "debug")
 	h := p.acquire(t, "key-eof", nil).Handle
 	go func() { _ = p.send(nopTB{t}, "link.exec", execParams(h, "sleep 320", ".", 600_000)) }()
 	deadline := time.Now().Add(30 * time.Second)
@@ -40,12 +40,12 @@ func TestStdinEOFStopsRunsAndExits(t *testing.T) {
 	}
 	_ = p.stdin.Close()
 	select {
-	case <-p.done:
+	case <-p.wait(): // stdout closes before the plugin is done: wait for its exit
 	case <-time.After(10 * time.Second):
 		t.Fatal("the plugin did not exit after stdin EOF")
 	}
 	if ps := docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 320") {
-		t.Errorf("a run survived the plugin's exit:\n%s", ps)
+		t.Errorf("a run survived the plugin's exit:\n%s\nplugin stderr: %s", ps, p.stderr)
 	}
 }
 
@@ -70,7 +70,7 @@ func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 	// Without --instance the plugin cannot name its instance: it refuses to start.
 	q := startRaw(t, newPrefix())
 	_ = q.stdin.Close()
-	_ = q.cmd.Wait()
+	<-q.wait()
 	if q.cmd.ProcessState.ExitCode() == 0 || !strings.Contains(q.stderr.String(), "did not answer") {
 		t.Errorf("start without an Engine: exit %d, stderr %q", q.cmd.ProcessState.ExitCode(), q.stderr)
 	}

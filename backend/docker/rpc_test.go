@@ -83,6 +83,9 @@ type plugin struct {
 	decl    protocol.InitializeResult
 	lines   chan []byte // every stdout line, for tests that check the raw wire
 	done    chan struct{}
+
+	waitOnce sync.Once
+	exited   chan struct{}
 }
 
 type reply struct {
@@ -233,14 +236,26 @@ func (p *plugin) must(t testing.TB, method string, params any, out any) {
 	}
 }
 
+// wait returns a channel closed once the plugin process has exited.
+func (p *plugin) wait() <-chan struct{} {
+	p.waitOnce.Do(func() {
+		p.exited = make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(p.exited) }()
+	})
+	return p.exited
+}
+
+// stop closes stdin and waits for the process to exit (killing it after
+// 10 s); stdout closes before the plugin has finished stopping.
 func (p *plugin) stop(t testing.TB) {
 	_ = p.stdin.Close()
 	select {
-	case <-p.done:
+	case <-p.wait():
 	case <-time.After(10 * time.Second):
 		_ = p.cmd.Process.Kill()
+		<-p.wait()
+		t.Errorf("the plugin did not exit within 10 s of stdin EOF")
 	}
-	_ = p.cmd.Wait()
 	if s := p.stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "DATA RACE") {
 		t.Errorf("plugin panicked or raced: %s", s)
 	}
