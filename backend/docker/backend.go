@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/moby/moby/client"
 
@@ -42,6 +43,10 @@ type Config struct {
 	Self     string            // this binary, for git's ext:: transport; "" is os.Executable
 	// MaxSessions bounds the long-lived exec channels kept per container.
 	MaxSessions int
+	// AbandonAfter: a container an acquire created but never started, older
+	// than this, is rolled back by lookup. 0 is InFlightMs; less than
+	// InFlightMs is for tests only (a live acquire could lose its container).
+	AbandonAfter time.Duration
 }
 
 // Backend serves the seams against one Engine.
@@ -71,6 +76,9 @@ func New(ctx context.Context, cfg Config, api engine, log *slog.Logger) (*Backen
 	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = 8
+	}
+	if cfg.AbandonAfter <= 0 {
+		cfg.AbandonAfter = InFlightMs * time.Millisecond
 	}
 	if cfg.Self == "" {
 		exe, err := os.Executable()

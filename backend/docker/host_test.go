@@ -1,12 +1,16 @@
 package docker_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -212,6 +216,45 @@ func TestJobAndChannelAreNotImplementedYet(t *testing.T) {
 		err := p.call(t, m, map[string]any{"deadline": deadline(), "target": hostTarget("x")}, nil)
 		if err == nil || err.Data.Kind != "permanent" || !strings.Contains(err.Message, "issue 6") {
 			t.Errorf("%s: %v, want permanent 'not implemented yet (issue 6)'", m, err)
+		}
+	}
+}
+
+// An acquire that died between create and start leaves a created container:
+// lookup answers pending while an acquire could still be running, and once
+// that time has passed rolls it back and answers none (fenced or not).
+func TestLookupRollsBackAnAbandonedCreate(t *testing.T) {
+	p := start(t, "--abandon-after", "1s")
+	for _, fence := range []bool{false, true} {
+		key := fmt.Sprintf("key-abandoned-%v", fence)
+		sum := sha256.Sum256([]byte(key))
+		name := p.prefix + "-" + hex.EncodeToString(sum[:16])
+		digest := sha256.Sum256([]byte("{}"))
+		docker(t, "create", "--name", name,
+			"--label", "org.mu-plugins.test=1", "--label", "org.mu-plugins.testrun="+runID,
+			"--label", "org.mu-plugins.plugin=docker", "--label", "org.mu-plugins.instance="+p.decl.Instance,
+			"--label", "org.mu-plugins.key="+key, "--label", "org.mu-plugins.params="+hex.EncodeToString(digest[:16]),
+			"--label", "org.mu-plugins.result={}", testimage.Name, "sleep", "infinity")
+		var lk protocol.HostLookupResult
+		p.must(t, "host.lookup", lookupParams(key, fence), &lk)
+		if !lk.Pending {
+			t.Errorf("fence %v: lookup of a fresh created container: %+v, want pending", fence, lk)
+		}
+		time.Sleep(1500 * time.Millisecond) // age it past --abandon-after
+		p.must(t, "host.lookup", lookupParams(key, fence), &lk)
+		if !lk.None {
+			t.Errorf("fence %v: lookup of an abandoned created container: %+v, want none", fence, lk)
+		}
+		ids := labelled("org.mu-plugins.key=" + key)
+		if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
+			t.Errorf("fence %v: %d containers left, want %d", fence, len(ids), want)
+		}
+		err := p.call(t, "host.acquire", acquireParams(key, nil), nil)
+		if fence && (err == nil || !strings.Contains(err.Message, "fenced")) {
+			t.Errorf("acquire after a fenced rollback: %v, want refused", err)
+		}
+		if !fence && err != nil {
+			t.Errorf("acquire after the rollback: %v", err)
 		}
 	}
 }

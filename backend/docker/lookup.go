@@ -51,9 +51,33 @@ func (b *Backend) lookup(ctx context.Context, call *protocol.Call) (any, error) 
 		if err != nil {
 			return protocol.HostLookupResult{Unknown: "the Docker Engine: " + err.Error()}, nil
 		}
+		if b.abandoned(ins.Container, p.Key) {
+			// An acquire created it and died before starting it, longer ago
+			// than any acquire runs: roll it back, then answer as for nothing.
+			_, err := b.api.ContainerRemove(ctx, ins.Container.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			if err != nil && !cerrdefs.IsNotFound(err) {
+				return protocol.HostLookupResult{Unknown: "removing an abandoned container: " + err.Error()}, nil
+			}
+			b.log.Info("removed a container an acquire created and never started", "container", name)
+			continue
+		}
 		return b.lookupFound(ctx, ins.Container, p.Key), nil
 	}
 	return protocol.HostLookupResult{Unknown: "container " + name + " stayed reserved by a create in flight"}, nil
+}
+
+// abandoned tells a container that an acquire created but never started,
+// created longer ago than AbandonAfter (by default the declared inFlightMs:
+// no acquire still runs then). Lookup rolls it back instead of answering
+// pending for ever.
+func (b *Backend) abandoned(c container.InspectResponse, key string) bool {
+	l := labelsOf(c)
+	if l[LabelFence] == "1" || l[LabelKey] != key || l[LabelInstance] != b.instance ||
+		c.State == nil || c.State.Status != container.StateCreated {
+		return false
+	}
+	created, err := time.Parse(time.RFC3339Nano, c.Created)
+	return err == nil && time.Since(created) > b.cfg.AbandonAfter
 }
 
 func (b *Backend) lookupFound(ctx context.Context, c container.InspectResponse, key string) protocol.HostLookupResult {

@@ -31,6 +31,7 @@ func flags(fs *flag.FlagSet) func(context.Context, *slog.Logger) (protocol.Optio
 	fs.StringVar(&cfg.Instance, "instance", "", `the instance declared (default "docker-" and the Engine's ID)`)
 	fs.StringVar(&cfg.Prefix, "prefix", "mu", "container names are PREFIX-<hash of the acquire key>")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", 8, "long-lived exec channels kept per container")
+	fs.DurationVar(&cfg.AbandonAfter, "abandon-after", 0, "lookup removes a never-started container older than this (default inFlightMs, 2m; lower is for tests)")
 	fs.Func("label", "an extra label k=v on every container (repeatable)", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok || k == "" {
