@@ -78,6 +78,21 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 		t.Errorf("push into a non-bare repo: %+v", r)
 	}
 
+	// Paths with spaces and % survive ext::'s escaping.
+	p.must(t, "link.push", pushParams(h, local, "sp ace/%s 100%", rev), &r)
+	if exitCode(r) != "0" {
+		t.Errorf("push to a path with a space and %%: %+v", r)
+	}
+	if got := p.run(t, h, "git -C 'sp ace/%s 100%' cat-file -t "+rev); got.Stdout != "commit\n" {
+		t.Errorf("remote with a space: %q %q", got.Stdout, got.Stderr)
+	}
+	p.run(t, h, "git -C 'sp ace/%s 100%' reset -q --hard "+rev) // give it a HEAD to fetch
+	p.must(t, "link.fetch", fetchParams(h, local, "sp ace/%s 100%"), &r)
+	fh, _ := exec.Command("git", "-C", local, "rev-parse", "FETCH_HEAD").Output()
+	if exitCode(r) != "0" || strings.TrimSpace(string(fh)) != rev {
+		t.Errorf("fetch from a path with a space and %%: %+v, FETCH_HEAD %q", r, fh)
+	}
+
 	// Work happens in the container: in the repo and in a worktree.
 	work := p.run(t, h, "cd work/repo && git worktree add -q ../wt "+rev+" && cd ../wt && echo new > g && git add g && git commit -q -m remote && git rev-parse HEAD")
 	remoteHead := strings.TrimSpace(work.Stdout)
