@@ -94,11 +94,11 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 	pass("auth", "authenticated as "+r.User)
 
 	out, errb := newCapture(64<<10), newCapture(64<<10)
-	run, err := b.start(ctx, c, runSpec{cmd: wrapperCommand(10*time.Second, "."), stdin: stringReader(reachProbe), stdout: out, stderr: errb})
+	run, err := b.start(ctx, c, runSpec{until: time.Now().Add(8 * time.Second), cwd: ".", stdin: stringReader(reachProbe), stdout: out, stderr: errb})
 	if err != nil {
 		return failRest("sh", fmt.Sprintf("cannot start /bin/sh on the host: %v. The account must allow a shell (not nologin) and the server must allow sessions.", err)), nil
 	}
-	exit, err := b.outcome(ctx, run, 10*time.Second)
+	exit, err := b.outcome(ctx, run)
 	o, _ := out.snapshot()
 	e, _ := errb.snapshot()
 	if err != nil || exit == nil || !strings.Contains(string(o), "mu-sh ok") {

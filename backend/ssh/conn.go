@@ -46,6 +46,7 @@ type conn struct {
 	jumps  []*ssh.Client
 	done   chan struct{} // closed once the connection is dead
 	slots  *slots
+	openMu sync.Mutex // serializes session opens
 
 	ctlMu sync.Mutex
 	ctl   *control
@@ -142,14 +143,14 @@ func (p *pool) dial(ctx context.Context, dest string) (*conn, error) {
 		closeClients(jumps)
 		return nil, err
 	}
-	c := &conn{r: r, client: client, jumps: jumps, done: make(chan struct{}), slots: newSlots(p.maxSessions - 1)}
+	c := &conn{r: r, client: client, jumps: jumps, done: make(chan struct{}), slots: newSlots(p.maxSessions - 2)}
 	go func() {
 		_ = client.Wait()
 		close(c.done)
 		closeClients(jumps)
 	}()
 	go c.keepalive(p.log)
-	go c.warmControl()
+	c.warmControl(ctx)
 	return c, nil
 }
 

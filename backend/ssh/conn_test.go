@@ -37,7 +37,7 @@ func TestProxyJump(t *testing.T) {
 
 func TestConcurrentExecs(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, _, _ := inproc(t, cfg)
+	d, b, _ := inproc(t, cfg)
 	const n = 50
 	var wg sync.WaitGroup
 	errs := make(chan string, n)
@@ -58,6 +58,10 @@ func TestConcurrentExecs(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+	// No session open was refused: the slots never shrank.
+	if cs := b.pool.all(); len(cs) != 1 || cs[0].slots.capacity() != DefaultMaxSessions-2 {
+		t.Errorf("the server refused sessions (slots now %d of %d)", cs[0].slots.capacity(), DefaultMaxSessions-2)
 	}
 }
 
@@ -99,8 +103,8 @@ func TestSlotsShrink(t *testing.T) {
 // TestStopWithAllSlotsBusy: every slot holds a runaway script; the stops
 // still go through the kept control session.
 func TestStopWithAllSlotsBusy(t *testing.T) {
-	s, cfg := server(t, testsshd.Options{MaxSessions: 3})
-	cfg.MaxSessions = 3
+	s, cfg := server(t, testsshd.Options{MaxSessions: 4})
+	cfg.MaxSessions = 4
 	old := watchdogSlack
 	watchdogSlack = 120
 	t.Cleanup(func() { watchdogSlack = old })
@@ -146,6 +150,7 @@ func TestCwdAndScriptQuoting(t *testing.T) {
 
 // TestStopWhenMaxSessionsOverstated: --max-sessions says 10, the server
 // allows 3. The scripts fill the server; the stop still has its session.
+// A call that waited for a slot past its timeout started nothing: retryable.
 func TestStopWhenMaxSessionsOverstated(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{MaxSessions: 3})
 	cfg.MaxSessions = 10
@@ -160,8 +165,8 @@ func TestStopWhenMaxSessionsOverstated(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			res, r := d.exec("box", fmt.Sprintf("sleep 3280%d", i), ".", 2*time.Second)
-			if r.Error != nil || res.ExitCode != nil {
-				t.Errorf("want a timed-out answer, got %+v %+v", res, r.Error)
+			if r.Error != nil && r.Error.Data.Kind != "retryable" || r.Error == nil && res.ExitCode != nil {
+				t.Errorf("want a timed-out answer or a retryable refusal, got %+v %+v", res, r.Error)
 			}
 		}(i)
 	}

@@ -25,7 +25,7 @@ type Config struct {
 	KnownHosts  string // --known-hosts: replaces the configured known_hosts files
 	Identity    string // --identity: a private key tried before the configured ones
 	Instance    string // --instance; "" derives it (see DefaultInstance)
-	MaxSessions int    // --max-sessions: the server's MaxSessions (default 10)
+	MaxSessions int    // --max-sessions: the server's MaxSessions (default 10); scripts get two fewer
 	ShimExe     string // the binary git runs as GIT_SSH ("" is this executable)
 }
 

@@ -22,6 +22,7 @@ const defaultTimeout = 20 * time.Second
 type run struct {
 	c       *conn
 	sess    *ssh.Session
+	until   time.Time
 	pg      chan int      // the wrapper's process group, once read (0: none)
 	ended   chan struct{} // the session ended (its process is gone)
 	waitErr error
@@ -30,9 +31,13 @@ type run struct {
 	stopped  chan struct{} // a stop finished (or the run ended by itself)
 }
 
-// runSpec says what to run and where its streams go.
+// runSpec says what to run and where its streams go. The run must end by
+// until (the call's receipt plus its timeoutMs): a slot not found by then
+// means nothing started; the remote watchdog gets what is left.
 type runSpec struct {
-	cmd    string
+	until  time.Time
+	cwd    string
+	argv   []string // nil: the script on stdin
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -40,23 +45,40 @@ type runSpec struct {
 
 // openSession takes a slot and opens a session on it. An OpenChannelError
 // is the server's capacity signal: shrink the semaphore and queue.
-func (b *Backend) openSession(ctx context.Context, c *conn) (*ssh.Session, error) {
+func (b *Backend) openSession(ctx context.Context, c *conn, until time.Time) (*ssh.Session, error) {
+	ctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
 	for {
 		if err := c.slots.acquire(ctx); err != nil {
-			return nil, protocol.Wrap(protocol.Retryable, err, "no free session on the connection to "+c.r.Alias)
+			return nil, protocol.Wrap(protocol.Retryable, err, "no free session on the connection to "+c.r.Alias+" within the call's timeout; nothing started")
 		}
 		if c.dead() {
 			c.slots.release()
 			return nil, protocol.Errorf(protocol.Retryable, "the connection to %s was lost", c.r.Alias)
 		}
+		// Opens are serialized per connection: when the server refuses one,
+		// every session opened before it is counted, so the new capacity is exact.
+		c.openMu.Lock()
 		s, err := c.client.NewSession()
+		if err == nil {
+			c.slots.opened()
+		}
+		c.openMu.Unlock()
 		if err == nil {
 			return s, nil
 		}
 		var oce *ssh.OpenChannelError
-		if errors.As(err, &oce) && c.slots.shrink() {
-			b.log.Info("server refused a session; fewer slots", "host", c.r.Alias, "slots", c.slots.capacity())
+		if errors.As(err, &oce) {
+			backoff := c.slots.refused()
+			b.log.Info("server refused a session; queueing", "host", c.r.Alias, "slots", c.slots.capacity())
 			c.slots.release()
+			if backoff {
+				select {
+				case <-ctx.Done():
+					return nil, protocol.Wrap(protocol.Retryable, err, "the server refused every session until the call's timeout; nothing started")
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
 			continue
 		}
 		c.slots.release()
@@ -67,22 +89,22 @@ func (b *Backend) openSession(ctx context.Context, c *conn) (*ssh.Session, error
 // start opens a session and starts spec under it. An error means nothing
 // started (retryable).
 func (b *Backend) start(ctx context.Context, c *conn, spec runSpec) (*run, error) {
-	sess, err := b.openSession(ctx, c)
+	sess, err := b.openSession(ctx, c, spec.until)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{c: c, sess: sess, pg: make(chan int, 1), ended: make(chan struct{}), stopped: make(chan struct{})}
+	r := &run{c: c, sess: sess, until: spec.until, pg: make(chan int, 1), ended: make(chan struct{}), stopped: make(chan struct{})}
 	stdin, err0 := sess.StdinPipe()
 	stdout, err1 := sess.StdoutPipe()
 	stderr, err2 := sess.StderrPipe()
 	if err := errors.Join(err0, err1, err2); err != nil {
 		sess.Close()
-		c.slots.release()
+		c.slots.closed()
 		return nil, protocol.Wrap(protocol.Retryable, err, "session setup")
 	}
-	if err := sess.Start(spec.cmd); err != nil {
+	if err := sess.Start(wrapperCommand(time.Until(spec.until), spec.cwd, spec.argv...)); err != nil {
 		sess.Close()
-		c.slots.release()
+		c.slots.closed()
 		return nil, protocol.Wrap(protocol.Retryable, err, "cannot start the script on "+c.r.Alias)
 	}
 	b.track(r)
@@ -111,7 +133,7 @@ func (b *Backend) start(ctx context.Context, c *conn, spec runSpec) (*run, error
 		close(r.ended)
 		// The process is gone (or the connection is): free the slot.
 		sess.Close()
-		c.slots.release()
+		c.slots.closed()
 		b.untrack(r)
 		r.stopOnce.Do(func() { close(r.stopped) })
 	}()
@@ -120,8 +142,8 @@ func (b *Backend) start(ctx context.Context, c *conn, spec runSpec) (*run, error
 
 // outcome waits for the run to end, its timeout, or ctx. exit is nil on
 // timeout. An error is unknown-outcome: the script may have run.
-func (b *Backend) outcome(ctx context.Context, r *run, timeout time.Duration) (exit *int, err error) {
-	t := time.NewTimer(timeout)
+func (b *Backend) outcome(ctx context.Context, r *run) (exit *int, err error) {
+	t := time.NewTimer(time.Until(r.until))
 	defer t.Stop()
 	select {
 	case <-r.ended:
@@ -233,17 +255,17 @@ func (b *Backend) execScript(ctx context.Context, call *protocol.Call) (any, err
 	if int64(len(p.Script)) > MaxScriptBytes {
 		return nil, protocol.Errorf(protocol.Permanent, "script of %d bytes exceeds maxScriptBytes %d", len(p.Script), MaxScriptBytes)
 	}
-	timeout := msOr(p.TimeoutMs, defaultTimeout)
+	until := time.Now().Add(msOr(p.TimeoutMs, defaultTimeout))
 	c, err := b.pool.get(ctx, p.Target.Host.Name)
 	if err != nil {
 		return nil, err
 	}
 	out, errb := newCapture(replyBudget), newCapture(replyBudget)
-	r, err := b.start(ctx, c, runSpec{cmd: wrapperCommand(timeout, p.Cwd), stdin: stringReader(p.Script), stdout: out, stderr: errb})
+	r, err := b.start(ctx, c, runSpec{until: until, cwd: p.Cwd, stdin: stringReader(p.Script), stdout: out, stderr: errb})
 	if err != nil {
 		return nil, err
 	}
-	exit, err := b.outcome(ctx, r, timeout)
+	exit, err := b.outcome(ctx, r)
 	if err != nil {
 		return nil, err
 	}

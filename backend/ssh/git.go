@@ -62,21 +62,20 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
 	if p.RemoteRepo == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "link.push: remoteRepo is required")
 	}
-	timeout := msOr(p.TimeoutMs, defaultTimeout)
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(msOr(p.TimeoutMs, defaultTimeout))
 	c, err := b.pool.get(ctx, p.Target.Host.Name)
 	if err != nil {
 		return nil, err
 	}
 	out, errb := newCapture(replyBudget), newCapture(replyBudget)
 	r, err := b.start(ctx, c, runSpec{
-		cmd:   wrapperCommand(timeout, ".", remoteShell, "-c", pushPrepare, "mu-push", p.RemoteRepo, p.Rev),
+		until: deadline, cwd: ".", argv: []string{remoteShell, "-c", pushPrepare, "mu-push", p.RemoteRepo, p.Rev},
 		stdin: stringReader(""), stdout: out, stderr: errb,
 	})
 	if err != nil {
 		return nil, err
 	}
-	exit, err := b.outcome(ctx, r, timeout)
+	exit, err := b.outcome(ctx, r)
 	if err != nil {
 		return nil, err
 	}

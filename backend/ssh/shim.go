@@ -174,14 +174,15 @@ func (s *shim) handle(nc net.Conn) {
 		}
 		argv = append([]string{"env", "GIT_PROTOCOL=" + h.GitProtocol}, argv...)
 	}
-	timeout := time.Until(reg.deadline)
-	if timeout <= 0 {
+	if time.Until(reg.deadline) <= 0 {
 		fail(255, "timed out")
 		return
 	}
 	b := s.b
 	r, err := b.start(reg.ctx, reg.c, runSpec{
-		cmd:    wrapperCommand(timeout, ".", argv...),
+		until:  reg.deadline,
+		cwd:    ".",
+		argv:   argv,
 		stdin:  br,
 		stdout: frameWriter{&mu, nc, frameStdout},
 		stderr: frameWriter{&mu, nc, frameStderr},
@@ -190,7 +191,7 @@ func (s *shim) handle(nc net.Conn) {
 		fail(255, "%v", err)
 		return
 	}
-	exit, err := b.outcome(reg.ctx, r, timeout)
+	exit, err := b.outcome(reg.ctx, r)
 	code := 255
 	switch {
 	case err != nil:

@@ -87,7 +87,9 @@ type control struct {
 }
 
 func (c *conn) openControl() (*control, error) {
+	c.openMu.Lock()
 	s, err := c.client.NewSession()
+	c.openMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -137,12 +139,13 @@ func (c *conn) killGroup(ctx context.Context, pgid int) (bool, error) {
 // warmControl opens the control session right after the connection is made,
 // while sessions are free, so the slot kept for stops is real even when
 // --max-sessions overstates the server's limit.
-func (c *conn) warmControl() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+// One attempt: a failure leaves it to the first stop.
+func (c *conn) warmControl(ctx context.Context) {
 	c.ctlMu.Lock()
 	defer c.ctlMu.Unlock()
-	_ = c.ensureControlLocked(ctx)
+	if ctl, err := c.openControl(); err == nil {
+		c.ctl = ctl
+	}
 }
 
 // ensureControlLocked opens the control session if there is none. A server
@@ -159,7 +162,7 @@ func (c *conn) ensureControlLocked(ctx context.Context) error {
 		if !errors.As(err, &oce) || c.dead() {
 			return err
 		}
-		c.slots.shrink()
+		c.slots.reserve()
 		select {
 		case <-ctx.Done():
 			return err

@@ -22,7 +22,7 @@ func main() {
 			fs.StringVar(&c.KnownHosts, "known-hosts", "", "known_hosts file to verify host keys with, replacing UserKnownHostsFile/GlobalKnownHostsFile")
 			fs.StringVar(&c.Identity, "identity", "", "private key file offered before the configured IdentityFile ones")
 			fs.StringVar(&c.Instance, "instance", "", `instance name (default "ssh:" + the absolute path of the ssh_config in use)`)
-			fs.IntVar(&c.MaxSessions, "max-sessions", sshlink.DefaultMaxSessions, "the servers' MaxSessions: at most this many sessions per connection, one kept for stops")
+			fs.IntVar(&c.MaxSessions, "max-sessions", sshlink.DefaultMaxSessions, "the servers' MaxSessions: scripts run at most this many minus two at once per connection (one session kept for stops, one for sessions the server is still closing)")
 			return func(_ context.Context, log *slog.Logger) (protocol.Options, error) {
 				return sshlink.New(c, log).Options(), nil
 			}
