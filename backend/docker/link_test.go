@@ -193,3 +193,24 @@ func TestCheckStepsReach(t *testing.T) {
 		t.Errorf("steps on a stopped container: %v", got)
 	}
 }
+
+// The image param picks another image; there (the base image runs as root)
+// the link and its timeout behave the same.
+func TestImageParamAndRootImage(t *testing.T) {
+	p := start(t)
+	h := p.acquire(t, "key-root", map[string]string{"image": "mu-plugins-base:bookworm"}).Handle
+	if img := docker(t, "inspect", "-f", "{{.Config.Image}}", h); img != "mu-plugins-base:bookworm" {
+		t.Errorf("image %q", img)
+	}
+	if r := p.run(t, h, "id -u; pwd"); r.Stdout != "0\n/root\n" {
+		t.Errorf("root image: %q", r.Stdout)
+	}
+	var r protocol.ExecResult
+	p.must(t, "link.exec", execParams(h, "setsid sleep 330 & sleep 331", ".", 1000), &r)
+	if r.ExitCode != nil {
+		t.Errorf("timeout: exit %d", *r.ExitCode)
+	}
+	if ps := docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 33") {
+		t.Errorf("left running:\n%s", ps)
+	}
+}

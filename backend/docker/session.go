@@ -27,11 +27,18 @@ import (
 const runVar = "MU_DOCKER_RUN"
 
 // killFn kills every process marked with run $1, repeating until none is
-// left; it fails when some survive 100 rounds.
+// left; it fails when some survive 100 rounds, or when the scan itself
+// cannot run (no grep): "none left" is never assumed. grep exits 2 when a
+// process vanished mid-scan or its environ is another user's; matches still
+// print, and an empty list with status 1 or 2 means none of ours is left.
 const killFn = `k() {
 	i=0
 	while [ "$i" -lt 100 ]; do
-		p=$(grep -lsxz "` + runVar + `=$1" /proc/[0-9]*/environ) || return 0
+		p=$(grep -lsxz "` + runVar + `=$1" /proc/[0-9]*/environ); e=$?
+		if [ -z "$p" ]; then
+			[ "$e" -le 2 ] && return 0
+			echo "scanning /proc failed ($e)" >&2; return 3
+		fi
 		for f in $p; do f=${f#/proc/}; kill -9 "${f%/environ}" 2>/dev/null; done
 		i=$((i + 1))
 	done
