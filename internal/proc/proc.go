@@ -28,9 +28,10 @@ import (
 const MarkVar = "MU_PLUGIN_RUN"
 
 var (
-	seq  atomic.Int64
-	mu   sync.Mutex
-	live = map[string]*exec.Cmd{} // mark -> running command
+	seq     atomic.Int64
+	mu      sync.Mutex
+	live    = map[string]*exec.Cmd{} // mark -> running command
+	started = map[string]uint64{}    // mark -> the run's start, in clock ticks since boot
 )
 
 // Options tune Run.
@@ -66,15 +67,18 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (Result, error) {
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 2 * time.Second
 	}
+	since := bootTicks()
 	if err := cmd.Start(); err != nil {
 		return Result{}, err
 	}
 	mu.Lock()
 	live[mark] = cmd
+	started[mark] = since
 	mu.Unlock()
 	defer func() {
 		mu.Lock()
 		delete(live, mark)
+		delete(started, mark)
 		mu.Unlock()
 	}()
 
@@ -86,11 +90,11 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (Result, error) {
 	case werr = <-done:
 	case <-ctx.Done():
 		stopped = true
-		KillTree(mark, cmd.Process.Pid)
+		killTree(mark, cmd.Process.Pid, since)
 		werr = <-done
 	}
 	if opts.KillLeftovers || stopped {
-		KillTree(mark, cmd.Process.Pid)
+		killTree(mark, cmd.Process.Pid, since)
 	}
 	res := Result{ExitCode: -1, Stopped: stopped}
 	if cmd.ProcessState != nil {
@@ -108,28 +112,34 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (Result, error) {
 
 // KillAll kills every run still going: for a plugin's Stop hook.
 func KillAll() {
+	type run struct {
+		pid   int
+		since uint64
+	}
 	mu.Lock()
-	runs := make(map[string]int, len(live))
+	runs := make(map[string]run, len(live))
 	for m, c := range live {
 		if c.Process != nil {
-			runs[m] = c.Process.Pid
+			runs[m] = run{c.Process.Pid, started[m]}
 		}
 	}
 	mu.Unlock()
-	for m, pid := range runs {
-		KillTree(m, pid)
+	for m, r := range runs {
+		killTree(m, r.pid, r.since)
 	}
 }
 
 // KillTree SIGKILLs the leader, every process whose environment carries
 // MarkVar=mark, and every descendant of those, repeating until a scan finds
 // none (at most about 2 s).
-func KillTree(mark string, leader int) {
+func KillTree(mark string, leader int) { killTree(mark, leader, 0) }
+
+func killTree(mark string, leader int, since uint64) {
 	if leader > 0 {
 		_ = syscall.Kill(leader, syscall.SIGKILL)
 	}
 	for i := 0; i < 200; i++ {
-		pids := Find(mark, leader)
+		pids := find(mark, leader, since)
 		if len(pids) == 0 {
 			return
 		}
@@ -142,7 +152,12 @@ func KillTree(mark string, leader int) {
 
 // Find lists the live (not zombie) processes of a run: those marked with
 // mark, and their descendants and the leader's.
-func Find(mark string, leader int) []int {
+func Find(mark string, leader int) []int { return find(mark, leader, 0) }
+
+// find is Find over the processes started at or after since (clock ticks
+// since boot): a run's processes cannot be older than the run, and reading
+// only their environments keeps a scan cheap.
+func find(mark string, leader int, since uint64) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -155,13 +170,16 @@ func Find(mark string, leader int) []int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		ppid, state, ok := stat(pid)
+		ppid, state, start, ok := stat(pid)
 		if !ok || state == "Z" || state == "X" {
 			continue
 		}
 		parent[pid] = ppid
 		if pid == leader {
 			in[pid] = true
+			continue
+		}
+		if start+1 < since { // a tick of slack for rounding
 			continue
 		}
 		if env, err := os.ReadFile("/proc/" + e.Name() + "/environ"); err == nil {
@@ -195,23 +213,43 @@ func containsEnv(env, want []byte) bool {
 		strings.HasSuffix(s, "\x00"+strings.TrimSuffix(w, "\x00")) || s == strings.TrimSuffix(w, "\x00")
 }
 
-// stat reads a process's parent pid and state from /proc/PID/stat.
-func stat(pid int) (ppid int, state string, ok bool) {
+// stat reads a process's parent pid, state and start time (clock ticks
+// since boot) from /proc/PID/stat.
+func stat(pid int) (ppid int, state string, start uint64, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, "", false
+		return 0, "", 0, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 || i+2 >= len(s) {
-		return 0, "", false
+		return 0, "", 0, false
 	}
 	f := strings.Fields(s[i+2:])
-	if len(f) < 2 {
-		return 0, "", false
+	if len(f) < 20 {
+		return 0, "", 0, false
 	}
 	ppid, err = strconv.Atoi(f[1])
-	return ppid, f[0], err == nil
+	start, _ = strconv.ParseUint(f[19], 10, 64) // field 22 of stat
+	return ppid, f[0], start, err == nil
+}
+
+// bootTicks is now, in the clock ticks since boot that /proc/PID/stat
+// counts start times in (USER_HZ, 100 on Linux).
+func bootTicks() uint64 {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	up, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0
+	}
+	return uint64(up * 100)
 }
 
 // PGID returns the process group of pid.

@@ -97,3 +97,15 @@ type syncBuf struct {
 
 func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func BenchmarkRunTrue(b *testing.B) {
+	for _, leftovers := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "kill-leftovers"}[leftovers], func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := Run(context.Background(), exec.Command("/bin/true"), Options{KillLeftovers: leftovers}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
