@@ -56,21 +56,10 @@ func (j *Jobs) read(ctx context.Context, key, inc string, n int64) (snapshot, bo
 	return s, true, nil
 }
 
-// readNow reads the current state and the last settled turn: two runs at
-// most (the second only when the agent is idle past turn 0).
+// readNow reads the current state and, when the agent is idle past turn
+// 0, its last settled turn: one run.
 func (j *Jobs) readNow(ctx context.Context, key string) (snapshot, bool, error) {
-	s, found, err := j.read(ctx, key, "", 0)
-	if err != nil || !found || s.state == nil || s.state.State != protocol.TurnIdle || s.state.Runs == 0 {
-		return s, found, err
-	}
-	t, found, err := j.read(ctx, key, s.state.Inc, s.state.Runs)
-	if err != nil || !found {
-		return s, found, err
-	}
-	if t.state != nil && t.state.Inc == s.state.Inc {
-		return t, true, nil
-	}
-	return s, true, nil
+	return j.read(ctx, key, "", -1)
 }
 
 func noJob(method string) error {

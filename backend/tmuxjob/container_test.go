@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -110,6 +111,80 @@ func TestInTheTestImage(t *testing.T) {
 	if st, _ := j.Status(ctx, key); st.State != protocol.JobUnknown {
 		t.Fatalf("status with the container stopped: %+v", st)
 	}
+}
+
+// testContainer runs the test image and returns a Jobs on it over
+// `docker exec -i`, with the test agent installed.
+func testContainer(tb testing.TB) (*host, string) {
+	tb.Helper()
+	image := testimage.Ensure(tb)
+	ctx := ctxT(tb)
+	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--init", "--label", testimage.Label+"=1", image).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("docker run: %v %s", err, out)
+	}
+	ctr := strings.TrimSpace(string(out))
+	tb.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", ctr).Run() })
+	r := cliExec{ctr}
+	j, err := tmuxjob.New(r, tmuxjob.Options{Root: "/home/mu/.mu-jobs", Kind: "tmux", Channel: "tmux-test", Poll: 20 * time.Millisecond})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := agent.Install(ctx, r, "/home/mu/bin/mu-test-agent"); err != nil {
+		tb.Fatal(err)
+	}
+	return &host{jobs: j, agent: "/home/mu/bin/mu-test-agent", r: r}, ctr
+}
+
+// BenchmarkInTheTestImage: start-to-baseline and send-to-settled in a
+// container, every host call one `docker exec` through the CLI (the docker
+// backend's API exec is cheaper).
+func BenchmarkInTheTestImage(b *testing.B) {
+	b.Run("start-to-baseline", func(b *testing.B) {
+		h, _ := testContainer(b)
+		ctx := ctxT(b)
+		for i := 0; b.Loop(); i++ {
+			key := fmt.Sprintf("bs-%d", i)
+			if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sh " + shq(h.agent))}); err != nil {
+				b.Fatal(err)
+			}
+			for {
+				bl, err := h.jobs.Baseline(ctx, key)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if bl != nil {
+					break
+				}
+			}
+			b.StopTimer()
+			if err := h.jobs.Stop(ctx, key); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	})
+	b.Run("send-to-settled/work=100ms", func(b *testing.B) {
+		h, _ := testContainer(b)
+		ctx := ctxT(b)
+		h.startAgent(b, "bt", nil, "")
+		var runs int64
+		start := time.Now()
+		for i := 0; b.Loop(); i++ {
+			after := runs
+			_, wait, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base("bt"), AfterRuns: &after})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h.send(b, "bt", fmt.Sprintf("m%d", i), fmt.Sprintf("turn %d [[ms:100]]", i))
+			if m, _ := wait(ctx); m != protocol.NotifyWatchSettled {
+				b.Fatalf("watch: %q", m)
+			}
+			runs++
+		}
+		per := time.Since(start) / time.Duration(runs)
+		b.ReportMetric(float64((per-100*time.Millisecond).Microseconds())/1000, "overhead-ms/turn")
+	})
 }
 
 func handleOf(t *testing.T, j *tmuxjob.Jobs, key string) string {

@@ -166,6 +166,9 @@ func TestWatchSendsExactlyOneNotification(t *testing.T) {
 	// A watch cancelled by $/cancel sends nothing.
 	wm = w.call("channel.watch", params(key, map[string]any{"afterRuns": 2}))
 	_ = json.Unmarshal(wm.Result, &wr)
+	if in := wr.Initial; in.Status != protocol.TurnIdle || !in.Settled || in.Runs != 2 || in.LastText != "agent: again" {
+		t.Fatalf("the watch's initial observation: %+v", in)
+	}
 	fmt.Fprintf(w.in, `{"jsonrpc":"2.0","method":"$/cancel","params":{"watchId":%q}}`+"\n", wr.WatchID)
 	w.call("channel.send", params(key, map[string]any{"text": "third", "msgId": "m3", "mode": "followUp", "force": false, "firstPrompt": false}))
 	eventually(t, "turn 3", func() bool {

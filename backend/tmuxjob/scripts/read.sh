@@ -1,5 +1,6 @@
-# read: $1 incarnation ("" for the current one), $2 turn number (0: none).
-# The harness's state (one snapshot), and one settled turn's record.
+# read: $1 incarnation ("" for the current one), $2 turn number (0: none;
+# -1: the last settled turn when the agent is idle). The harness's state
+# (one snapshot), and one settled turn's record.
 inc=$1 n=$2
 [ -e "$d/started" ] || { say "nojob 1"; exit 0; }
 emit agent "$d/agent"
@@ -7,6 +8,10 @@ if readstate "$c/out/state"; then
 	printf '@state '
 	printf '%s' "$st_all" | base64 | tr -d '\n'
 	printf '\n'
+fi
+if [ "$n" = -1 ]; then
+	n=0
+	[ "$st_state" = idle ] && [ "$st_runs" != 0 ] && n=$st_runs
 fi
 if [ "$n" != 0 ]; then
 	[ -n "$inc" ] || inc=$st_inc
