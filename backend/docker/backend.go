@@ -58,6 +58,7 @@ type Backend struct {
 
 	mu    sync.Mutex
 	pools map[string]*pool // container ID → its exec channels
+	ours  map[string]bool  // container IDs checked to be this instance's hosts
 }
 
 var namePrefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$`)
@@ -95,7 +96,7 @@ func New(ctx context.Context, cfg Config, api engine, log *slog.Logger) (*Backen
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Backend{cfg: cfg, api: api, log: log, pools: map[string]*pool{}}
+	b := &Backend{cfg: cfg, api: api, log: log, pools: map[string]*pool{}, ours: map[string]bool{}}
 	b.instance = cfg.Instance
 	if b.instance == "" {
 		info, err := api.Info(ctx, client.InfoOptions{})
@@ -187,6 +188,34 @@ func (b *Backend) handle(t protocol.Target) (string, error) {
 		return "", protocol.Errorf(protocol.Permanent, "target.host.handle is required (a container ID from host.acquire)")
 	}
 	return t.Host.Handle, nil
+}
+
+// hostOf is the call's container, checked (once per invocation) to be a
+// host this plugin instance acquired: a link call never runs in another
+// container, nor in a fence placeholder.
+func (b *Backend) hostOf(ctx context.Context, t protocol.Target) (string, error) {
+	ctr, err := b.handle(t)
+	if err != nil {
+		return "", err
+	}
+	b.mu.Lock()
+	ok := b.ours[ctr]
+	b.mu.Unlock()
+	if ok {
+		return ctr, nil
+	}
+	ins, err := b.api.ContainerInspect(ctx, ctr, client.ContainerInspectOptions{})
+	if err != nil {
+		return "", engineErr(err, "inspecting container "+short(ctr))
+	}
+	l := labelsOf(ins.Container)
+	if l[LabelPlugin] != "docker" || l[LabelInstance] != b.instance || l[LabelFence] == "1" {
+		return "", protocol.Errorf(protocol.Permanent, "container %s is not a host of instance %q", short(ctr), b.instance)
+	}
+	b.mu.Lock()
+	b.ours[ctr] = true
+	b.mu.Unlock()
+	return ctr, nil
 }
 
 func sortedKeys[M ~map[string]V, V any](m M) []string {

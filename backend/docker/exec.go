@@ -35,7 +35,7 @@ func (b *Backend) exec(ctx context.Context, call *protocol.Call) (any, error) {
 	if err := call.Decode(&p); err != nil {
 		return nil, err
 	}
-	ctr, err := b.handle(p.Target)
+	ctr, err := b.hostOf(ctx, p.Target)
 	if err != nil {
 		return nil, err
 	}

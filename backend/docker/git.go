@@ -34,7 +34,7 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call) (any, error) {
 	if err := call.Decode(&p); err != nil {
 		return nil, err
 	}
-	ctr, err := b.handle(p.Target)
+	ctr, err := b.hostOf(ctx, p.Target)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
 	if err := call.Decode(&p); err != nil {
 		return nil, err
 	}
-	ctr, err := b.handle(p.Target)
+	ctr, err := b.hostOf(ctx, p.Target)
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,13 @@ package docker_test
 import (
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -212,5 +214,30 @@ func TestImageParamAndRootImage(t *testing.T) {
 	}
 	if ps := docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 33") {
 		t.Errorf("left running:\n%s", ps)
+	}
+}
+
+// A link call runs only in this instance's hosts: not in another container,
+// not in a fence placeholder, not in another instance's host.
+func TestLinkRunsOnlyInItsOwnHosts(t *testing.T) {
+	p := start(t)
+	other := docker(t, "run", "-d", "--label", "org.mu-plugins.test=1", "--label", "org.mu-plugins.testrun="+runID,
+		testimage.Name, "sleep", "infinity")
+	var lk protocol.HostLookupResult
+	p.must(t, "host.lookup", lookupParams("key-own-fence", true), &lk)
+	fence := labelled("org.mu-plugins.key=key-own-fence")
+	q := start(t, "--instance", "another")
+	theirs := q.acquire(t, "key-own-theirs", nil).Handle
+	if len(fence) != 1 {
+		t.Fatalf("fence placeholder: %v", fence)
+	}
+	for name, h := range map[string]string{"a foreign container": other, "a fence placeholder": fence[0], "another instance's host": theirs} {
+		err := p.call(t, "link.exec", execParams(h, "touch /tmp/ran", ".", 10_000), nil)
+		if err == nil || err.Data.Kind != "permanent" {
+			t.Errorf("exec in %s: %v, want permanent", name, err)
+		}
+	}
+	if out, err := exec.Command("docker", "exec", other, "ls", "/tmp/ran").CombinedOutput(); err == nil {
+		t.Errorf("the script ran in a foreign container: %s", out)
 	}
 }
