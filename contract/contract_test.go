@@ -62,21 +62,25 @@ func status(t *testing.T, rep *Report, name string) Result {
 }
 
 // TestCleanFake: against the fake with no fault every check passes, or
-// skips saying why.
+// skips saying why; so with its job kind's firstTurn at-start.
 func TestCleanFake(t *testing.T) {
-	rep := run(t, Options{Argv: []string{fakeBin}})
-	if len(rep.Results) != len(Names()) {
-		t.Fatalf("%d results for %d checks", len(rep.Results), len(Names()))
+	for _, args := range [][]string{nil, {"--first-turn", "at-start"}} {
+		t.Run(strings.Join(append([]string{"fake"}, args...), " "), func(t *testing.T) {
+			rep := run(t, Options{Argv: append([]string{fakeBin}, args...)})
+			if len(rep.Results) != len(Names()) {
+				t.Fatalf("%d results for %d checks", len(rep.Results), len(Names()))
+			}
+			for _, r := range rep.Results {
+				switch {
+				case r.Status == Fail:
+					t.Errorf("FAIL %s: %s", r.Name, r.Reason)
+				case r.Status == Skip && r.Reason == "":
+					t.Errorf("SKIP %s says no why", r.Name)
+				}
+			}
+			t.Logf("the suite against the clean fake: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
+		})
 	}
-	for _, r := range rep.Results {
-		switch {
-		case r.Status == Fail:
-			t.Errorf("FAIL %s: %s", r.Name, r.Reason)
-		case r.Status == Skip && r.Reason == "":
-			t.Errorf("SKIP %s says no why", r.Name)
-		}
-	}
-	t.Logf("the suite against the clean fake: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
 }
 
 // faultCases: for each fault the fake can inject, a scenario, the check

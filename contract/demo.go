@@ -155,6 +155,11 @@ func (d *demo) run(argv []string) error {
 	jobKey := "demo-job-" + randHex(4)
 	spec := protocol.JobSpec{Workstream: "demo", Name: "alice", Harness: "fake", Role: "full-access",
 		Cmd: "fake-agent --model demo", CommandSource: "harness", Cwd: "tree", Env: map[string]string{"DEMO": "1"}}
+	const prompt = "write a haiku about pipes"
+	atStart := decl.Seams.Job.FirstTurn == protocol.FirstTurnAtStart
+	if atStart {
+		spec.FirstPrompt = &protocol.FirstPrompt{Text: prompt, MsgID: "demo-msg-" + randHex(4)}
+	}
 	js, err := p.JobStart(d.ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: jobKey, Spec: spec})
 	if err != nil {
 		return fmt.Errorf("job.start: %w", err)
@@ -166,19 +171,27 @@ func (d *demo) run(argv []string) error {
 	view := startView(js.View)
 	d.say("view", "mu runs the view's command in a pane, stdin from /dev/null: %s", clip(js.View.Command))
 
-	// A delivery and its watch.
-	b, err := p.Baseline(d.ctx, job)
-	if err != nil || b == nil {
-		return fmt.Errorf("channel.baseline: %v (or null)", err)
+	// A delivery and its watch. An at-start kind's first prompt went with
+	// job.start, and its reply's baseline is the readiness.
+	b := js.Baseline
+	if atStart {
+		d.say("send", "the first prompt %q went with job.start (firstTurn at-start): baseline runs %d", prompt, deref(b).Runs)
+	} else {
+		b, err = p.Baseline(d.ctx, job)
+		if err != nil || b == nil {
+			return fmt.Errorf("channel.baseline: %v (or null)", err)
+		}
+		d.say("ready", "channel.baseline → runs %d, incarnation %s", b.Runs, b.Incarnation)
+		sr, err := p.ChannelSend(d.ctx, protocol.SendParams{
+			Base: protocol.Base{Target: job}, Text: prompt, MsgID: "demo-msg-" + randHex(4), Mode: protocol.ModeFollowUp})
+		if err != nil {
+			return fmt.Errorf("channel.send: %w", err)
+		}
+		d.say("send", "channel.send %q → ack %s, baseline %d", prompt, sr.Ack, deref(sr.Baseline))
 	}
-	d.say("ready", "channel.baseline → runs %d, incarnation %s", b.Runs, b.Incarnation)
-	msg := "demo-msg-" + randHex(4)
-	sr, err := p.ChannelSend(d.ctx, protocol.SendParams{
-		Base: protocol.Base{Target: job}, Text: "write a haiku about pipes", MsgID: msg, Mode: protocol.ModeFollowUp})
-	if err != nil {
-		return fmt.Errorf("channel.send: %w", err)
+	if b == nil {
+		return fmt.Errorf("job.start: an at-start kind's reply carries no baseline")
 	}
-	d.say("send", "channel.send %q → ack %s, baseline %d", "write a haiku about pipes", sr.Ack, deref(sr.Baseline))
 	w, err := p.Watch(d.ctx, protocol.WatchParams{Base: protocol.Base{Target: job}, AfterRuns: protocol.Int64(b.Runs)}, 0)
 	if err != nil {
 		return fmt.Errorf("channel.watch: %w", err)

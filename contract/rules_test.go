@@ -233,49 +233,24 @@ func TestCallTool(t *testing.T) {
 	}
 }
 
-// TestDemo runs the demo against the fake.
+// TestDemo runs the demo against the fake, with each firstTurn.
 func TestDemo(t *testing.T) {
-	var out bytes.Buffer
-	if err := Demo(context.Background(), []string{fakeBin}, &out); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	s := out.String()
-	t.Logf("\n%s", s)
-	for _, step := range []string{"start", "acquire", "exec", "push", "spawn", "view", "send", "watch", "collect", "stop", "release", "exit"} {
-		if !regexp.MustCompile(`(?m)^` + step + ` `).MatchString(s) {
-			t.Errorf("no %s step", step)
+	for _, args := range [][]string{nil, {"--first-turn", "at-start"}} {
+		var out bytes.Buffer
+		if err := Demo(context.Background(), append([]string{fakeBin}, args...), &out); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out.String())
 		}
-	}
-	for _, want := range []string{"watch/settled: runs 1", "FETCH_HEAD is", "alice: a haiku", "job.status now ended", "the job has ended", "emptied by itself"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("the demo does not say %q", want)
+		s := out.String()
+		t.Logf("%v:\n%s", args, s)
+		for _, step := range []string{"start", "acquire", "exec", "push", "spawn", "view", "send", "watch", "collect", "stop", "release", "exit"} {
+			if !regexp.MustCompile(`(?m)^` + step + ` `).MatchString(s) {
+				t.Errorf("%v: no %s step", args, step)
+			}
 		}
-	}
-}
-
-// TestErrorKind: a human error without a remedy fails wire/error-kind.
-func TestErrorKind(t *testing.T) {
-	argv, env := testPlugin(t, "human-without-remedy")
-	rep := run(t, Options{Argv: argv, Env: env, Run: `^wire/(unknown-method|error-kind|json)$`})
-	if r := status(t, rep, "wire/error-kind"); r.Status != Fail || !strings.Contains(r.Reason, "remedy") {
-		t.Errorf("wire/error-kind %s: %s", r.Status, r.Reason)
-	}
-	if r := status(t, rep, "wire/json"); r.Status != Pass {
-		t.Errorf("wire/json %s: %s", r.Status, r.Reason)
-	}
-}
-
-// TestSchemaViolation: a result that does not match the schema fails
-// wire/schema and the check that got it.
-func TestSchemaViolation(t *testing.T) {
-	sc := filepath.Join(t.TempDir(), "s.json")
-	if err := os.WriteFile(sc, []byte(`{"faults":[{"method":"link.exec","fault":"reply","result":{"exitCode":"zero"}}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	rep := run(t, Options{Argv: []string{fakeBin, "--scenario", sc}, Run: `^(link/exec-streams|wire/schema|wire/envelope)$`})
-	for name, st := range map[string]Status{"link/exec-streams": Fail, "wire/schema": Fail, "wire/envelope": Pass} {
-		if r := status(t, rep, name); r.Status != st {
-			t.Errorf("%s %s (%s), want %s", name, r.Status, r.Reason, st)
+		for _, want := range []string{"watch/settled: runs 1", "FETCH_HEAD is", "alice: a haiku", "job.status now ended", "the job has ended", "emptied by itself"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%v: the demo does not say %q", args, want)
+			}
 		}
 	}
 }
