@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 
 	"github.com/mu-org/mu-plugins/protocol"
@@ -39,6 +40,10 @@ func (j *Jobs) read(ctx context.Context, key, inc string, n int64) (snapshot, bo
 	if o.has("nojob") {
 		return snapshot{}, false, nil
 	}
+	return parseSnapshot(o), true, nil
+}
+
+func parseSnapshot(o out) snapshot {
 	s := snapshot{agent: string(o.blob("agent"))}
 	if o.hasBlob("state") {
 		st, ok := parseState(o.blob("state"))
@@ -53,7 +58,7 @@ func (j *Jobs) read(ctx context.Context, key, inc string, n int64) (snapshot, bo
 			s.turn = &t
 		}
 	}
-	return s, true, nil
+	return s
 }
 
 // readNow reads the current state and, when the agent is idle past turn
@@ -176,8 +181,10 @@ func (j *Jobs) LastRun(ctx context.Context, p protocol.LastRunParams) (*protocol
 // Watch is channel.watch. It returns the reply and the function that waits
 // for its one notification (for protocol.Call.Watch): watch/settled once a
 // turn past afterRuns has settled in the incarnation, or watch/restarted
-// when the incarnation changes. It polls the host every Options.Poll; a
-// failed poll is tried again; ctx ($/cancel, shutdown) ends it with "".
+// when the incarnation changes. It waits on the host, in runs of at most
+// 100 looks (10 s at the default Options.Poll), one every Options.Poll
+// there: one exec per run, not per look. A failed run is tried again; ctx
+// ($/cancel, shutdown) ends it with "".
 func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.WatchResult, func(context.Context) (string, any), error) {
 	key, err := jobKey(protocol.MethodChannelWatch, p.Base)
 	if err != nil {
@@ -204,8 +211,11 @@ func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.Watc
 	id := newWatchID()
 	res := protocol.WatchResult{WatchID: id, Initial: j.currentObs(*s.state, s.turn), AfterRuns: &after}
 	run := func(ctx context.Context) (string, any) {
+		if !validInc(inc) { // no harness ever had it: not the channel's now
+			return protocol.NotifyWatchRestarted, protocol.WatchRestarted{WatchID: id, Incarnation: s.state.Inc}
+		}
 		for {
-			s, found, err := j.read(ctx, key, inc, after+1)
+			s, found, err := j.wait(ctx, key, inc, after+1)
 			if err == nil && found && s.state != nil {
 				// A turn that settled before a restart still settled.
 				if s.turn != nil {
@@ -215,12 +225,41 @@ func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.Watc
 					return protocol.NotifyWatchRestarted, protocol.WatchRestarted{WatchID: id, Incarnation: s.state.Inc}
 				}
 			}
-			if !sleep(ctx, j.opts.Poll) {
+			if ctx.Err() != nil {
+				return "", nil
+			}
+			if (err != nil || !found) && !sleep(ctx, j.opts.Poll) {
 				return "", nil
 			}
 		}
 	}
 	return res, run, nil
+}
+
+// waitLooks bounds one wait run on the host to this many looks (10 s at
+// the default Options.Poll): a run whose caller went away (the Engine
+// cannot kill an exec) lives at most that long.
+const waitLooks = 100
+
+// wait waits on the host, in one run of at most waitLooks, until turn n of
+// inc has a record or the incarnation is another one.
+func (j *Jobs) wait(ctx context.Context, key, inc string, n int64) (snapshot, bool, error) {
+	if !validInc(inc) {
+		return snapshot{}, false, fmt.Errorf("tmuxjob: incarnation %q cannot be waited on", inc)
+	}
+	polls := waitLooks
+	every := fmt.Sprintf("%.3f", j.opts.Poll.Seconds())
+	o, err := j.run(ctx, "wait", jobID(key), nil, inc, strconv.FormatInt(n, 10), strconv.Itoa(polls), every)
+	if err != nil {
+		return snapshot{}, false, err
+	}
+	if o.has("nojob") {
+		return snapshot{}, false, nil
+	}
+	if o.has("timeout") {
+		return snapshot{}, true, nil
+	}
+	return parseSnapshot(o), true, nil
 }
 
 func newWatchID() string {

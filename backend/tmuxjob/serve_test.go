@@ -264,3 +264,29 @@ func TestEveryReplyMatchesTheSchema(t *testing.T) {
 	w.call("job.stop", params(key, map[string]any{"key": key}))
 	w.call("job.status", params(key, nil))
 }
+
+// A watch outlives many of its host-side wait runs (each at most 100 looks).
+func TestWatchSpansManyWaitRuns(t *testing.T) {
+	h := newHost(t, func(o *tmuxjob.Options) { o.Poll = 5 * time.Millisecond }) // a run: ~0.5 s
+	key := "long"
+	h.startAgent(t, key, nil, "")
+	ctx := ctxT(t)
+	zero := int64(0)
+	_, run, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.send(t, key, "m1", "slow [[ms:2500]]")
+	method, p := run(ctx)
+	if method != protocol.NotifyWatchSettled || p.(protocol.WatchSettled).Observation.LastText != "agent: slow [[ms:2500]]" {
+		t.Fatalf("%s %+v", method, p)
+	}
+	// A cancelled watch returns nothing.
+	cctx, cancel := context.WithCancel(ctx)
+	one := int64(1)
+	_, run, _ = h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &one})
+	cancel()
+	if method, _ := run(cctx); method != "" {
+		t.Fatalf("a cancelled watch notified %s", method)
+	}
+}
