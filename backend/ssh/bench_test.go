@@ -184,3 +184,65 @@ func BenchmarkOutput100MB(b *testing.B) {
 	}
 	b.ReportMetric(float64(vmHWM(b, cmd.Process.Pid)), "peakRSS-KiB")
 }
+
+// BenchmarkSideBySide alternates the plugin and OpenSSH in every iteration
+// (the machine is shared and noisy: alternating keeps both under the same
+// load) and reports each one's mean and their ratio.
+func BenchmarkSideBySide(b *testing.B) {
+	s, cfg := server(b, testsshd.Options{})
+	ctl := controlMaster(b, s)
+	d, _, _ := subproc(b, nil, "--config", cfg.SSHConfig)
+	d.initialize()
+	remoteRepo(b, d, "sbs-src", 200)
+	type pair struct{ plugin, openssh time.Duration }
+	measure := func(f func()) time.Duration { t0 := time.Now(); f(); return time.Since(t0) }
+	fresh := func() string {
+		dir := filepath.Join(b.TempDir(), "r")
+		git(b, "/", "init", "-q", dir)
+		return dir
+	}
+	var cold, warm, fetch pair
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cold.plugin += measure(func() {
+			cmd := exec.Command(pluginBin, "--config", cfg.SSHConfig)
+			in, _ := cmd.StdinPipe()
+			out, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			cd := newDriver(b, in, out)
+			cd.initialize()
+			cd.mustExec("box", "true")
+			in.Close()
+			cmd.Wait()
+		})
+		cold.openssh += measure(func() { openssh(b, s, "-o", "ControlMaster=no", "-o", "ControlPath=none") })
+		warm.plugin += measure(func() { d.mustExec("box", "true") })
+		warm.openssh += measure(func() { openssh(b, s, "-S", ctl) })
+		dir := fresh()
+		fetch.plugin += measure(func() {
+			res, r := d.link("link.fetch", fetchParams("box", "sbs-src", dir, 60*time.Second))
+			if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+				b.Fatalf("fetch: %+v %+v", res, r.Error)
+			}
+		})
+		dir = fresh()
+		fetch.openssh += measure(func() {
+			cmd := exec.Command("git", "-C", dir, "-c", "protocol.version=2", "fetch", "--no-tags", "box:sbs-src", "HEAD")
+			cmd.Env = append(os.Environ(), "GIT_SSH_COMMAND=ssh -F "+s.Config+" -S "+ctl)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("git fetch: %v: %s", err, out)
+			}
+		})
+	}
+	n := float64(b.N)
+	for _, m := range []struct {
+		name string
+		p    pair
+	}{{"cold", cold}, {"warm", warm}, {"fetch", fetch}} {
+		b.ReportMetric(float64(m.p.plugin.Milliseconds())/n, m.name+"-plugin-ms")
+		b.ReportMetric(float64(m.p.openssh.Milliseconds())/n, m.name+"-openssh-ms")
+		b.ReportMetric(float64(m.p.plugin)/float64(m.p.openssh), m.name+"-ratio")
+	}
+}

@@ -34,8 +34,11 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call) (any, error) {
 		return nil, protocol.Errorf(protocol.Permanent, "link.fetch: remoteCwd is required")
 	}
 	timeout := msOr(p.TimeoutMs, defaultTimeout)
+	// No auto maintenance: a `git gc --auto` detached from a collect would
+	// be killed with the run's leftovers, possibly holding gc.pid.
 	return b.git(ctx, p.Target.Host.Name, timeout, p.LocalRepo,
-		"-c", "protocol.version=2", "fetch", "--no-tags", shimURL(p.RemoteCwd), "HEAD")
+		"-c", "protocol.version=2", "-c", "maintenance.auto=false", "-c", "gc.auto=0",
+		"fetch", "--no-tags", shimURL(p.RemoteCwd), "HEAD")
 }
 
 // pushPrepare creates the remote repository if absent and says whether it
