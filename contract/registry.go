@@ -198,7 +198,9 @@ func printResult(w io.Writer, r Result, canary string) {
 	case Pass:
 		fmt.Fprintf(w, "PASS %s\n", r.Name)
 	default:
-		fmt.Fprintf(w, "%s %s: %s\n", r.Status, r.Name, mask(r.Reason))
+		// One line per check: a reason's own line breaks are folded.
+		reason := strings.Join(strings.Fields(strings.ReplaceAll(r.Reason, "\n", " / ")), " ")
+		fmt.Fprintf(w, "%s %s: %s\n", r.Status, r.Name, mask(reason))
 	}
 	for _, l := range r.Wire {
 		fmt.Fprintf(w, "    %s\n", mask(l))

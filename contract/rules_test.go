@@ -254,3 +254,12 @@ func TestDemo(t *testing.T) {
 		}
 	}
 }
+
+// TestOneLinePerCheck: a reason with line breaks still prints on one line.
+func TestOneLinePerCheck(t *testing.T) {
+	var b bytes.Buffer
+	printResult(&b, Result{Name: "x/y", Status: Fail, Reason: "before:\n a\nafter: b", Wire: []string{"<- z"}}, "c")
+	if got, want := b.String(), "FAIL x/y: before: / a / after: b\n    <- z\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -45,7 +45,8 @@ func (s *suite) runCheck(ctx context.Context, c check) (res Result) {
 	}()
 	defer func() {
 		if r := recover(); r != nil && r != errStop { //nolint:errorlint // sentinel identity
-			t.fail(fmt.Sprintf("the check panicked: %v\n%s", r, debug.Stack()))
+			t.fail(fmt.Sprintf("the check panicked (a bug in the suite): %v", r))
+			t.wire = strings.Split(strings.TrimSpace(string(debug.Stack())), "\n")
 		}
 	}()
 	if !c.summary {
