@@ -263,3 +263,16 @@ func TestOneLinePerCheck(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestDocumented: docs/contract.md names every check.
+func TestDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/contract.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range Names() {
+		if !strings.Contains(string(b), "`"+n+"`") {
+			t.Errorf("docs/contract.md does not name %s", n)
+		}
+	}
+}
