@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -92,8 +93,8 @@ func (f *Fake) runSteps(ctx context.Context, home string, timeoutMs int64, steps
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	stdout := &capWriter{max: protocol.MaxLine}
-	stderr := &capWriter{max: protocol.MaxLine}
+	stdout := outcap.New(protocol.MaxLine)
+	stderr := outcap.New(protocol.MaxLine)
 	var res protocol.ExecResult
 	for _, s := range steps {
 		code, timedOut, err := runOne(tctx, home, s, stdout, stderr)
@@ -112,14 +113,13 @@ func (f *Fake) runSteps(ctx context.Context, home string, timeoutMs int64, steps
 			break
 		}
 	}
-	ob, oover := stdout.result()
-	eb, eover := stderr.result()
-	o, e, cut := fit(ob, eb, replyBudget)
-	res.Stdout, res.Stderr, res.Partial = string(o), string(e), cut || oover || eover
+	ob, oover := stdout.Bytes()
+	eb, eover := stderr.Bytes()
+	res.Stdout, res.Stderr, res.Partial = outcap.Fit(ob, eb, oover || eover, outcap.ReplyBudget)
 	return res, nil
 }
 
-func runOne(ctx context.Context, home string, s step, stdout, stderr *capWriter) (code int, timedOut bool, err error) {
+func runOne(ctx context.Context, home string, s step, stdout, stderr *outcap.Capture) (code int, timedOut bool, err error) {
 	if st, err := os.Stat(s.dir); err != nil || !st.IsDir() {
 		fmt.Fprintf(stderr, "mu-plugin-fake: cd %s: no such directory\n", s.dir)
 		return 2, false, nil
