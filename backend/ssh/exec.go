@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -302,4 +301,3 @@ func (r *strReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-var _ = fmt.Sprintf

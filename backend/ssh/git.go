@@ -2,7 +2,6 @@ package sshlink
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,4 +167,3 @@ func localRepoOK(repo string) error {
 	return nil
 }
 
-var _ = fmt.Sprintf

@@ -70,13 +70,26 @@ func readPG(r *bufio.Reader) (int, []byte) {
 	return 0, []byte(line)
 }
 
-// killScript is the control session's stop: SIGKILL the group, then
-// re-check (ignoring zombies, via /proc where it exists) until nothing of it
-// is left, about 4 s at most. It prints "gone" or "left".
-const killScript = `g=%d; alive() { if [ -r /proc/self/stat ]; then for f in /proc/[0-9]*/stat; do ` +
-	`read -r l < "$f" || continue; r=${l##*) }; set -- $r; [ "$3" = "$g" ] && [ "$1" != Z ] && return 0; done; return 1; ` +
-	`else kill -0 -$g; fi; }; kill -9 -$g; i=0; while alive; do [ $i -ge 40 ] && break; ` +
-	`sleep 0.1 || sleep 1; kill -9 -$g; i=$((i+1)); done; if alive; then echo "mu-ctl left"; else echo "mu-ctl gone"; fi`
+// killScript is the control session's stop: SIGKILL the run's process
+// group, then re-check (ignoring zombies, via /proc where it exists) until
+// nothing of it is left, about 4 s at most. It prints "gone" or "left".
+//
+// It group-kills only when the wrapper really leads its group (sshd makes
+// every session's process a group leader; a server that does not would
+// leave the wrapper in the server's own group). Otherwise it kills the
+// wrapper's process tree, read from /proc parent links.
+const killScript = `g=%d; ` +
+	`st() { read -r l < "$1" || return 1; r=${l##*) }; set -- $r; s=$1; pp=$2; pg=$3; }; ` +
+	`if [ -r /proc/self/stat ] && st /proc/$g/stat && [ "$pg" != "$g" ]; then tree=1; else tree=; fi; ` +
+	`members() { if [ -n "$tree" ]; then t=" $g "; ch=1; while [ -n "$ch" ]; do ch=; for f in /proc/[0-9]*/stat; do ` +
+	`st "$f" || continue; p=${f#/proc/}; p=${p%%/stat}; case "$t" in *" $p "*) continue;; esac; ` +
+	`case "$t" in *" $pp "*) t="$t$p "; ch=1;; esac; done; done; echo $t; ` +
+	`elif [ -r /proc/self/stat ]; then for f in /proc/[0-9]*/stat; do st "$f" || continue; [ "$pg" = "$g" ] && [ "$s" != Z ] && { p=${f#/proc/}; echo ${p%%/stat}; }; done; ` +
+	`else kill -0 -$g && echo $g; fi; }; ` +
+	`kill1() { if [ -n "$tree" ]; then for p in $(members); do kill -9 $p; done; else kill -9 -$g; fi; }; ` +
+	`alive() { for p in $(members); do [ -n "$tree" ] && { st /proc/$p/stat || continue; [ "$s" = Z ] && continue; }; return 0; done; return 1; }; ` +
+	`kill1; i=0; while alive; do [ $i -ge 40 ] && break; sleep 0.1 || sleep 1; kill1; i=$((i+1)); done; ` +
+	`if alive; then echo "mu-ctl left"; else echo "mu-ctl gone"; fi`
 
 // control is a kept shell session on a connection, for stops: it needs no
 // free slot when every slot is busy with runaway scripts.
