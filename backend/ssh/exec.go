@@ -300,4 +300,3 @@ func (r *strReader) Read(p []byte) (int, error) {
 	r.i += n
 	return n, nil
 }
-

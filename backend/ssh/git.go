@@ -166,4 +166,3 @@ func localRepoOK(repo string) error {
 	}
 	return nil
 }
-
