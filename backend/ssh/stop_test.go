@@ -157,3 +157,25 @@ func TestWatchdogCoversLostConnection(t *testing.T) {
 		t.Fatalf("the watchdog left these running:\n%s", strings.Join(left, "\n"))
 	}
 }
+
+// TestStoppingOnCancel: $/cancel of a running link.exec stops its script
+// the same way a timeout does.
+func TestStoppingOnCancel(t *testing.T) {
+	s, cfg := server(t, testsshd.Options{})
+	old := watchdogSlack
+	watchdogSlack = 120
+	t.Cleanup(func() { watchdogSlack = old })
+	d, _, _ := inproc(t, cfg)
+	ch, id := d.send("link.exec", execParams("box", runaway(3170), ".", 120*time.Second))
+	if !waitStarted(t, s, "sleep 31704") {
+		t.Fatal("the script never started")
+	}
+	d.notify("$/cancel", map[string]any{"id": id})
+	r := d.await(ch, "cancelled link.exec")
+	if r.Error == nil {
+		t.Fatalf("a cancelled call answered %s", r.Result)
+	}
+	if left := waitGone(t, s, "sleep 3170", 10*time.Second); len(left) > 0 {
+		t.Fatalf("left after $/cancel:\n%s", strings.Join(left, "\n"))
+	}
+}
