@@ -93,3 +93,15 @@ func TestGitCommandParsing(t *testing.T) {
 		t.Fatal("trailing text after the path must be refused")
 	}
 }
+
+func TestConfigCheck(t *testing.T) {
+	if err := (Config{SSHConfig: "/nonexistent/ssh_config"}).Check(); err == nil {
+		t.Error("a missing --config must refuse to start")
+	}
+	if err := (Config{MaxSessions: 1}).Check(); err == nil {
+		t.Error("--max-sessions 1 leaves no session for stops: must refuse")
+	}
+	if err := (Config{}).Check(); err != nil {
+		t.Errorf("defaults refused: %v", err)
+	}
+}

@@ -28,6 +28,17 @@ func TestProxyJump(t *testing.T) {
 	if after := strings.Count(jump.LogText(), "Accepted publickey"); after != before+1 {
 		t.Fatalf("the jump host authenticated %d logins, want 1: the connection did not go through it", after-before)
 	}
+	// A chain of two jumps.
+	jump2 := testsshd.Start(t, testsshd.Options{})
+	chain := target.HostBlock("box") + "  ProxyJump jump,jump2\n" + jump.HostBlock("jump") + jump2.HostBlock("jump2")
+	cfgChain := filepath.Join(t.TempDir(), "ssh_config")
+	os.WriteFile(cfgChain, []byte(chain), 0o600)
+	before2 := strings.Count(jump2.LogText(), "Accepted publickey")
+	dc, _, _ := inproc(t, Config{SSHConfig: cfgChain})
+	dc.mustExec("box", "true")
+	if after := strings.Count(jump2.LogText(), "Accepted publickey"); after != before2+1 {
+		t.Fatalf("the second jump authenticated %d logins, want 1", after-before2)
+	}
 	// A jump host whose key is unknown is a hand-back naming the jump host.
 	bad := strings.Replace(block, "UserKnownHostsFile "+jump.KnownHosts, "UserKnownHostsFile /dev/null", 1)
 	cfg2 := filepath.Join(t.TempDir(), "ssh_config")

@@ -2,6 +2,7 @@ package sshlink
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -27,6 +28,28 @@ type Config struct {
 	Instance    string // --instance; "" derives it (see DefaultInstance)
 	MaxSessions int    // --max-sessions: the server's MaxSessions (default 10); scripts get two fewer
 	ShimExe     string // the binary git runs as GIT_SSH ("" is this executable)
+}
+
+// Check refuses flags the plugin cannot work with: files that cannot be
+// read, fewer than two sessions.
+func (c Config) Check() error {
+	for flag, f := range map[string]string{"--config": c.SSHConfig, "--known-hosts": c.KnownHosts, "--identity": c.Identity} {
+		if f == "" {
+			continue
+		}
+		fh, err := os.Open(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
+		fh.Close()
+	}
+	if c.MaxSessions != 0 && c.MaxSessions < 2 {
+		return fmt.Errorf("--max-sessions must be at least 2 (one session is kept for stopping scripts), got %d", c.MaxSessions)
+	}
+	if n := len(c.Instance); n > 128 {
+		return fmt.Errorf("--instance must be 1-128 characters, got %d", n)
+	}
+	return nil
 }
 
 // Backend serves the link seam.

@@ -24,6 +24,9 @@ func main() {
 			fs.StringVar(&c.Instance, "instance", "", `instance name (default "ssh:" + the absolute path of the ssh_config in use)`)
 			fs.IntVar(&c.MaxSessions, "max-sessions", sshlink.DefaultMaxSessions, "the servers' MaxSessions: scripts run at most this many minus two at once per connection (one session kept for stops, one for sessions the server is still closing)")
 			return func(_ context.Context, log *slog.Logger) (protocol.Options, error) {
+				if err := c.Check(); err != nil {
+					return protocol.Options{}, err
+				}
 				return sshlink.New(c, log).Options(), nil
 			}
 		},
