@@ -8,6 +8,9 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/mu-org/mu-plugins/internal/cli"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // paramFlag is the repeatable --param k=v.
@@ -28,6 +31,10 @@ func (p paramFlag) Set(s string) error {
 // did), 2 for a usage error.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := "suite"
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintf(stdout, "mu-plugin-contract %s (protocol v%d)\n", cli.Version, protocol.Version)
+		return 0
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "call", "demo", "list":
