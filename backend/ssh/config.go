@@ -17,6 +17,8 @@ import (
 	"time"
 
 	sshconfig "github.com/kevinburke/ssh_config"
+
+	"github.com/mu-org/mu-plugins/internal/proc"
 )
 
 // Resolved is a destination as OpenSSH resolves it.
@@ -107,13 +109,19 @@ func (r *resolver) resolveG(ctx context.Context, dest string) (*Resolved, error)
 	args = append(args, "--", dest)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.sshBin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("ssh -G %s: %v: %s", dest, err, firstLine(stderr.String()))
+	cmd := exec.Command(r.sshBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	run, err := proc.Run(ctx, cmd, proc.Options{})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("ssh -G %s: %v", dest, err)
+	case run.Stopped:
+		return nil, fmt.Errorf("ssh -G %s did not finish: %v", dest, ctx.Err())
+	case run.ExitCode != 0:
+		return nil, fmt.Errorf("ssh -G %s: exit %d: %s", dest, run.ExitCode, firstLine(stderr.String()))
 	}
+	out := stdout.Bytes()
 	kv := map[string][]string{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
