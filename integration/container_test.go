@@ -1,0 +1,88 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// dockerCLI runs the docker CLI and returns its trimmed stdout.
+func dockerCLI(ctx context.Context, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, "docker", args...).Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = strings.TrimSpace(string(ee.Stderr))
+		}
+		return "", fmt.Errorf("docker %s: %v: %s", strings.Join(args, " "), err, stderr)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func mustDocker(t testing.TB, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := dockerCLI(ctx, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// procsMatching lists the processes in a container whose command line
+// contains marker (ps inside the container; zombies left out).
+func procsMatching(ctx context.Context, ctr, marker string) ([]string, error) {
+	out, err := dockerCLI(ctx, "exec", ctr, "ps", "-eo", "pid=,stat=,args=")
+	if err != nil {
+		return nil, err
+	}
+	var hits []string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || strings.HasPrefix(f[1], "Z") || !strings.Contains(l, marker) {
+			continue
+		}
+		hits = append(hits, strings.TrimSpace(l))
+	}
+	return hits, nil
+}
+
+// waitProcs waits (bounded by ctx) until the container runs a process
+// matching marker (want true) or none (want false); it returns the last
+// listing.
+func waitProcs(ctx context.Context, ctr, marker string, want bool) ([]string, error) {
+	for {
+		hits, err := procsMatching(ctx, ctr, marker)
+		if err == nil && (len(hits) > 0) == want {
+			return hits, nil
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+			return hits, err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// labelled lists the containers (all states) carrying every label given.
+func labelled(t testing.TB, labels ...string) []string {
+	t.Helper()
+	args := []string{"ps", "-aq", "--no-trunc"}
+	for _, l := range labels {
+		args = append(args, "--filter", "label="+l)
+	}
+	out := mustDocker(t, args...)
+	if out == "" {
+		return nil
+	}
+	return strings.Fields(out)
+}

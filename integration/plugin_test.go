@@ -1,0 +1,184 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol/caller"
+)
+
+// The secrets drill runs through the whole suite: every plugin process
+// any test starts gets this random MU_PLUGIN_CANARY, and every line it
+// writes (stdout on the wire, stderr) is searched for it.
+var (
+	canary        = "mu-canary-" + randHex(16)
+	canaryPlugins atomic.Int64 // plugin processes checked
+	canaryLeaks   atomic.Int64 // processes whose output carried the canary
+)
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// TestMain prints the secrets drill's line once every test has run, and
+// fails the run if any plugin leaked the canary.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	n, leaks := canaryPlugins.Load(), canaryLeaks.Load()
+	fmt.Printf("drill: secrets trials=%d ok=%d\n", n, n-leaks)
+	if leaks > 0 {
+		fmt.Printf("FAIL: %d plugin process(es) leaked MU_PLUGIN_CANARY\n", leaks)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// watcher keeps a plugin's wire lines and stderr, for the canary check.
+type watcher struct {
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	hits   []string
+}
+
+func (w *watcher) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stderr.Len() < 8<<20 {
+		w.stderr.Write(b)
+	}
+	return len(b), nil
+}
+
+func (w *watcher) event(e caller.Event) {
+	if e.Dir == caller.In && bytes.Contains(e.Line, []byte(canary)) {
+		w.mu.Lock()
+		w.hits = append(w.hits, "message: "+cut(string(e.Line), 200))
+		w.mu.Unlock()
+	}
+}
+
+// check reports where the canary appeared, once the process is gone.
+func (w *watcher) check() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	hits := append([]string(nil), w.hits...)
+	if bytes.Contains(w.stderr.Bytes(), []byte(canary)) {
+		hits = append(hits, "stderr")
+	}
+	return hits
+}
+
+func (w *watcher) stderrText() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stderr.String()
+}
+
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// spec names a plugin to start: its registered name and argv.
+type spec struct {
+	name string
+	argv []string
+}
+
+func (e *Env) sshPlugin() spec {
+	return spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"),
+		"--config", e.SSHConfig, "--known-hosts", e.KnownHosts, "--identity", e.Key}}
+}
+
+// dockerInstance is this run's instance of mu-plugin-docker: its own, so
+// nothing of another run (or another test on the Engine) is ever addressed.
+func (e *Env) dockerInstance() string { return "docker-it-" + e.Project }
+
+// itLabel marks every container mu-plugin-docker creates in this run;
+// scripts/integration.sh removes and checks them by it.
+const itLabel = "org.mu-plugins.test.it"
+
+func (e *Env) dockerPlugin(extra ...string) spec {
+	argv := []string{filepath.Join(e.Bin, "mu-plugin-docker"),
+		"--image", "mu-plugins-test:latest", "--instance", e.dockerInstance(),
+		"--prefix", "mu-it", "--label", itLabel + "=" + e.Project}
+	return spec{"docker", append(argv, extra...)}
+}
+
+// started is a running plugin with its watcher.
+type started struct {
+	*caller.Plugin
+	w *watcher
+}
+
+// startPlugin starts s as mu does, with the canary in its environment. The
+// test's cleanup stops it and checks the canary; a plugin a test killed
+// is checked the same way.
+func startPlugin(t testing.TB, s spec) *started {
+	t.Helper()
+	p, err := startPluginErr(t, s)
+	if err != nil {
+		t.Fatalf("starting mu-plugin-%s: %v", s.name, err)
+	}
+	return p
+}
+
+func startPluginErr(t testing.TB, s spec) (*started, error) {
+	w := &watcher{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := caller.Start(ctx, caller.Config{
+		Name:       s.name,
+		Argv:       s.argv,
+		Env:        []string{"MU_PLUGIN_CANARY=" + canary},
+		Stderr:     w,
+		Transcript: w.event,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w (stderr: %s)", err, cut(w.stderrText(), 400))
+	}
+	sp := &started{p, w}
+	canaryPlugins.Add(1)
+	t.Cleanup(func() {
+		p.Stop()
+		<-p.Done()
+		if hits := w.check(); len(hits) > 0 {
+			canaryLeaks.Add(1)
+			t.Errorf("mu-plugin-%s leaked MU_PLUGIN_CANARY: %s", s.name, strings.Join(hits, "; "))
+		}
+	})
+	return sp, nil
+}
+
+// drillLine prints the line the runner greps.
+func drillLine(t testing.TB, name string, trials, ok int) {
+	t.Helper()
+	fmt.Printf("drill: %s trials=%d ok=%d\n", name, trials, ok)
+	if ok != trials {
+		t.Errorf("drill %s: %d of %d trials failed", name, trials-ok, trials)
+	}
+}
+
+func ctxFor(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
