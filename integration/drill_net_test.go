@@ -116,7 +116,10 @@ func TestDrillNetworkCut(t *testing.T) {
 		good := 0
 		for i := 0; i < netTrials; i++ {
 			if cutTrial(t, p, hostTarget("host-b"), ctr, i, 4*time.Second, ok,
-				func(ctx context.Context) error { _, err := dockerCLI(ctx, "network", "disconnect", network, ctr); return err },
+				func(ctx context.Context) error {
+					_, err := dockerCLI(ctx, "network", "disconnect", network, ctr)
+					return err
+				},
 				func(ctx context.Context) error {
 					_, err := dockerCLI(ctx, "network", "connect", "--alias", "host-b", network, ctr)
 					return err

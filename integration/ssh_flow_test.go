@@ -11,7 +11,9 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-func hostTarget(name string) protocol.Target { return protocol.Target{Host: protocol.HostRef{Name: name}} }
+func hostTarget(name string) protocol.Target {
+	return protocol.Target{Host: protocol.HostRef{Name: name}}
+}
 
 // TestSSHFlowThroughBastion drives mu-plugin-ssh to host-b, which only the
 // bastion reaches (ProxyJump): exec, push, fetch and checkSteps.
