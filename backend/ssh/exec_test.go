@@ -32,3 +32,22 @@ func TestExecBasics(t *testing.T) {
 		t.Error("partial set on a small output")
 	}
 }
+
+// TestScriptStdin: a command in the script that reads stdin gets /dev/null,
+// never the rest of the script; the script sees no wrapper variables.
+func TestScriptStdin(t *testing.T) {
+	_, cfg := server(t, testsshd.Options{})
+	d, _, _ := inproc(t, cfg)
+	out := d.mustExec("box", "cat; echo after-cat\nread x || echo eof\necho \"[$__mu_w$__mu_p]\"\n")
+	if out != "after-cat\neof\n[]\n" {
+		t.Fatalf("stdout %q", out)
+	}
+	res, r := d.exec("box", "echo one\nexit 3\necho never", ".", 30*time.Second)
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 3 || res.Stdout != "one\n" {
+		t.Fatalf("exit in a script: %+v %+v", res, r.Error)
+	}
+	res, r = d.exec("box", "echo ok\nif then fi\n", ".", 30*time.Second)
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode == 0 || res.Stderr == "" {
+		t.Fatalf("syntax error: %+v %+v", res, r.Error)
+	}
+}

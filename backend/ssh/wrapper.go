@@ -25,27 +25,30 @@ var watchdogSlack = 2
 // DIR [CMD ARGS…]`. It prints its process group on stderr's first line (sshd
 // makes every session's process a group and session leader, and the
 // command line execs into this shell, so $$ is the group), arms a watchdog
-// that kills the whole group SECS seconds later, enters DIR, runs CMD ARGS
-// or else the script on stdin under the shell, disarms the watchdog and
-// exits with the script's status. It holds no single quote: it travels
-// inside one. Every background child of the script stays in the group.
-const wrapperBody = `t=$1; d=$2; shift 2; p=$$; echo "mu-ssh-pg $p" >&2; ` +
-	`( trap "kill \$s 2>/dev/null; exit 0" TERM; sleep $t & s=$!; wait $s; kill -9 -$p ) </dev/null >/dev/null 2>&1 & w=$!; ` +
-	`cd "$d" || { kill $w; exit 125; }; ` +
-	`if [ $# -gt 0 ]; then "$@"; else SHELL_PATH -s; fi; c=$?; kill $w 2>/dev/null; exit $c`
+// that kills the whole group SECS seconds later, enters DIR, and runs CMD
+// ARGS (stdin passed through, for git), or else reads the whole script from
+// stdin and runs it in a subshell with stdin from /dev/null (a command that
+// reads stdin never eats the rest of the script); then it disarms the
+// watchdog and exits with the script's status. It holds no single quote: it
+// travels inside one. Every background child of the script stays in the
+// group.
+const wrapperBody = `__mu_t=$1; __mu_d=$2; shift 2; __mu_p=$$; echo "mu-ssh-pg $__mu_p" >&2; ` +
+	`( trap "kill \$s 2>/dev/null; exit 0" TERM; sleep $__mu_t & s=$!; wait $s; kill -9 -$__mu_p ) </dev/null >/dev/null 2>&1 & __mu_w=$!; ` +
+	`cd "$__mu_d" || { kill $__mu_w; exit 125; }; ` +
+	`if [ $# -gt 0 ]; then "$@"; else __mu_s=$(cat) || { kill $__mu_w; exit 125; }; ` +
+	`( __mu_w=; __mu_t=; __mu_d=; __mu_p=; eval "$__mu_s" ) </dev/null; fi; __mu_c=$?; kill $__mu_w 2>/dev/null; exit $__mu_c`
 
 // wrapperCommand is the SSH command line for a run. Only fixed text and
 // single-quoted arguments appear in it: the script itself goes on stdin.
 func wrapperCommand(timeout time.Duration, cwd string, argv ...string) string {
-	secs := int((timeout+time.Second-1)/time.Second) + watchdogSlack
+	secs := max(int((timeout+time.Second-1)/time.Second), 1) + watchdogSlack
 	if cwd == "" {
 		cwd = "."
 	}
 	if strings.HasPrefix(cwd, "-") {
 		cwd = "./" + cwd
 	}
-	body := strings.ReplaceAll(wrapperBody, "SHELL_PATH", remoteShell)
-	parts := []string{"exec", remoteShell, "-c", shQuote(body), "mu-ssh", strconv.Itoa(secs), shQuote(cwd)}
+	parts := []string{"exec", remoteShell, "-c", shQuote(wrapperBody), "mu-ssh", strconv.Itoa(secs), shQuote(cwd)}
 	for _, a := range argv {
 		parts = append(parts, shQuote(a))
 	}
