@@ -1,7 +1,8 @@
 // Package docker is mu-plugin-docker's backend: Docker containers as mu's
-// provider hosts (host.acquire, lookup, status, release) and their link
-// (link.exec, fetch, push, checkSteps), over the Engine API with
-// github.com/moby/moby/client.
+// provider hosts (host.acquire, lookup, status, release), their link
+// (link.exec, fetch, push, checkSteps), and detached agent jobs in them
+// with their channel (backend/tmuxjob over the container's pooled exec
+// channels), over the Engine API with github.com/moby/moby/client.
 package docker
 
 import (
@@ -57,8 +58,9 @@ type Backend struct {
 	instance string
 
 	mu    sync.Mutex
-	pools map[string]*pool // container ID → its exec channels
-	ours  map[string]bool  // container IDs checked to be this instance's hosts
+	pools map[string]*pool  // container ID → its exec channels
+	ours  map[string]bool   // container IDs checked to be this instance's hosts
+	roots map[string]string // container ID → its jobs directory
 }
 
 var namePrefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$`)
@@ -96,7 +98,7 @@ func New(ctx context.Context, cfg Config, api engine, log *slog.Logger) (*Backen
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Backend{cfg: cfg, api: api, log: log, pools: map[string]*pool{}, ours: map[string]bool{}}
+	b := &Backend{cfg: cfg, api: api, log: log, pools: map[string]*pool{}, ours: map[string]bool{}, roots: map[string]string{}}
 	b.instance = cfg.Instance
 	if b.instance == "" {
 		info, err := api.Info(ctx, client.InfoOptions{})
@@ -140,8 +142,8 @@ func (b *Backend) Handlers() map[string]protocol.Handler {
 		protocol.MethodLinkPush:       b.push,
 		protocol.MethodLinkCheckSteps: b.checkSteps,
 	}
-	for _, m := range notYetMethods {
-		h[m] = notYet
+	for m, f := range b.jobHandlers() {
+		h[m] = f
 	}
 	return h
 }

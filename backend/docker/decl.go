@@ -1,6 +1,9 @@
 package docker
 
-import "github.com/mu-org/mu-plugins/protocol"
+import (
+	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/protocol"
+)
 
 // MaxScriptBytes is link.maxScriptBytes. A script travels on the exec's
 // stdin and runs as one argv string (`sh -c SCRIPT`), which Linux caps at
@@ -14,11 +17,10 @@ const InFlightMs = 120_000
 // ChannelName is the channel seam's name.
 const ChannelName = "docker"
 
-// Declaration is the plugin's seams. host and link are served. job and
-// channel are declared only because mu's load rules refuse a host seam
-// without link and job: every job.* and channel.* call answers a permanent
-// "not implemented yet (issue 6)" error until issue 6 lands.
+// Declaration is the plugin's seams: host and link, and tmuxjob's job
+// seam (kind "docker") and channel.
 func Declaration() protocol.Seams {
+	job, ch := tmuxjob.Declaration("docker", ChannelName, []string{})
 	return protocol.Seams{
 		Host: &protocol.HostSeam{Acquire: protocol.KeyCaps{
 			Lookup: true, FenceKey: true, InFlightMs: protocol.Int64(InFlightMs),
@@ -32,17 +34,7 @@ func Declaration() protocol.Seams {
 			MaxScriptBytes:  MaxScriptBytes,
 			Checks:          []string{protocol.PhaseReach},
 		},
-		Job: &protocol.JobSeam{
-			Kind:    "docker",
-			View:    protocol.ViewDetached,
-			Handle:  protocol.HandleReply,
-			Start:   protocol.KeyCaps{Lookup: true, FenceKey: true},
-			Channel: ChannelName,
-			Checks:  []string{},
-		},
-		Channel: &protocol.ChannelSeam{Name: ChannelName, Caps: protocol.ChannelCaps{
-			Fence: "none", Receipt: "none", Dedupe: "none", Steer: "none", Interrupt: "none",
-			Fresh: "none", Answer: false, Command: false, Watch: "stream", SettleText: "truncated",
-		}},
+		Job:     job,
+		Channel: ch,
 	}
 }

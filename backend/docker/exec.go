@@ -56,6 +56,18 @@ func (b *Backend) exec(ctx context.Context, call *protocol.Call) (any, error) {
 // kills the run's processes inside the container and answers only once
 // none is left, with exitCode null.
 func (b *Backend) runScript(ctx context.Context, ctr, script, cwd string, timeout time.Duration) (*protocol.ExecResult, error) {
+	code, r, err := b.do(ctx, ctr, timeout, func(s *session) (*run, error) { return s.start(script, cwd) })
+	if err != nil {
+		return nil, err
+	}
+	return result(code, r), nil
+}
+
+// do sends one request (send) on a pooled exec channel of ctr and waits for
+// its end. On timeout or cancel it kills the run's processes inside the
+// container and returns a nil code only once none is left (ctx's error when
+// ctx ended).
+func (b *Backend) do(ctx context.Context, ctr string, timeout time.Duration, send func(*session) (*run, error)) (*int, *run, error) {
 	pl := b.pool(ctr)
 	var s *session
 	var r *run
@@ -63,14 +75,14 @@ func (b *Backend) runScript(ctx context.Context, ctr, script, cwd string, timeou
 		var err error
 		s, err = pl.get(ctx)
 		if err != nil {
-			return nil, engineErr(err, "opening an exec channel in container "+short(ctr))
+			return nil, nil, engineErr(err, "opening an exec channel in container "+short(ctr))
 		}
-		if r, err = s.start(script, cwd); err == nil {
+		if r, err = send(s); err == nil {
 			break
 		}
 		pl.put(s, false) // nothing ran: the request never fully reached the shell
 		if attempt == 1 {
-			return nil, protocol.Wrap(protocol.Retryable, err, "writing to the exec channel")
+			return nil, nil, protocol.Wrap(protocol.Retryable, err, "writing to the exec channel")
 		}
 	}
 	timer := time.NewTimer(timeout)
@@ -80,13 +92,13 @@ func (b *Backend) runScript(ctx context.Context, ctr, script, cwd string, timeou
 		pl.put(s, true)
 		code, err := r.exitCode()
 		if err != nil {
-			return nil, protocol.Wrap(protocol.UnknownOutcome, err, "reading the exit code")
+			return nil, nil, protocol.Wrap(protocol.UnknownOutcome, err, "reading the exit code")
 		}
-		return result(&code, r), nil
+		return &code, r, nil
 	case <-s.dead:
 		b.stopRun(ctx, ctr, r.mark)
 		pl.put(s, false)
-		return nil, protocol.Wrap(protocol.UnknownOutcome, s.err, "the exec channel broke during the run")
+		return nil, nil, protocol.Wrap(protocol.UnknownOutcome, s.err, "the exec channel broke during the run")
 	case <-timer.C:
 	case <-ctx.Done():
 	}
@@ -95,9 +107,9 @@ func (b *Backend) runScript(ctx context.Context, ctr, script, cwd string, timeou
 		if ctx.Err() == nil {
 			pl.put(s, true)
 			if code, err := r.exitCode(); err == nil {
-				return result(&code, r), nil
+				return &code, r, nil
 			}
-			return nil, protocol.Errorf(protocol.UnknownOutcome, "reading the exit code")
+			return nil, nil, protocol.Errorf(protocol.UnknownOutcome, "reading the exit code")
 		}
 	default:
 	}
@@ -115,12 +127,12 @@ func (b *Backend) runScript(ctx context.Context, ctr, script, cwd string, timeou
 		pl.put(s, false)
 	}
 	if stopErr != nil {
-		return nil, protocol.Wrap(protocol.UnknownOutcome, stopErr, "the timed-out script could not be proven stopped")
+		return nil, nil, protocol.Wrap(protocol.UnknownOutcome, stopErr, "the timed-out script could not be proven stopped")
 	}
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
-	return result(nil, r), nil
+	return nil, r, nil
 }
 
 func result(code *int, r *run) *protocol.ExecResult {

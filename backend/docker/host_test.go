@@ -27,6 +27,14 @@ func TestDeclarationLoads(t *testing.T) {
 		l.MaxScriptBytes <= 0 || !reflect.DeepEqual(l.Checks, []string{"reach"}) {
 		t.Errorf("link: %+v", s.Link)
 	}
+	if j := s.Job; j == nil || j.Kind != "docker" || j.View != protocol.ViewDetached || j.Handle != protocol.HandleReply ||
+		!j.Start.Lookup || !j.Start.FenceKey || j.OutlivesHost == nil || *j.OutlivesHost || j.FirstTurn != protocol.FirstTurnOnSend ||
+		j.Channel != "docker" || j.Honours == nil || !j.Honours.Command || !j.Honours.Env || j.Honours.Sockets {
+		t.Errorf("job: %+v", s.Job)
+	}
+	if c := s.Channel; c == nil || c.Name != "docker" || c.Caps.Receipt != "exact" || c.Caps.Dedupe != "exact" || c.Caps.Watch != "stream" {
+		t.Errorf("channel: %+v", s.Channel)
+	}
 	if !strings.HasPrefix(p.decl.Instance, "docker-") {
 		t.Errorf("default instance %q does not derive from the Engine's ID", p.decl.Instance)
 	}
@@ -207,16 +215,6 @@ func TestStatusNeedsHumanAndGone(t *testing.T) {
 	rep := p.send(t, "host.release", keyParams("key-st"))
 	if rep.Error != nil || string(rep.Result) != "null" {
 		t.Errorf("release of a removed container: %s", rep.raw)
-	}
-}
-
-func TestJobAndChannelAreNotImplementedYet(t *testing.T) {
-	p := start(t)
-	for _, m := range []string{"job.start", "job.status", "channel.readStates", "channel.send"} {
-		err := p.call(t, m, map[string]any{"deadline": deadline(), "target": hostTarget("x")}, nil)
-		if err == nil || err.Data.Kind != "permanent" || !strings.Contains(err.Message, "issue 6") {
-			t.Errorf("%s: %v, want permanent 'not implemented yet (issue 6)'", m, err)
-		}
 	}
 }
 

@@ -47,20 +47,51 @@ const killFn = `k() {
 `
 
 // agentScript is the channel's loop. A request is the line
-// "TOKEN MARK SCRIPTLEN\n" (TOKEN ends the run's output; MARK, another
+// "TOKEN MARK LEN [STDINLEN]\n" (TOKEN ends the run's output; MARK, another
 // random value, marks its processes, so a script that prints its
-// environment cannot end its own output early), the cwd on a line of its own, then SCRIPTLEN bytes of
-// script, read with head -c (which reads no further). The script runs as
-// `sh -c SCRIPT` (an argv string: never spliced into a command line) with
-// stdin from /dev/null, in cwd resolved from the login directory. After the
-// run, the /proc scan for leftovers (a grep costing ~4 ms) runs only when the
+// environment cannot end its own output early), the cwd on a line of its
+// own, then LEN bytes of payload, read with head -c (which reads no
+// further), then, with STDINLEN, that many bytes of the run's stdin.
+//
+// Without STDINLEN the payload is a script, run as `sh -c SCRIPT` (an argv
+// string: never spliced into a command line) with stdin from /dev/null.
+// With it (a Runner's run, runArgv) the payload is an argv, each argument
+// escaped (\002 → \002\003, \001 → \002\004) and ended by \001, decoded
+// with builtins only and exec'd as "$@"; the stdin bytes are written to a
+// file of the loop's own first (they may hold any byte) and fed to the run.
+// Either runs in cwd, resolved from the login directory. After the run, the
+// /proc scan for leftovers (a grep costing ~4 ms) runs only when the
 // container's process list is not what it was before the run.
-const agentScript = killFn + `while IFS=' ' read -r t m n; do
+const agentScript = killFn + `S=$(printf '\001') E=$(printf '\002') E3=$(printf '\003')
+u() {
+	U= x=$1
+	while :; do
+		case $x in *"$E"*) ;; *) U=$U$x; return ;; esac
+		U=$U${x%%"$E"*} x=${x#*"$E"}
+		case $x in "$E3"*) U=$U$E ;; *) U=$U$S ;; esac
+		x=${x#?}
+	done
+}
+f=${TMPDIR:-/tmp}/mu-docker-stdin.$$
+while IFS=' ' read -r t m n i; do
 	IFS= read -r d
 	s=$(head -c "$n"; echo x); s=${s%x}
 	set -- /proc/[0-9]*; b="$*"
-	(cd 2>/dev/null || cd /; cd -- "$d" && ` + runVar + `=$m exec /bin/sh -c "$s") </dev/null
-	r=$?
+	if [ -z "$i" ]; then
+		(cd 2>/dev/null || cd /; cd -- "$d" && ` + runVar + `=$m exec /bin/sh -c "$s") </dev/null
+		r=$?
+	else
+		in=/dev/null
+		if [ "$i" -gt 0 ]; then (umask 077; head -c "$i" >"$f"); in=$f; fi
+		set --
+		while [ -n "$s" ]; do
+			u "${s%%"$S"*}"; s=${s#*"$S"}
+			set -- "$@" "$U"
+		done
+		(cd 2>/dev/null || cd /; cd -- "$d" && ` + runVar + `=$m exec "$@") <"$in"
+		r=$?
+		[ "$in" = /dev/null ] || rm -f "$f"
+	fi
 	set -- /proc/[0-9]*; [ "$*" = "$b" ] || k "$m"
 	printf '%s %d\n' "$t" "$r"
 	printf '%s\n' "$t" >&2
@@ -114,19 +145,55 @@ func (s *session) isDead() bool {
 	}
 }
 
-// start sends one request; the run's done closes once both markers arrived.
+// start sends one script request; the run's done closes once both
+// markers arrived.
 func (s *session) start(script, cwd string) (*run, error) {
 	r := newRun()
-	s.cur.Store(r)
 	var req bytes.Buffer
 	fmt.Fprintf(&req, "%s %s %d\n%s\n", r.tok, r.mark, len(script), cwd)
 	req.WriteString(script)
-	if _, err := s.hj.Conn.Write(req.Bytes()); err != nil {
+	return r, s.send(r, req.Bytes())
+}
+
+// startArgv sends one argv request with its stdin (see agentScript).
+func (s *session) startArgv(argv []string, stdin []byte, cwd string) (*run, error) {
+	r := newRun()
+	payload := encodeArgv(argv)
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "%s %s %d %d\n%s\n", r.tok, r.mark, len(payload), len(stdin), cwd)
+	req.Write(payload)
+	req.Write(stdin)
+	return r, s.send(r, req.Bytes())
+}
+
+func (s *session) send(r *run, req []byte) error {
+	s.cur.Store(r)
+	if _, err := s.hj.Conn.Write(req); err != nil {
 		s.cur.Store(nil)
 		s.close()
-		return nil, err
+		return err
 	}
-	return r, nil
+	return nil
+}
+
+// encodeArgv is an argv as agentScript decodes it: each argument with
+// \002 escaped as \002\003 and \001 as \002\004, then ended by \001.
+func encodeArgv(argv []string) []byte {
+	var b bytes.Buffer
+	for _, a := range argv {
+		for i := 0; i < len(a); i++ {
+			switch a[i] {
+			case 2:
+				b.WriteString("\x02\x03")
+			case 1:
+				b.WriteString("\x02\x04")
+			default:
+				b.WriteByte(a[i])
+			}
+		}
+		b.WriteByte(1)
+	}
+	return b.Bytes()
 }
 
 // sink routes the channel's demultiplexed output to the current run.

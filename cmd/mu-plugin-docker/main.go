@@ -1,5 +1,7 @@
 // Command mu-plugin-docker is mu's Docker plugin: containers as provider
-// hosts, and their link. See docs/docker.md.
+// hosts, their link, and detached agent jobs in them with their channel.
+// `mu-plugin-docker view …` is a job's view (job.start gives its command).
+// See docs/docker.md.
 package main
 
 import (
@@ -17,10 +19,13 @@ import (
 
 func main() {
 	os.Exit(cli.Main(cli.Plugin{
-		Name:     "docker",
-		Short:    "Docker containers as mu's provider hosts (DOCKER_HOST names the Engine)",
-		Flags:    flags,
-		Commands: map[string]func(context.Context, []string) int{docker.BridgeCommand: docker.Bridge},
+		Name:  "docker",
+		Short: "Docker containers as mu's provider hosts (DOCKER_HOST names the Engine)",
+		Flags: flags,
+		Commands: map[string]func(context.Context, []string) int{
+			docker.BridgeCommand: docker.Bridge,
+			docker.ViewCommand:   docker.View,
+		},
 	}, os.Args[1:]))
 }
 

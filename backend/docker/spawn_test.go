@@ -1,0 +1,125 @@
+package docker_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// A spawn as mu does it (plugin-protocol-v1.md, "A spawn on a plugin
+// host"), through the caller side on a fresh Docker host: the site (a
+// pushed commit and a worktree made from it), job.start, the view in a
+// local tmux pane with stdin from /dev/null, readiness from
+// channel.baseline, a send, its settled watch and the agent's commit
+// collected with link.fetch; the view killed with the job still running, a
+// re-attach, job.stop and host.release.
+func TestSpawnAsMuDoesIt(t *testing.T) {
+	ctx := ctxMin(t, 5*time.Minute)
+	p := startCaller(t, ctx)
+	host := spawnHost(t, ctx, p)
+
+	// The site: a local commit pushed, a worktree made from it.
+	local := t.TempDir()
+	git(t, local, "init", "-q")
+	if err := os.WriteFile(filepath.Join(local, "README"), []byte("the project\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, local, "add", "README")
+	git(t, local, "commit", "-q", "-m", "the base")
+	rev := git(t, local, "rev-parse", "HEAD")
+	if r, err := p.Push(ctx, host, local, "repo", rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("link.push: %+v %v", r, err)
+	}
+	mustExec(t, ctx, p, host, "git -C repo worktree add -q --detach ../tree "+rev)
+
+	// job.start: the test agent in the worktree.
+	key, name := "job-"+newPrefix(), "spawned"
+	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
+		Spec: jobSpec(name, "tree", map[string]string{"MU_TEST_AGENT_MS": "300", "GREETING": "it's \"quoted\" $(not run)"})})
+	if err != nil {
+		t.Fatalf("job.start: %v", err)
+	}
+	if !strings.HasPrefix(res.Handle, "mu-") || !strings.Contains(res.View.Command, "'view'") {
+		t.Fatalf("job.start: %+v", res)
+	}
+	jt := jobTarget(host, key, res.Handle, name)
+
+	// The view, as mu runs it: a local pane, stdin from /dev/null.
+	tm := newLocalTmux(t)
+	tm.openView(t, "view1", res.View)
+	tm.shows(t, "view1", "mu test agent: ready")
+
+	// Readiness.
+	if b := waitBaseline(t, ctx, p, jt); b.Runs != 0 || b.Incarnation == "" {
+		t.Fatalf("baseline: %+v", b)
+	}
+	st, err := p.JobStatus(ctx, jt)
+	if err != nil || st.State != protocol.JobRunning {
+		t.Fatalf("job.status: %+v %v", st, err)
+	}
+
+	// A send asking for a commit; its watch settles; the commit is collected.
+	text := "please commit [[commit]]\nwith a second line 'and quotes'"
+	sr, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "msg-1", Mode: protocol.ModeFollowUp})
+	if err != nil || sr.Ack != protocol.AckConfirmed || sr.Baseline == nil || *sr.Baseline != 0 {
+		t.Fatalf("channel.send: %+v %v", sr, err)
+	}
+	o := settled(t, ctx, p, jt, 0)
+	if o.Runs != 1 || o.LastText != "agent: "+text {
+		t.Fatalf("the settled turn: %+v", o)
+	}
+	if r, err := p.Fetch(ctx, host, "tree", local, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("link.fetch: %+v %v", r, err)
+	}
+	if subj := git(t, local, "log", "-1", "--format=%s", "FETCH_HEAD"); subj != "mu-test-agent: turn 1" {
+		t.Fatalf("FETCH_HEAD is %q, not the agent's commit", subj)
+	}
+	if parent := git(t, local, "rev-parse", "FETCH_HEAD^"); parent != rev {
+		t.Fatalf("the agent's commit's parent is %s, not the pushed %s", parent, rev)
+	}
+	tm.shows(t, "view1", "[settled turn 1]")
+
+	// The view killed: the job runs on. A re-attach gives a working view.
+	tm.run(t, "kill-session", "-t", "=view1")
+	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
+		t.Fatalf("job.status after the view was killed: %+v %v", st, err)
+	}
+	v, err := p.JobAttach(ctx, jt)
+	if err != nil {
+		t.Fatalf("job.attach: %v", err)
+	}
+	tm.openView(t, "view2", v)
+	tm.shows(t, "view2", "[settled turn 1]")
+	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "again", MsgID: "msg-2", Mode: protocol.ModeFollowUp}); err != nil {
+		t.Fatalf("channel.send: %v", err)
+	}
+	settled(t, ctx, p, jt, 1)
+	tm.shows(t, "view2", "[settled turn 2]")
+
+	// job.stop, then the view says the job ended; host.release.
+	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+		t.Fatalf("job.stop: %v", err)
+	}
+	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobEnded {
+		t.Fatalf("job.status after job.stop: %+v %v", st, err)
+	}
+	tm.shows(t, "view2", "[mu: the job")
+	if err := p.HostRelease(ctx, protocol.KeyParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "box"}}}, Key: hostKeyOf(t, p, host)}); err != nil {
+		t.Fatalf("host.release: %v", err)
+	}
+	if hs, err := p.HostStatus(ctx, host); err != nil || hs.State != protocol.HostGone {
+		t.Fatalf("host.status after release: %+v %v", hs, err)
+	}
+	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobLost {
+		t.Fatalf("job.status on a released host: %+v %v", st, err)
+	}
+}
+
+// hostKeyOf is the acquire key of a host (its container's label).
+func hostKeyOf(t testing.TB, p interface{}, host protocol.Target) string {
+	return docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}`, host.Host.Handle)
+}
