@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/creachadair/jrpc2"
@@ -76,6 +77,9 @@ type lineChannel struct {
 	w      io.WriteCloser
 	closed bool
 
+	drained   chan struct{} // closed once input ended and replies drained
+	drainOnce sync.Once
+
 	mu      sync.Mutex
 	methods map[string]string          // in-flight request id -> method
 	after   map[string][]func(ok bool) // request id -> hooks to run after its reply
@@ -87,6 +91,7 @@ func newLineChannel(r io.Reader, w io.WriteCloser) *lineChannel {
 		r:       bufio.NewReaderSize(r, 64<<10),
 		w:       w,
 		methods: make(map[string]string),
+		drained: make(chan struct{}),
 		after:   make(map[string][]func(ok bool)),
 		skip:    make(map[string]bool),
 	}
@@ -109,6 +114,8 @@ func (c *lineChannel) Recv() ([]byte, error) {
 			continue
 		}
 		if err != nil {
+			c.drainReplies(eofDrain)
+			c.drainOnce.Do(func() { close(c.drained) })
 			return nil, err
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -126,6 +133,27 @@ func (c *lineChannel) Recv() ([]byte, error) {
 			c.mu.Unlock()
 		}
 		return line, nil
+	}
+}
+
+// eofDrain bounds how long the end of stdin waits for the replies to the
+// requests already read before every call is cancelled: a quick call still
+// answers, a slow one is cancelled after it.
+const eofDrain = 500 * time.Millisecond
+
+// drainReplies waits, at most d, until every request read has its reply on
+// the wire, so that a request followed at once by EOF (a pipe, a script) is
+// still answered. jrpc2 closes stdout as soon as Recv reports EOF.
+func (c *lineChannel) drainReplies(d time.Duration) {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		c.mu.Lock()
+		n := len(c.methods)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

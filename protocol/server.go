@@ -23,8 +23,9 @@ const Version = 1
 // Grace is the spec's one grace: 5 s.
 const Grace = 5 * time.Second
 
-// exitBudget bounds how long Serve takes to return after stdin EOF or
-// shutdown, under the spec's 5 s, with room for the process to exit.
+// exitBudget bounds how long Serve takes to return once it stops (after
+// shutdown, or eofDrain after stdin EOF): with the drain, under the spec's
+// 5 s, with room for the process to exit.
 const exitBudget = 3 * time.Second
 
 // Handler serves one method. It returns the result (nil is JSON null) or an
@@ -193,6 +194,12 @@ func (s *server) run() error {
 	select {
 	case <-done:
 	case <-s.eof:
+		// Calls already read get eofDrain to answer before they are cancelled.
+		select {
+		case <-s.ch.drained:
+		case <-done:
+		case <-time.After(eofDrain + 100*time.Millisecond):
+		}
 	case <-s.base.Done():
 	}
 	s.log.Debug("stopping")

@@ -307,3 +307,13 @@ type nopWC struct{ io.Writer }
 func (nopWC) Close() error { return nil }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// A request followed at once by stdin EOF is still answered when it is
+// quick ("cancel or finish its in-flight calls").
+func TestEOFDrainsQuickReplies(t *testing.T) {
+	s := serve(t, map[string]Handler{MethodHostRelease: nilHandler})
+	s.init()
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"host.release","params":{}}`)
+	s.in.Close()
+	s.expect(`{"jsonrpc":"2.0","id":2,"result":null}`)
+}
