@@ -1,0 +1,170 @@
+//go:build integration
+
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller/replay"
+)
+
+// The drill's plugin rolls back a never-started container after 3 s
+// instead of inFlightMs, so a pending lookup settles quickly.
+func (e *Env) drillDocker() spec { return e.dockerPlugin("--abandon-after", "3s") }
+
+func acquireParams(key string) protocol.AcquireParams {
+	return protocol.AcquireParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key, Params: map[string]string{"ttl": "1h"}}
+}
+
+// hostContainers counts a key's containers: hosts, and fence placeholders.
+func hostContainers(t testing.TB, e *Env, key string) (hosts, fences int) {
+	for _, id := range labelled(t, itLabel+"="+e.Project, "org.mu-plugins.key="+key) {
+		if mustDocker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) == "1" {
+			fences++
+		} else {
+			hosts++
+		}
+	}
+	return hosts, fences
+}
+
+// TestDrillKillHostAcquire: host.acquire SIGKILLed at random points; after
+// resolution (a fenced lookup) the key has exactly one container when the
+// acquire is found, none when it resolved none.
+func TestDrillKillHostAcquire(t *testing.T) {
+	e := getEnv(t)
+	s := e.drillDocker()
+	j, err := replay.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := randHex(4)
+	p := startPlugin(t, s)
+	span := measureSpan(t, 3, func(i int) error {
+		key := fmt.Sprintf("probe-%s-%d", run, i)
+		if _, _, err := j.Effect(ctxFor(t, time.Minute), p.Plugin, protocol.MethodHostAcquire, "", acquireParams(key)); err != nil {
+			return err
+		}
+		return p.HostRelease(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
+	})
+	runDrill(t, "kill-host.acquire", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
+		key := fmt.Sprintf("acq-%s-%d", run, i)
+		out, err := killAndResolve(t, s, j, effectCall{protocol.MethodHostAcquire, key, acquireParams(key)}, killAfter)
+		if err != nil {
+			t.Errorf("%s: %v", key, err)
+			return "error", false
+		}
+		hosts, _ := hostContainers(t, e, key)
+		good := true
+		switch out.how {
+		case "answered", string(replay.Found):
+			var res protocol.AcquireResult
+			if err := json.Unmarshal(out.result, &res); err != nil || res.Handle == "" {
+				t.Errorf("%s: %s without a handle: %s", key, out.how, out.result)
+				good = false
+			}
+			if hosts != 1 {
+				t.Errorf("%s: %s, and %d host containers: want exactly 1", key, out.how, hosts)
+				good = false
+			}
+		case string(replay.None), "not-sent":
+			if hosts != 0 {
+				t.Errorf("%s: resolved none, and %d host containers: want 0", key, hosts)
+				good = false
+			}
+		default:
+			t.Errorf("%s: resolved %s", key, out.how)
+			good = false
+		}
+		releaseKey(t, s, key)
+		return out.how, good
+	})
+}
+
+// releaseKey releases a key's host through a fresh plugin (placeholders
+// stay: the run's cleanup removes them by label).
+func releaseKey(t *testing.T, s spec, key string) {
+	q, err := startPluginErr(t, s)
+	if err != nil {
+		t.Errorf("release %s: %v", key, err)
+		return
+	}
+	defer q.Stop()
+	if err := q.HostRelease(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key}); err != nil {
+		t.Errorf("release %s: %v", key, err)
+	}
+}
+
+// TestDrillKillHostRelease: host.release SIGKILLed at random points; once
+// reissued by the replay rules, the key has no container left.
+func TestDrillKillHostRelease(t *testing.T) {
+	e := getEnv(t)
+	s := e.drillDocker()
+	j, err := replay.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := randHex(4)
+	p := startPlugin(t, s)
+	span := measureSpan(t, 3, func(i int) error {
+		key := fmt.Sprintf("probe-%s-%d", run, i)
+		if _, err := p.HostAcquire(ctxFor(t, time.Minute), acquireParams(key)); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		_, _, err := j.Effect(ctxFor(t, time.Minute), p.Plugin, protocol.MethodHostRelease, "", protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
+		t.Logf("release took %v", time.Since(t0))
+		return err
+	})
+	// span above includes the acquire: the release alone is measured again.
+	key0 := fmt.Sprintf("probe-%s-x", run)
+	if _, err := p.HostAcquire(ctxFor(t, time.Minute), acquireParams(key0)); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if _, _, err := j.Effect(ctxFor(t, time.Minute), p.Plugin, protocol.MethodHostRelease, "", protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key0}); err != nil {
+		t.Fatal(err)
+	}
+	span = time.Since(t0)
+	runDrill(t, "kill-host.release", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
+		key := fmt.Sprintf("rel-%s-%d", run, i)
+		q, err := startPluginErr(t, s)
+		if err != nil {
+			t.Errorf("%s: %v", key, err)
+			return "error", false
+		}
+		_, err = q.HostAcquire(ctxFor(t, time.Minute), acquireParams(key))
+		q.Stop()
+		if err != nil {
+			t.Errorf("%s: acquire: %v", key, err)
+			return "error", false
+		}
+		out, err := killAndResolve(t, s, j, effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key}}, killAfter)
+		if err != nil {
+			t.Errorf("%s: %v", key, err)
+			return "error", false
+		}
+		hosts, fences := hostContainers(t, e, key)
+		if out.how == "not-sent" { // never written: the host must still be there
+			if hosts != 1 {
+				t.Errorf("%s: release never sent, and %d host containers: want 1", key, hosts)
+				return out.how, false
+			}
+			releaseKey(t, s, key)
+			return out.how, true
+		}
+		if out.how != "answered" && out.how != string(replay.Done) {
+			t.Errorf("%s: resolved %s, want done", key, out.how)
+			return out.how, false
+		}
+		if hosts+fences != 0 {
+			t.Errorf("%s: released (%s), and %d containers left", key, out.how, hosts+fences)
+			return out.how, false
+		}
+		return out.how, true
+	})
+}

@@ -1,0 +1,170 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol/caller"
+	"github.com/mu-org/mu-plugins/protocol/caller/replay"
+)
+
+// killTrials is each effect method's trial count in the SIGKILL drill.
+const killTrials = 100
+
+// effectCall is one effect to send under the drill.
+type effectCall struct {
+	method, key string
+	params      any
+}
+
+// killOutcome is how one trial's effect ended, as the caller side sees it
+// once it resolved: "answered" (the reply came before the kill), or the
+// replay outcome's state.
+type killOutcome struct {
+	how    string
+	result json.RawMessage
+	tries  int // resolves it took
+}
+
+// killAndResolve sends e through the journal on a fresh plugin, SIGKILLs
+// the plugin's process group after killAfter, and, once the plugin is gone
+// (Done closed), resolves the intent by the spec's replay rules on a second
+// fresh plugin, retrying while the answer is pending (bounded).
+func killAndResolve(t *testing.T, s spec, j *replay.Journal, e effectCall, killAfter time.Duration) (killOutcome, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p, err := startPluginErr(t, s)
+	if err != nil {
+		return killOutcome{}, err
+	}
+	type sent struct {
+		res json.RawMessage
+		in  *replay.Intent
+		err error
+	}
+	ch := make(chan sent, 1)
+	go func() {
+		res, in, err := j.Effect(ctx, p.Plugin, e.method, e.key, e.params)
+		ch <- sent{res, in, err}
+	}()
+	time.Sleep(killAfter)
+	_ = syscall.Kill(-p.Pgid(), syscall.SIGKILL)
+	r := <-ch
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+		return killOutcome{}, fmt.Errorf("the killed plugin's stop never ended")
+	}
+	if r.err == nil {
+		return killOutcome{how: "answered", result: r.res}, nil
+	}
+	if r.in == nil {
+		if errors.Is(r.err, caller.ErrNotSent) {
+			return killOutcome{how: "not-sent"}, nil // killed before the write
+		}
+		return killOutcome{}, fmt.Errorf("a definite failure before the kill: %v", r.err)
+	}
+	q, err := startPluginErr(t, s)
+	if err != nil {
+		return killOutcome{}, err
+	}
+	defer q.Stop()
+	// Unresolved while the lookup says pending, or while the resolving call
+	// itself fails: mu's next verb resolves again; so does this loop.
+	for tries := 1; ; tries++ {
+		out, err := j.Resolve(ctx, q.Plugin, r.in)
+		if err != nil {
+			return killOutcome{}, fmt.Errorf("resolve: %v", err)
+		}
+		if out.State != replay.Unresolved {
+			return killOutcome{how: string(out.State), result: out.Result, tries: tries}, nil
+		}
+		if (out.Reason != replay.ReasonPending && out.Reason != replay.ReasonCall) || ctx.Err() != nil || tries >= 100 {
+			return killOutcome{}, fmt.Errorf("unresolved after %d resolve(s): %s", tries, out)
+		}
+		if out.Reason == replay.ReasonCall {
+			noteRetry(e.method, out.String())
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// retries counts, per method, resolves that failed their call and were
+// run again (mu's next verb would), with the first reason seen.
+var retries = struct {
+	sync.Mutex
+	n     map[string]int
+	first map[string]string
+}{n: map[string]int{}, first: map[string]string{}}
+
+func noteRetry(method, reason string) {
+	retries.Lock()
+	defer retries.Unlock()
+	retries.n[method]++
+	if retries.first[method] == "" {
+		retries.first[method] = reason
+	}
+}
+
+// measureSpan times an effect answered normally, the median of n runs:
+// the range the drill's kill points are drawn from.
+func measureSpan(t *testing.T, n int, run func(i int) error) time.Duration {
+	t.Helper()
+	var d []time.Duration
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if err := run(i); err != nil {
+			t.Fatalf("measuring the call: %v", err)
+		}
+		d = append(d, time.Since(t0))
+	}
+	sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
+	return d[len(d)/2]
+}
+
+// runDrill runs killTrials trials of trial, parallel at most par at once,
+// each with a kill delay drawn from [0, span·5/4), and prints the drill's
+// line. trial reports what it checked; a failure is reported by t.
+func runDrill(t *testing.T, name string, par int, span time.Duration, trial func(t *testing.T, i int, killAfter time.Duration) (string, bool)) {
+	var (
+		mu     sync.Mutex
+		ok     int
+		counts = map[string]int{}
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, par)
+	)
+	for i := 0; i < killTrials; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			how, good := trial(t, i, time.Duration(rand.Int64N(int64(span+span/4)+1)))
+			mu.Lock()
+			counts[how]++
+			if good {
+				ok++
+			}
+			mu.Unlock()
+		}(i)
+	}
+	wg.Wait()
+	t.Logf("%s: kill points within 0..%v; outcomes %v", name, span+span/4, counts)
+	retries.Lock()
+	for m, n := range retries.n {
+		t.Logf("%s: %d resolve(s) failed their call and were resolved again (first: %s)", m, n, cut(retries.first[m], 300))
+	}
+	retries.n, retries.first = map[string]int{}, map[string]string{}
+	retries.Unlock()
+	drillLine(t, name, killTrials, ok)
+}
