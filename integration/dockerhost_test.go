@@ -1,0 +1,119 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// agentPath is where the suite installs the test agent in a docker host.
+const agentPath = "/home/mu/bin/mu-test-agent"
+
+// jobsRoot is where mu-plugin-docker keeps a host's jobs (tmuxjob's Root).
+const jobsRoot = "/home/mu/.mu-jobs"
+
+// dockerRunner runs argv in a container with `docker exec -i` (the
+// tmuxjob.Runner the test agent's installer takes).
+type dockerRunner struct{ ctr string }
+
+func (r dockerRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, []byte, int, error) {
+	cmd := exec.CommandContext(ctx, "docker", append([]string{"exec", "-i", r.ctr}, argv...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.Bytes(), errb.Bytes(), ee.ExitCode(), nil
+	}
+	return out.Bytes(), errb.Bytes(), 0, err
+}
+
+// acquireHost acquires a docker host for the test (released at its end),
+// installs the test agent in it, and returns its target and key.
+func acquireHost(t testing.TB, p *started, key string) protocol.Target {
+	t.Helper()
+	ctx := ctxFor(t, 2*time.Minute)
+	res, err := p.HostAcquire(ctx, acquireParams(key))
+	if err != nil {
+		t.Fatalf("host.acquire %s: %v", key, err)
+	}
+	t.Cleanup(func() {
+		_ = p.HostRelease(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
+	})
+	if err := agent.Install(ctx, dockerRunner{res.Handle}, agentPath); err != nil {
+		t.Fatalf("installing the test agent: %v", err)
+	}
+	return protocol.Target{Host: protocol.HostRef{Name: "it", Handle: res.Handle, Instance: p.Declaration().Instance}}
+}
+
+// agentSpec runs the test agent in cwd; MU_IT_JOBKEY marks its processes.
+func agentSpec(name, key, cwd string, ms int) protocol.JobSpec {
+	return protocol.JobSpec{Workstream: "it", Name: name, Harness: "mu-test-agent", Role: "full-access",
+		Cmd: "exec sh " + agentPath, CommandSource: "test", Cwd: cwd,
+		Env: map[string]string{"MU_IT_JOBKEY": key, "MU_TEST_AGENT_MS": strconv.Itoa(ms), "MU_TEST_AGENT_POLL_S": "1"}}
+}
+
+func jobTarget(host protocol.Target, key, handle, name string) protocol.Target {
+	t := host
+	t.Job = &protocol.JobRef{Kind: "docker", Key: key, Handle: handle}
+	t.Agent = &protocol.AgentRef{Workstream: "it", Name: name, Incarnation: 1}
+	return t
+}
+
+// countScript counts, in the container: arg "job" KEY, the test agents
+// running for the job key (by MU_IT_JOBKEY in their environment); arg
+// "msg" MSGID, the inbox deliveries carrying the msgId.
+const countScript = `case $1 in
+job) n=0
+  for p in /proc/[0-9]*; do
+    [ "$(tr '\0' ' ' <$p/cmdline 2>/dev/null)" = "sh ` + agentPath + ` " ] || continue
+    tr '\0' '\n' <$p/environ 2>/dev/null | grep -qxF "MU_IT_JOBKEY=$2" && n=$((n+1))
+  done
+  echo $n ;;
+msg) n=0
+  for f in ` + jobsRoot + `/jobs/*/chan/inbox/*/msgid; do
+    [ -f "$f" ] && [ "$(cat "$f")" = "$2" ] && n=$((n+1))
+  done
+  echo $n ;;
+esac`
+
+func countIn(ctx context.Context, ctr, what, key string) (int, error) {
+	out, err := dockerCLI(ctx, "exec", ctr, "sh", "-c", countScript, "count", what, key)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(out))
+}
+
+// settleCount waits (bounded) until count reports the same value twice
+// 600 ms apart, and returns it: a starting agent appears, a stopped one
+// goes.
+func settleCount(ctx context.Context, ctr, what, key string, want int) (int, error) {
+	last := -1
+	for {
+		n, err := countIn(ctx, ctr, what, key)
+		if err != nil {
+			return 0, err
+		}
+		if n == want && n == last {
+			return n, nil
+		}
+		last = n
+		select {
+		case <-ctx.Done():
+			return n, fmt.Errorf("%s %s: %d, want %d", what, key, n, want)
+		case <-time.After(600 * time.Millisecond):
+		}
+	}
+}
