@@ -94,7 +94,7 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 	pass("auth", "authenticated as "+r.User)
 
 	out, errb := newCapture(64<<10), newCapture(64<<10)
-	run, err := b.start(ctx, c, runSpec{until: time.Now().Add(8 * time.Second), cwd: ".", stdin: stringReader(reachProbe), stdout: out, stderr: errb})
+	run, err := b.start(ctx, c, runSpec{until: time.Now().Add(8 * time.Second), cwd: ".", stdin: scriptStdin(reachProbe), stdout: out, stderr: errb})
 	if err != nil {
 		return failRest("sh", fmt.Sprintf("cannot start /bin/sh on the host: %v. The account must allow a shell (not nologin) and the server must allow sessions.", err)), nil
 	}

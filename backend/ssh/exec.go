@@ -260,7 +260,7 @@ func (b *Backend) execScript(ctx context.Context, call *protocol.Call) (any, err
 		return nil, err
 	}
 	out, errb := newCapture(replyBudget), newCapture(replyBudget)
-	r, err := b.start(ctx, c, runSpec{until: until, cwd: p.Cwd, stdin: stringReader(p.Script), stdout: out, stderr: errb})
+	r, err := b.start(ctx, c, runSpec{until: until, cwd: p.Cwd, stdin: scriptStdin(p.Script), stdout: out, stderr: errb})
 	if err != nil {
 		return nil, err
 	}

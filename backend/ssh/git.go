@@ -119,7 +119,11 @@ func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, r
 	)
 	out, errb := newCapture(replyBudget), newCapture(replyBudget)
 	cmd.Stdout, cmd.Stderr = out, errb
-	res, err := proc.Run(runCtx, cmd, proc.Options{KillLeftovers: true})
+	// No KillLeftovers scan after a normal exit (it reads every process's
+	// environment, ~8 ms): git waits for its shim and its own helpers, and
+	// auto maintenance is off. A stopped run's whole tree is still killed,
+	// and whatever else stays in the plugin's group, which mu empties.
+	res, err := proc.Run(runCtx, cmd, proc.Options{})
 	if err != nil {
 		return nil, protocol.Wrap(protocol.Retryable, err, "cannot run git")
 	}

@@ -172,7 +172,9 @@ func (s *shim) handle(nc net.Conn) {
 			fail(255, "bad GIT_PROTOCOL")
 			return
 		}
-		argv = append([]string{"env", "GIT_PROTOCOL=" + h.GitProtocol}, argv...)
+		// The wrapper exports it (no extra `env` process): git's SendEnv,
+		// which sshd's default AcceptEnv would refuse.
+		argv = append([]string{gitProtocolArg + h.GitProtocol}, argv...)
 	}
 	if time.Until(reg.deadline) <= 0 {
 		fail(255, "timed out")

@@ -21,25 +21,35 @@ var remoteShell = "/bin/sh"
 // before it kills the script's group by itself (a lost connection).
 var watchdogSlack = 2
 
-// wrapperBody is the fixed remote wrapper, run as `sh -c BODY mu-ssh SECS
-// DIR [CMD ARGS…]`. It prints its process group on stderr's first line (sshd
-// makes every session's process a group and session leader, and the
-// command line execs into this shell, so $$ is the group), arms a watchdog
-// that kills the whole group SECS seconds later, enters DIR, and runs CMD
-// ARGS (stdin passed through, for git), or else reads the whole script from
-// stdin and runs it in a subshell with stdin from /dev/null (a command that
-// reads stdin never eats the rest of the script); then it disarms the
-// watchdog and exits with the script's status. It holds no single quote: it
-// travels inside one. Every background child of the script stays in the
-// group.
-const wrapperBody = `__mu_t=$1; __mu_d=$2; shift 2; __mu_p=$$; echo "mu-ssh-pg $__mu_p" >&2; ` +
-	`( trap "kill \$s 2>/dev/null; exit 0" TERM; sleep $__mu_t & s=$!; wait $s; kill -9 -$__mu_p ) </dev/null >/dev/null 2>&1 & __mu_w=$!; ` +
-	`cd "$__mu_d" || { kill $__mu_w; exit 125; }; ` +
-	`if [ $# -gt 0 ]; then "$@"; else __mu_s=$(cat) || { kill $__mu_w; exit 125; }; ` +
-	`( __mu_w=; __mu_t=; __mu_d=; __mu_p=; eval "$__mu_s" ) </dev/null; fi; __mu_c=$?; kill $__mu_w 2>/dev/null; exit $__mu_c`
+// The fixed remote wrapper. sshd makes every session's process a group and
+// session leader, and the command line execs into the wrapper's shell, so
+// $$ is the group of everything the run starts. The wrapper prints it on
+// stderr's first line, arms a watchdog that kills the whole group SECS
+// seconds later (the plugin cannot act on a lost connection), enters DIR,
+// runs the script or command, disarms the watchdog and exits with its
+// status. Every background child stays in the group.
+//
+// A script travels on stdin, never in the command line: the shell reads
+// `sh -s SECS DIR` from stdin, the preamble, the script inside a subshell
+// whose stdin is /dev/null (the shell parses the whole group before running
+// it, so a command that reads stdin never eats the rest of the script, and
+// `exit` leaves only the subshell), then the postamble.
+const (
+	wrapperArm = `__mu_t=$1; __mu_d=$2; shift 2; __mu_p=$$; echo "mu-ssh-pg $__mu_p" >&2; ` +
+		`( trap "kill \$s 2>/dev/null; exit 0" TERM; sleep $__mu_t & s=$!; wait $s; kill -9 -$__mu_p ) </dev/null >/dev/null 2>&1 & __mu_w=$!; ` +
+		`cd "$__mu_d" || { kill $__mu_w; exit 125; }; __mu_w2=$__mu_w; __mu_t=; __mu_d=; __mu_p=; __mu_w=`
+	wrapperDisarm = `__mu_c=$?; kill $__mu_w2 2>/dev/null; exit $__mu_c`
+	// wrapperBody runs CMD ARGS with stdin passed through (git's protocol).
+	// A first argument GIT_PROTOCOL=… is exported instead of run.
+	wrapperBody = wrapperArm + `; case "$1" in GIT_PROTOCOL=*) export "$1"; shift;; esac; "$@"; ` + wrapperDisarm
+)
 
-// wrapperCommand is the SSH command line for a run. Only fixed text and
-// single-quoted arguments appear in it: the script itself goes on stdin.
+// gitProtocolArg prefixes the argument the wrapper exports as GIT_PROTOCOL.
+const gitProtocolArg = "GIT_PROTOCOL="
+
+// wrapperCommand is the SSH command line for a run: with argv, `sh -c BODY
+// mu-ssh SECS DIR ARGV…`; without, `sh -s SECS DIR` reading scriptStdin.
+// Only fixed text and single-quoted arguments appear in it.
 func wrapperCommand(timeout time.Duration, cwd string, argv ...string) string {
 	secs := max(int((timeout+time.Second-1)/time.Second), 1) + watchdogSlack
 	if cwd == "" {
@@ -48,11 +58,23 @@ func wrapperCommand(timeout time.Duration, cwd string, argv ...string) string {
 	if strings.HasPrefix(cwd, "-") {
 		cwd = "./" + cwd
 	}
-	parts := []string{"exec", remoteShell, "-c", shQuote(wrapperBody), "mu-ssh", strconv.Itoa(secs), shQuote(cwd)}
-	for _, a := range argv {
-		parts = append(parts, shQuote(a))
+	parts := []string{"exec", remoteShell, "-s", strconv.Itoa(secs), shQuote(cwd)}
+	if len(argv) > 0 {
+		parts = []string{"exec", remoteShell, "-c", shQuote(wrapperBody), "mu-ssh", strconv.Itoa(secs), shQuote(cwd)}
+		for _, a := range argv {
+			parts = append(parts, shQuote(a))
+		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// scriptStdin is what the session's stdin carries for a script run.
+func scriptStdin(script string) io.Reader {
+	return io.MultiReader(
+		strings.NewReader(wrapperArm+"\n(\n"),
+		strings.NewReader(script),
+		strings.NewReader("\n) </dev/null\n"+wrapperDisarm+"\n"),
+	)
 }
 
 // shQuote single-quotes s for a POSIX shell.
