@@ -50,6 +50,9 @@ func TestWithCaller(t *testing.T) {
 		t.Fatalf("start: %v", err)
 	}
 	defer p.Stop()
+	if inst := p.Declaration().Instance; inst != "ssh:"+cfg {
+		t.Errorf("instance %q, want the default derived from --config", inst)
+	}
 	decl := p.Declaration().Seams.Link
 	if decl == nil || !decl.Fetch || !decl.CanPush() || decl.RemoteOnTimeout != "stopping" || decl.Slots != "self" {
 		t.Fatalf("declaration %+v", decl)

@@ -186,3 +186,23 @@ func TestStopWhenMaxSessionsOverstated(t *testing.T) {
 		t.Fatalf("still running:\n%s", strings.Join(left, "\n"))
 	}
 }
+
+// TestRedialAfterLoss: a connection that died is dialled again by the next
+// call; a call never rides a dead connection.
+func TestRedialAfterLoss(t *testing.T) {
+	_, cfg := server(t, testsshd.Options{})
+	d, b, _ := inproc(t, cfg)
+	d.mustExec("box", "true")
+	first := b.pool.all()
+	if len(first) != 1 {
+		t.Fatalf("%d connections", len(first))
+	}
+	first[0].close()
+	<-first[0].done
+	if out := d.mustExec("box", "echo again"); out != "again\n" {
+		t.Fatalf("stdout %q", out)
+	}
+	if now := b.pool.all(); len(now) != 1 || now[0] == first[0] {
+		t.Fatal("the call did not get a new connection")
+	}
+}
