@@ -179,3 +179,20 @@ func TestStoppingOnCancel(t *testing.T) {
 		t.Fatalf("left after $/cancel:\n%s", strings.Join(left, "\n"))
 	}
 }
+
+// TestStoppingAsRoot: root logins (no SSH signal support before OpenSSH
+// 9.8) are stopped the same way: the wrapper needs no signal request.
+func TestStoppingAsRoot(t *testing.T) {
+	s, cfg := server(t, testsshd.Options{Root: true})
+	old := watchdogSlack
+	watchdogSlack = 120
+	t.Cleanup(func() { watchdogSlack = old })
+	d, _, _ := inproc(t, cfg)
+	res, r := d.exec("box", runaway(3195), ".", 1500*time.Millisecond)
+	if r.Error != nil || res.ExitCode != nil {
+		t.Fatalf("want a timed-out answer: %+v %+v", res, r.Error)
+	}
+	if left := waitGone(t, s, "sleep 3195", 10*time.Second); len(left) > 0 {
+		t.Fatalf("still running after the grace:\n%s", strings.Join(left, "\n"))
+	}
+}
