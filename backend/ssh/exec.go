@@ -55,16 +55,12 @@ func (b *Backend) openSession(ctx context.Context, c *conn, until time.Time) (*s
 			c.slots.release()
 			return nil, protocol.Errorf(protocol.Retryable, "the connection to %s was lost", c.r.Alias)
 		}
-		// Opens are serialized per connection: when the server refuses one,
-		// every session opened before it is counted, so the new capacity is exact.
-		c.openMu.Lock()
-		s, err := c.client.NewSession()
-		if err == nil {
-			c.slots.opened()
-		}
-		c.openMu.Unlock()
+		s, err := c.newSession(ctx)
 		if err == nil {
 			return s, nil
+		}
+		if errors.Is(err, errAbandoned) {
+			return nil, protocol.Wrap(protocol.Retryable, ctx.Err(), "opening a session on "+c.r.Alias+"; nothing started")
 		}
 		var oce *ssh.OpenChannelError
 		if errors.As(err, &oce) {
@@ -84,6 +80,46 @@ func (b *Backend) openSession(ctx context.Context, c *conn, until time.Time) (*s
 		return nil, protocol.Wrap(protocol.Retryable, err, "cannot open a session on "+c.r.Alias)
 	}
 }
+
+// newSession opens a session on a slot already taken, within ctx. Opens
+// are serialized per connection: when the server refuses one, every session
+// opened before it is counted, so the new capacity is exact. An open that
+// ctx gave up on still settles its slot when it completes. On error the
+// slot is still the caller's to release, except with errAbandoned.
+func (c *conn) newSession(ctx context.Context) (*ssh.Session, error) {
+	type opened struct {
+		s   *ssh.Session
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		c.openMu.Lock()
+		s, err := c.client.NewSession()
+		if err == nil {
+			c.slots.opened()
+		}
+		c.openMu.Unlock()
+		ch <- opened{s, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.s, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.err == nil {
+				o.s.Close()
+				c.slots.closed()
+			} else {
+				c.slots.release()
+			}
+		}()
+		return nil, errAbandoned
+	}
+}
+
+// errAbandoned: ctx ended before the session open completed; the open
+// settles its own slot.
+var errAbandoned = errors.New("session open abandoned")
 
 // start opens a session and starts spec under it. An error means nothing
 // started (retryable).

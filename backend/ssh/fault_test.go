@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,11 @@ func (g *gateConn) Write(p []byte) (int, error) {
 // "stall" stops answering once a command started, "noexec" refuses every
 // command, "mute" accepts TCP and never speaks SSH.
 func faultServer(t *testing.T, mode string) string {
+	return faultServerAlive(t, mode, 1)
+}
+
+// faultServerAlive is faultServer with ServerAliveInterval alive seconds.
+func faultServerAlive(t *testing.T, mode string, alive int) string {
 	t.Helper()
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	signer, err := ssh.NewSignerFromKey(priv)
@@ -85,8 +91,8 @@ func faultServer(t *testing.T, mode string) string {
 	testsshd.KeyGen(t, key, "ed25519", "")
 	conf := filepath.Join(dir, "ssh_config")
 	os.WriteFile(conf, []byte(fmt.Sprintf("Host fault\n  HostName 127.0.0.1\n  Port %d\n  User u\n  IdentityFile %s\n"+
-		"  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  ConnectTimeout 2\n  ServerAliveInterval 1\n  ServerAliveCountMax 2\n",
-		port, key, kh)), 0o600)
+		"  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  ConnectTimeout 2\n  ServerAliveInterval %d\n  ServerAliveCountMax 2\n",
+		port, key, kh, alive)), 0o600)
 	return conf
 }
 
@@ -97,7 +103,12 @@ func faultConn(nc net.Conn, cfg *ssh.ServerConfig, mode string) {
 		return
 	}
 	go ssh.DiscardRequests(reqs)
+	n := 0
 	for nch := range chans {
+		if n++; mode == "stallopen" && n == 2 {
+			g.freeze() // the control session opened; the next open never answers
+			continue
+		}
 		ch, creqs, err := nch.Accept()
 		if err != nil {
 			continue
@@ -169,5 +180,16 @@ func TestUnreachableIsRetryable(t *testing.T) {
 	_, r := d.exec("box", "true", ".", 30*time.Second)
 	if r.Error == nil || r.Error.Data.Kind != "retryable" {
 		t.Fatalf("want retryable, got %+v", r.Error)
+	}
+}
+
+// TestFaultSessionOpenStall: a session open the server never answers is
+// given up at the call's timeout (retryable: nothing started), not left
+// hanging until the keepalives (60 s here) notice.
+func TestFaultSessionOpenStall(t *testing.T) {
+	d, _, _ := inproc(t, Config{SSHConfig: faultServerAlive(t, "stallopen", 30)})
+	_, r := d.exec("fault", "true", ".", 2*time.Second)
+	if r.Error == nil || r.Error.Data.Kind != "retryable" || !strings.Contains(r.Error.Message, "nothing started") {
+		t.Fatalf("want retryable, nothing started; got %+v", r.Error)
 	}
 }
