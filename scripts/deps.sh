@@ -4,13 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_cmds=(git tmux sshd ssh mmdebstrap docker docker-compose ps)
+need_cmds=(git tmux sshd ssh mmdebstrap docker docker-compose ps busybox useradd)
 pkg_for() {
 	case "$1" in
 	sshd) echo openssh-server ;;
 	ssh) echo openssh-client ;;
 	docker) echo docker.io ;;
 	ps) echo procps ;;
+	useradd) echo passwd ;;
 	*) echo "$1" ;;
 	esac
 }
