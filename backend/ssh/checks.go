@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"net"
 	"strings"
 	"time"
@@ -93,14 +94,14 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 	pass("hostkey", "host key verified")
 	pass("auth", "authenticated as "+r.User)
 
-	out, errb := newCapture(64<<10), newCapture(64<<10)
+	out, errb := outcap.New(64<<10), outcap.New(64<<10)
 	run, err := b.start(ctx, c, runSpec{until: time.Now().Add(8 * time.Second), cwd: ".", stdin: scriptStdin(reachProbe), stdout: out, stderr: errb})
 	if err != nil {
 		return failRest("sh", fmt.Sprintf("cannot start /bin/sh on the host: %v. The account must allow a shell (not nologin) and the server must allow sessions.", err)), nil
 	}
 	exit, err := b.outcome(ctx, run)
-	o, _ := out.snapshot()
-	e, _ := errb.snapshot()
+	o, _ := out.Bytes()
+	e, _ := errb.Bytes()
 	if err != nil || exit == nil || !strings.Contains(string(o), "mu-sh ok") {
 		return failRest("sh", fmt.Sprintf("/bin/sh did not run the probe (%s): %s. The host needs a POSIX /bin/sh and an account whose login shell runs commands.", errString(err), firstLine(string(e)))), nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"io"
 	"sync"
 	"time"
@@ -295,7 +296,7 @@ func (b *Backend) execScript(ctx context.Context, call *protocol.Call) (any, err
 	if err != nil {
 		return nil, err
 	}
-	out, errb := newCapture(replyBudget), newCapture(replyBudget)
+	out, errb := outcap.New(outcap.ReplyBudget), outcap.New(outcap.ReplyBudget)
 	r, err := b.start(ctx, c, runSpec{until: until, cwd: p.Cwd, stdin: scriptStdin(p.Script), stdout: out, stderr: errb})
 	if err != nil {
 		return nil, err
@@ -307,10 +308,10 @@ func (b *Backend) execScript(ctx context.Context, call *protocol.Call) (any, err
 	return result(exit, out, errb), nil
 }
 
-func result(exit *int, out, errb *capture) *protocol.ExecResult {
-	o, co := out.snapshot()
-	e, ce := errb.snapshot()
-	so, se, partial := fit(o, e, co, ce, replyBudget)
+func result(exit *int, out, errb *outcap.Capture) *protocol.ExecResult {
+	o, co := out.Bytes()
+	e, ce := errb.Bytes()
+	so, se, partial := outcap.Fit(o, e, co || ce, outcap.ReplyBudget)
 	return &protocol.ExecResult{ExitCode: exit, Stdout: so, Stderr: se, Partial: partial}
 }
 

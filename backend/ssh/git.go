@@ -2,6 +2,7 @@ package sshlink
 
 import (
 	"context"
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +70,7 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, errb := newCapture(replyBudget), newCapture(replyBudget)
+	out, errb := outcap.New(outcap.ReplyBudget), outcap.New(outcap.ReplyBudget)
 	r, err := b.start(ctx, c, runSpec{
 		until: deadline, cwd: ".", argv: []string{remoteShell, "-c", pushPrepare, "mu-push", p.RemoteRepo, p.Rev},
 		stdin: stringReader(""), stdout: out, stderr: errb,
@@ -84,7 +85,7 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
 	if exit == nil || *exit != 0 {
 		return result(exit, out, errb), nil
 	}
-	if o, _ := out.snapshot(); strings.Contains(string(o), "mu-has-rev") {
+	if o, _ := out.Bytes(); strings.Contains(string(o), "mu-has-rev") {
 		return &protocol.ExecResult{ExitCode: exit, Stdout: "", Stderr: "", Partial: false}, nil
 	}
 	return b.git(ctx, p.Target.Host.Name, time.Until(deadline), p.LocalRepo,
@@ -117,7 +118,7 @@ func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, r
 		envShimSock+"="+sh.sock,
 		envShimToken+"="+token,
 	)
-	out, errb := newCapture(replyBudget), newCapture(replyBudget)
+	out, errb := outcap.New(outcap.ReplyBudget), outcap.New(outcap.ReplyBudget)
 	cmd.Stdout, cmd.Stderr = out, errb
 	// No KillLeftovers scan after a normal exit (it reads every process's
 	// environment, ~8 ms): git waits for its shim and its own helpers, and

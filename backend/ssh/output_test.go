@@ -13,19 +13,6 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-func TestEscapedLen(t *testing.T) {
-	for _, s := range []string{"abc", "a\"b\\c\n", "<>&", "\x00\x1f", "\xff\xfe", "é€😀", "\u2028", string([]byte{0xe2, 0x82})} {
-		b, _ := json.Marshal(s)
-		if got, want := escapedLen([]byte(s)), len(b)-2; got != want {
-			t.Errorf("escapedLen(%q) = %d, json gives %d", s, got, want)
-		}
-	}
-	cut := cutEscaped([]byte("aé\xffb"), 3)
-	if string(cut) != "aé" {
-		t.Errorf("cut %q", cut)
-	}
-}
-
 func TestExecOutputCap(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
 	d, _, _ := inproc(t, cfg)
