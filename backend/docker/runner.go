@@ -39,7 +39,11 @@ func (r runner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, [
 			return nil, nil, -1, errors.New("an argument holds a NUL byte")
 		}
 	}
-	code, run, err := r.b.do(ctx, r.ctr, runnerTimeout, func(s *session) (*run, error) { return s.startArgv(argv, stdin, ".") })
+	sep, err := argvSep(argv)
+	if err != nil {
+		return nil, nil, -1, err
+	}
+	code, run, err := r.b.do(ctx, r.ctr, runnerTimeout, func(s *session) (*run, error) { return s.startArgv(argv, sep, stdin, ".") })
 	if err != nil {
 		return nil, nil, -1, err
 	}

@@ -3,6 +3,7 @@ package docker_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -52,11 +53,16 @@ func TestRunnerCarriesArgvAndStdinExactly(t *testing.T) {
 	ctr := runContainer(t)
 	r := inProcess(t).Runner(ctr)
 	ctx := ctxMin(t, 2*time.Minute)
-	var all []byte
+	var all, utf []byte
 	for c := 1; c < 256; c++ {
 		all = append(all, byte(c))
+		if c < 0xf8 {
+			utf = append(utf, byte(c)) // every byte UTF-8 text can hold
+		}
 	}
-	args := []string{string(all), "", "\x02\x03\x02\x04\x01\x01", "line1\nline2\n\n", "'\"$(id) `id` *", "\x02", "\x01"}
+	// Every control byte is taken: the separator must be one UTF-8 never
+	// holds.
+	args := []string{string(utf), "", "\x02\x03\x02\x04\x01\x01", "line1\nline2\n\n", "'\"$(id) `id` *", "  spaced\t", "\x01", "\xfe"}
 	stdin := append([]byte("in\x00put\n"), all...)
 	script := `for a; do printf '%s' "$a" | od -An -tx1 | tr -d ' \n'; echo; done; od -An -tx1 | tr -d ' \n'; echo; echo err >&2; exit 7`
 	out, errb, code, err := r.Run(ctx, append([]string{"/bin/sh", "-c", script, "sh"}, args...), stdin)
@@ -83,6 +89,16 @@ func TestRunnerCarriesArgvAndStdinExactly(t *testing.T) {
 	}
 	if _, _, _, err := r.Run(ctx, []string{"a\x00b"}, nil); err == nil {
 		t.Errorf("an argument with NUL was accepted")
+	}
+	if _, _, _, err := r.Run(ctx, []string{"echo", string(all)}, nil); err == nil {
+		t.Errorf("an argv holding every separator byte was accepted")
+	}
+	// Small runs on one channel, in a row, each answering its own.
+	for i := 0; i < 20; i++ {
+		out, _, code, err := r.Run(ctx, []string{"echo", fmt.Sprint(i)}, []byte("x"))
+		if err != nil || code != 0 || string(out) != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("run %d: %q %d %v", i, out, code, err)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -47,7 +48,7 @@ const killFn = `k() {
 `
 
 // agentScript is the channel's loop. A request is the line
-// "TOKEN MARK LEN [STDINLEN]\n" (TOKEN ends the run's output; MARK, another
+// "TOKEN MARK LEN [STDINLEN SEP]\n" (TOKEN ends the run's output; MARK, another
 // random value, marks its processes, so a script that prints its
 // environment cannot end its own output early), the cwd on a line of its
 // own, then LEN bytes of payload, read with head -c (which reads no
@@ -55,25 +56,17 @@ const killFn = `k() {
 //
 // Without STDINLEN the payload is a script, run as `sh -c SCRIPT` (an argv
 // string: never spliced into a command line) with stdin from /dev/null.
-// With it (a Runner's run, runArgv) the payload is an argv, each argument
-// escaped (\002 → \002\003, \001 → \002\004) and ended by \001, decoded
-// with builtins only and exec'd as "$@"; the stdin bytes are written to a
-// file of the loop's own first (they may hold any byte) and fed to the run.
-// Either runs in cwd, resolved from the login directory. After the run, the
-// /proc scan for leftovers (a grep costing ~4 ms) runs only when the
-// container's process list is not what it was before the run.
-const agentScript = killFn + `S=$(printf '\001') E=$(printf '\002') E3=$(printf '\003')
-u() {
-	U= x=$1
-	while :; do
-		case $x in *"$E"*) ;; *) U=$U$x; return ;; esac
-		U=$U${x%%"$E"*} x=${x#*"$E"}
-		case $x in "$E3"*) U=$U$E ;; *) U=$U$S ;; esac
-		x=${x#?}
-	done
-}
-f=${TMPDIR:-/tmp}/mu-docker-stdin.$$
-while IFS=' ' read -r t m n i; do
+// With it (a Runner's run, startArgv) the payload is an argv, each
+// argument ended by SEP, a byte that no argument holds. The loop
+// splits it with the shell's own field splitting (IFS set to the
+// separator, globbing off: one pass, no fork) and execs "$@"; the stdin
+// bytes go to a file of the loop's own first (they may hold any byte) and
+// feed the run. Either runs in cwd, resolved from the login directory.
+// After the run, the /proc scan for leftovers (a grep costing ~4 ms) runs
+// only when the container's process list is not what it was before the run.
+const agentScript = killFn + `f=
+trap '[ -z "$f" ] || rm -f "$f"' EXIT
+while IFS=' ' read -r t m n i S; do
 	IFS= read -r d
 	s=$(head -c "$n"; echo x); s=${s%x}
 	set -- /proc/[0-9]*; b="$*"
@@ -82,15 +75,13 @@ while IFS=' ' read -r t m n i; do
 		r=$?
 	else
 		in=/dev/null
-		if [ "$i" -gt 0 ]; then (umask 077; head -c "$i" >"$f"); in=$f; fi
-		set --
-		while [ -n "$s" ]; do
-			u "${s%%"$S"*}"; s=${s#*"$S"}
-			set -- "$@" "$U"
-		done
+		if [ "$i" -gt 0 ]; then
+			[ -n "$f" ] || f=$(mktemp) || f=
+			head -c "$i" >"${f:-/dev/null}"; in=${f:-/nonexistent/mu-stdin}
+		fi
+		set -f; o=$IFS; IFS=$S; set -- $s; IFS=$o; set +f
 		(cd 2>/dev/null || cd /; cd -- "$d" && ` + runVar + `=$m exec "$@") <"$in"
 		r=$?
-		[ "$in" = /dev/null ] || rm -f "$f"
 	fi
 	set -- /proc/[0-9]*; [ "$*" = "$b" ] || k "$m"
 	printf '%s %d\n' "$t" "$r"
@@ -155,12 +146,15 @@ func (s *session) start(script, cwd string) (*run, error) {
 	return r, s.send(r, req.Bytes())
 }
 
-// startArgv sends one argv request with its stdin (see agentScript).
-func (s *session) startArgv(argv []string, stdin []byte, cwd string) (*run, error) {
+// startArgv sends one argv request with its stdin (see agentScript); sep
+// is argvSep(argv).
+func (s *session) startArgv(argv []string, sep byte, stdin []byte, cwd string) (*run, error) {
 	r := newRun()
-	payload := encodeArgv(argv)
+	payload := encodeArgv(argv, sep)
 	var req bytes.Buffer
-	fmt.Fprintf(&req, "%s %s %d %d\n%s\n", r.tok, r.mark, len(payload), len(stdin), cwd)
+	fmt.Fprintf(&req, "%s %s %d %d ", r.tok, r.mark, len(payload), len(stdin))
+	req.WriteByte(sep) // a raw byte (%c would write 0xff as UTF-8)
+	fmt.Fprintf(&req, "\n%s\n", cwd)
 	req.Write(payload)
 	req.Write(stdin)
 	return r, s.send(r, req.Bytes())
@@ -176,24 +170,35 @@ func (s *session) send(r *run, req []byte) error {
 	return nil
 }
 
-// encodeArgv is an argv as agentScript decodes it: each argument with
-// \002 escaped as \002\003 and \001 as \002\004, then ended by \001.
-func encodeArgv(argv []string) []byte {
-	var b bytes.Buffer
-	for _, a := range argv {
-		for i := 0; i < len(a); i++ {
-			switch a[i] {
-			case 2:
-				b.WriteString("\x02\x03")
-			case 1:
-				b.WriteString("\x02\x04")
-			default:
-				b.WriteByte(a[i])
+// argvSeps are the separators encodeArgv tries, in order: control bytes,
+// then bytes that never occur in UTF-8.
+var argvSeps = []byte("\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8")
+
+// argvSep is a separator byte that no argument holds: encodeArgv's.
+func argvSep(argv []string) (byte, error) {
+	for _, sep := range argvSeps {
+		used := false
+		for _, a := range argv {
+			if strings.IndexByte(a, sep) >= 0 {
+				used = true
+				break
 			}
 		}
-		b.WriteByte(1)
+		if !used {
+			return sep, nil
+		}
 	}
-	return b.Bytes()
+	return 0, errors.New("the arguments use every separator byte")
+}
+
+// encodeArgv is an argv as agentScript splits it: each argument ended by
+// sep.
+func encodeArgv(argv []string, sep byte) []byte {
+	var b []byte
+	for _, a := range argv {
+		b = append(append(b, a...), sep)
+	}
+	return b
 }
 
 // sink routes the channel's demultiplexed output to the current run.
