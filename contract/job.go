@@ -141,6 +141,9 @@ func (t *T) newJob(p *caller.Plugin) *job {
 		Workstream: "contract", Name: t.Unique("agent"), Harness: "contract", Role: role,
 		Cmd: "true", CommandSource: "contract", Cwd: ".", Env: map[string]string{},
 	}}
+	if t.s.opts.JobCmd != "" {
+		j.spec.Cmd = t.s.opts.JobCmd
+	}
 	if d.FirstTurn == protocol.FirstTurnAtStart {
 		j.spec.FirstPrompt = &protocol.FirstPrompt{Text: "first prompt from the contract suite", MsgID: t.Unique("msg")}
 	}

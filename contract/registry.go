@@ -52,6 +52,11 @@ type Options struct {
 	Params map[string]string
 	// Env is added to the plugin's environment (KEY=VALUE).
 	Env []string
+	// JobCmd is the spec.cmd of the jobs the job and channel checks start
+	// (default "true"): for a backend that runs a real command, one that
+	// runs an agent following its channel's contract (for
+	// mu-plugin-docker, backend/tmuxjob/agent's test agent).
+	JobCmd string
 	// Timeout bounds each check (default 2 minutes).
 	Timeout time.Duration
 	// Verbose prints the whole wire transcript of a failed check, not only
