@@ -72,20 +72,21 @@ func jobTarget(host protocol.Target, key, handle, name string) protocol.Target {
 }
 
 // countScript counts, in the container: arg "job" KEY, the test agents
-// running for the job key (by MU_IT_JOBKEY in their environment); arg
+// running for the job key (by MU_IT_JOBKEY in their environment; a
+// subshell the agent forked is the same agent); arg
 // "msg" MSGID, the inbox deliveries carrying the msgId.
-const countScript = `case $1 in
+const countScript = `A="sh ` + agentPath + ` "
+case $1 in
 job) n=0
-  for p in /proc/[0-9]*; do
-    [ "$(tr '\0' ' ' <$p/cmdline 2>/dev/null)" = "sh ` + agentPath + ` " ] || continue
-    tr '\0' '\n' <$p/environ 2>/dev/null | grep -qxF "MU_IT_JOBKEY=$2" && n=$((n+1))
+  for e in $(grep -lzxF "MU_IT_JOBKEY=$2" /proc/[0-9]*/environ 2>/dev/null); do
+    d=${e%/environ}
+    [ "$(tr '\0' ' ' <$d/cmdline 2>/dev/null)" = "$A" ] || continue
+    pp=$(cut -d' ' -f4 $d/stat 2>/dev/null)
+    [ "$(tr '\0' ' ' </proc/$pp/cmdline 2>/dev/null)" = "$A" ] && continue # the agent's own subshell
+    n=$((n+1))
   done
   echo $n ;;
-msg) n=0
-  for f in ` + jobsRoot + `/jobs/*/chan/inbox/*/msgid; do
-    [ -f "$f" ] && [ "$(cat "$f")" = "$2" ] && n=$((n+1))
-  done
-  echo $n ;;
+msg) grep -lxF "$2" ` + jobsRoot + `/jobs/*/chan/inbox/*/msgid 2>/dev/null | wc -l ;;
 esac`
 
 func countIn(ctx context.Context, ctr, what, key string) (int, error) {

@@ -33,7 +33,8 @@ type effectCall struct {
 type killOutcome struct {
 	how    string
 	result json.RawMessage
-	tries  int // resolves it took
+	tries  int            // resolves it took
+	intent *replay.Intent // the intent, when it stays in the journal
 }
 
 // killAndResolve sends e through the journal on a fresh plugin, SIGKILLs
@@ -88,6 +89,11 @@ func killAndResolve(t *testing.T, s spec, j *replay.Journal, e effectCall, killA
 		}
 		if out.State != replay.Unresolved {
 			return killOutcome{how: string(out.State), result: out.Result, tries: tries}, nil
+		}
+		if out.Reason == replay.ReasonNotAccepted {
+			// The plugin is gone and the delivery is not in: it never
+			// happened, and (the writer gone too) never will.
+			return killOutcome{how: out.Reason, result: out.Result, tries: tries, intent: r.in}, nil
 		}
 		if (out.Reason != replay.ReasonPending && out.Reason != replay.ReasonCall) || ctx.Err() != nil || tries >= 100 {
 			return killOutcome{}, fmt.Errorf("unresolved after %d resolve(s): %s", tries, out)
