@@ -67,6 +67,17 @@ func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 	if err := p.call(t, "host.acquire", acquireParams("k", nil), nil); err == nil || err.Data.Kind != "retryable" {
 		t.Errorf("acquire with the Engine unreachable: %v, want retryable", err)
 	}
+	// A job's status is unknown too, never lost; a stop does nothing: retryable.
+	jt := hostTarget("abc")
+	jt["job"] = map[string]any{"kind": "docker", "key": "j", "handle": "mu-0"}
+	var js protocol.JobStatus
+	p.must(t, "job.status", map[string]any{"deadline": deadline(), "target": jt}, &js)
+	if js.State != "unknown" || js.Reason == "" {
+		t.Errorf("job.status with the Engine unreachable: %+v, want unknown", js)
+	}
+	if err := p.call(t, "job.stop", map[string]any{"deadline": deadline(), "target": jt, "key": "j"}, nil); err == nil || err.Data.Kind != "retryable" {
+		t.Errorf("job.stop with the Engine unreachable: %v, want retryable (nothing was done)", err)
+	}
 	// Without --instance the plugin cannot name its instance: it refuses to start.
 	q := startRaw(t, newPrefix())
 	_ = q.stdin.Close()

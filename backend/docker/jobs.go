@@ -160,7 +160,8 @@ func (b *Backend) jobStatus(next protocol.Handler) protocol.Handler {
 }
 
 // jobStop: nothing runs in a container that stopped or is gone, which is
-// the proof job.stop's null needs.
+// the proof job.stop's null needs. When the Engine does not say, nothing
+// is done: retryable.
 func (b *Backend) jobStop(next protocol.Handler) protocol.Handler {
 	return func(ctx context.Context, call *protocol.Call) (any, error) {
 		st, why, err := b.containerState(ctx, call.Base.Target)
@@ -170,7 +171,7 @@ func (b *Backend) jobStop(next protocol.Handler) protocol.Handler {
 		case st == ctrGone || st == ctrStopped:
 			return nil, nil
 		case st == ctrUnknown:
-			return nil, protocol.Errorf(protocol.UnknownOutcome, "job.stop: %s", why)
+			return nil, protocol.Errorf(protocol.Retryable, "job.stop: %s: nothing was done", why)
 		}
 		return next(ctx, call)
 	}

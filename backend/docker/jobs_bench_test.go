@@ -45,8 +45,11 @@ func BenchmarkStartToBaseline(b *testing.B) {
 
 // BenchmarkSendToSettled: channel.send to its watch/settled, on a test
 // agent whose turns work 100 ms; overhead-ms/turn is what is not the
-// agent's 100 ms (the plugin, the exec channel, the nudge, the agent's own
-// shell bookkeeping).
+// agent's 100 ms. It splits into send-ms (channel.send's call),
+// agent-beyond-work-ms (from the send's answer to the turn's record: the
+// nudge, the agent's take and its own shell bookkeeping around the 100 ms)
+// and settle-to-notify-ms (the record to watch/settled: the watch's call
+// and its looks on the host, every 100 ms).
 func BenchmarkSendToSettled(b *testing.B) {
 	const work = 100 * time.Millisecond
 	ctx := ctxMin(b, 20*time.Minute)
@@ -54,19 +57,34 @@ func BenchmarkSendToSettled(b *testing.B) {
 	host := spawnHost(b, ctx, p)
 	jt := startAgent(b, ctx, p, host, "bs", map[string]string{"MU_TEST_AGENT_MS": fmt.Sprint(work.Milliseconds())})
 	var runs int64
+	var deliver, agentT, notify time.Duration
 	start := time.Now()
 	for i := 0; b.Loop(); i++ {
+		t0 := time.Now()
 		if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: fmt.Sprintf("turn %d", i),
 			MsgID: fmt.Sprintf("m%d", i), Mode: protocol.ModeFollowUp}); err != nil {
 			b.Fatal(err)
 		}
-		if o := settled(b, ctx, p, jt, runs); o.Runs != runs+1 {
+		t1 := time.Now()
+		o := settled(b, ctx, p, jt, runs)
+		t2 := time.Now()
+		if o.Runs != runs+1 {
 			b.Fatalf("settled at %d, want %d", o.Runs, runs+1)
 		}
+		// The turn's record says when the agent settled it (the container
+		// shares this machine's clock).
+		at := time.UnixMilli(o.Since)
+		deliver += t1.Sub(t0)
+		agentT += at.Sub(t1)
+		notify += t2.Sub(at)
 		runs++
 	}
 	per := time.Since(start) / time.Duration(runs)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(runs) }
 	b.ReportMetric(float64((per-work).Microseconds())/1000, "overhead-ms/turn")
+	b.ReportMetric(ms(deliver), "send-ms/turn")
+	b.ReportMetric(ms(agentT)-float64(work.Milliseconds()), "agent-beyond-work-ms/turn")
+	b.ReportMetric(ms(notify), "settle-to-notify-ms/turn")
 }
 
 // BenchmarkRunnerRoundTrip: one tmuxjob Runner run (`true`) over a pooled
