@@ -13,8 +13,8 @@ import (
 
 // TestDockerPlugin runs the suite's link, host and process checks against
 // mu-plugin-docker on the real Engine: a provider, whose link runs on the
-// hosts the suite acquires. (Its job and channel seams are declared but not
-// served yet: issue 6.)
+// hosts the suite acquires. Every check, jobs and channel included (its
+// jobs running the test agent), runs in backend/docker/contract_test.go.
 func TestDockerPlugin(t *testing.T) {
 	image := testimage.Ensure(t)
 	bin := filepath.Join(t.TempDir(), "mu-plugin-docker")
