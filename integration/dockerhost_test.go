@@ -98,7 +98,7 @@ func countIn(ctx context.Context, ctr, what, key string) (int, error) {
 }
 
 // settleCount waits (bounded) until count reports the same value twice
-// 600 ms apart, and returns it: a starting agent appears, a stopped one
+// 300 ms apart, and returns it: a starting agent appears, a stopped one
 // goes.
 func settleCount(ctx context.Context, ctr, what, key string, want int) (int, error) {
 	last := -1
@@ -114,7 +114,7 @@ func settleCount(ctx context.Context, ctr, what, key string, want int) (int, err
 		select {
 		case <-ctx.Done():
 			return n, fmt.Errorf("%s %s: %d, want %d", what, key, n, want)
-		case <-time.After(600 * time.Millisecond):
+		case <-time.After(300 * time.Millisecond):
 		}
 	}
 }

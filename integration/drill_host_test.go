@@ -44,12 +44,11 @@ func TestDrillKillHostAcquire(t *testing.T) {
 	}
 	run := randHex(4)
 	p := startPlugin(t, s)
-	span := measureSpan(t, 3, func(i int) error {
+	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
-		if _, _, err := j.Effect(ctxFor(t, time.Minute), p.Plugin, protocol.MethodHostAcquire, "", acquireParams(key)); err != nil {
-			return err
-		}
-		return p.HostRelease(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
+		return effectCall{protocol.MethodHostAcquire, key, acquireParams(key)}, func() error {
+			return p.HostRelease(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
+		}, nil
 	})
 	runDrill(t, "kill-host.acquire", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key := fmt.Sprintf("acq-%s-%d", run, i)
@@ -110,26 +109,11 @@ func TestDrillKillHostRelease(t *testing.T) {
 	}
 	run := randHex(4)
 	p := startPlugin(t, s)
-	span := measureSpan(t, 3, func(i int) error {
+	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
-		if _, err := p.HostAcquire(ctxFor(t, time.Minute), acquireParams(key)); err != nil {
-			return err
-		}
-		t0 := time.Now()
-		_, _, err := j.Effect(ctxFor(t, time.Minute), p.Plugin, protocol.MethodHostRelease, "", protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
-		t.Logf("release took %v", time.Since(t0))
-		return err
+		_, err := p.HostAcquire(ctxFor(t, time.Minute), acquireParams(key))
+		return effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key}}, nil, err
 	})
-	// span above includes the acquire: the release alone is measured again.
-	key0 := fmt.Sprintf("probe-%s-x", run)
-	if _, err := p.HostAcquire(ctxFor(t, time.Minute), acquireParams(key0)); err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Now()
-	if _, _, err := j.Effect(ctxFor(t, time.Minute), p.Plugin, protocol.MethodHostRelease, "", protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key0}); err != nil {
-		t.Fatal(err)
-	}
-	span = time.Since(t0)
 	runDrill(t, "kill-host.release", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key := fmt.Sprintf("rel-%s-%d", run, i)
 		q, err := startPluginErr(t, s)

@@ -58,14 +58,12 @@ func (d *jobDrill) agents(key string, want int) (int, error) {
 // its key, a none runs none.
 func TestDrillKillJobStart(t *testing.T) {
 	d := newJobDrill(t)
-	span := measureSpan(t, 3, func(i int) error {
+	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
-		if _, _, err := d.j.Effect(ctxFor(t, time.Minute), d.p.Plugin, protocol.MethodJobStart, "", d.startParams(key, name)); err != nil {
-			return err
-		}
-		return d.p.JobStop(ctxFor(t, time.Minute), d.stopParams(key, name))
+		return effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, func() error {
+			return d.p.JobStop(ctxFor(t, time.Minute), d.stopParams(key, name))
+		}, nil
 	})
-	// span includes the stop: fine, the kill points only run longer.
 	runDrill(t, "kill-job.start", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("js-%s-%d", d.run, i), fmt.Sprintf("a%d", i)
 		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, killAfter)
@@ -107,33 +105,14 @@ func TestDrillKillJobStart(t *testing.T) {
 // ended.
 func TestDrillKillJobStop(t *testing.T) {
 	d := newJobDrill(t)
-	span := measureSpan(t, 3, func(i int) error {
+	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
 		if _, err := d.p.JobStart(ctxFor(t, time.Minute), d.startParams(key, name)); err != nil {
-			return err
+			return effectCall{}, nil, err
 		}
-		if _, err := d.agents(key, 1); err != nil {
-			return err
-		}
-		t0 := time.Now()
-		_, _, err := d.j.Effect(ctxFor(t, time.Minute), d.p.Plugin, protocol.MethodJobStop, "", d.stopParams(key, name))
-		t.Logf("a job.stop took %v", time.Since(t0))
-		return err
+		_, err := d.agents(key, 1)
+		return effectCall{protocol.MethodJobStop, key, d.stopParams(key, name)}, nil, err
 	})
-	_ = span
-	// The stop alone, measured last by the probe's log; time it again.
-	key0, name0 := fmt.Sprintf("probe-%s-x", d.run), "probex"
-	if _, err := d.p.JobStart(ctxFor(t, time.Minute), d.startParams(key0, name0)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.agents(key0, 1); err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Now()
-	if _, _, err := d.j.Effect(ctxFor(t, time.Minute), d.p.Plugin, protocol.MethodJobStop, "", d.stopParams(key0, name0)); err != nil {
-		t.Fatal(err)
-	}
-	span = time.Since(t0)
 	runDrill(t, "kill-job.stop", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("jx-%s-%d", d.run, i), fmt.Sprintf("b%d", i)
 		if _, err := d.p.JobStart(ctxFor(t, time.Minute), d.startParams(key, name)); err != nil {
@@ -194,9 +173,9 @@ func TestDrillKillChannelSend(t *testing.T) {
 	send := func(msgID string) protocol.SendParams {
 		return protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "drill " + msgID, MsgID: msgID, Mode: protocol.ModeFollowUp}
 	}
-	span := measureSpan(t, 5, func(i int) error {
-		_, _, err := d.j.Effect(ctxFor(t, time.Minute), d.p.Plugin, protocol.MethodChannelSend, "", send(fmt.Sprintf("probe-%s-%d", d.run, i)))
-		return err
+	span := measureSpan(t, 5, d.s, d.j, func(i int) (effectCall, func() error, error) {
+		msgID := fmt.Sprintf("probe-%s-%d", d.run, i)
+		return effectCall{protocol.MethodChannelSend, msgID, send(msgID)}, nil, nil
 	})
 	deliveries := func(msgID string, want int) (int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -122,17 +122,31 @@ func noteRetry(method, reason string) {
 	}
 }
 
-// measureSpan times an effect answered normally, the median of n runs:
-// the range the drill's kill points are drawn from.
-func measureSpan(t *testing.T, n int, run func(i int) error) time.Duration {
+// measureSpan times an effect answered normally on a freshly started
+// plugin, as each trial sends it, the median of n probes: the range the
+// drill's kill points are drawn from. probe sets the i-th probe up and
+// returns its effect and what cleans it up after.
+func measureSpan(t *testing.T, n int, s spec, j *replay.Journal, probe func(i int) (effectCall, func() error, error)) time.Duration {
 	t.Helper()
 	var d []time.Duration
 	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		if err := run(i); err != nil {
-			t.Fatalf("measuring the call: %v", err)
+		e, after, err := probe(i)
+		if err != nil {
+			t.Fatalf("setting probe %d up: %v", i, err)
 		}
+		p := startPlugin(t, s)
+		t0 := time.Now()
+		_, _, err = j.Effect(ctxFor(t, time.Minute), p.Plugin, e.method, e.key, e.params)
 		d = append(d, time.Since(t0))
+		p.Stop()
+		if err != nil {
+			t.Fatalf("probe %d: %s: %v", i, e.method, err)
+		}
+		if after != nil {
+			if err := after(); err != nil {
+				t.Fatalf("probe %d: cleaning up: %v", i, err)
+			}
+		}
 	}
 	sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
 	return d[len(d)/2]
