@@ -12,6 +12,7 @@ import (
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -136,7 +137,7 @@ func (b *Backend) do(ctx context.Context, ctr string, timeout time.Duration, sen
 }
 
 func result(code *int, r *run) *protocol.ExecResult {
-	out, errs, cut := fitOutput(r.out.kept, r.err.kept, replyBudget)
+	out, errs, cut := outcap.Fit(r.out.kept, r.err.kept, false, outcap.ReplyBudget)
 	return &protocol.ExecResult{ExitCode: code, Stdout: out, Stderr: errs, Partial: cut || r.out.cut() || r.err.cut()}
 }
 

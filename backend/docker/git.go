@@ -13,6 +13,7 @@ import (
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -94,7 +95,7 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
 		zero := 0
 		return &protocol.ExecResult{ExitCode: &zero}, nil
 	case code != 0:
-		out, errs, cut := fitOutput(nil, stderr, replyBudget)
+		out, errs, cut := outcap.Fit(nil, stderr, false, outcap.ReplyBudget)
 		return &protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, nil
 	}
 	mark := randomHex()
@@ -146,11 +147,11 @@ func (b *Backend) runGit(ctx context.Context, ctr, mark string, timeout time.Dur
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		o, e, _ := fitOutput(out.b, errb.b, replyBudget)
+		o, e, _ := outcap.Fit(out.b, errb.b, false, outcap.ReplyBudget)
 		return &protocol.ExecResult{ExitCode: nil, Stdout: o, Stderr: e, Partial: true}, nil
 	}
 	code := res.ExitCode
-	o, e, cut := fitOutput(out.b, errb.b, replyBudget)
+	o, e, cut := outcap.Fit(out.b, errb.b, false, outcap.ReplyBudget)
 	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || len(out.b) >= maxStream || len(errb.b) >= maxStream}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -76,5 +77,29 @@ func TestCapture(t *testing.T) {
 	b, dropped := c.Bytes()
 	if string(b) != "0123456789" || !dropped || c.Total() != 10000 || cap(c.buf) > 64 {
 		t.Fatalf("got %q %v %d cap %d", b, dropped, c.Total(), cap(c.buf))
+	}
+}
+
+// Small budgets, every kind of escape: the fit is within budget, and a
+// small stream keeps all of itself while the other takes the rest.
+func TestFitSmallBudget(t *testing.T) {
+	const budget = 1000
+	for name, c := range map[string][2]string{
+		"controls":      {strings.Repeat("\x01", 900), strings.Repeat("<", 300)},
+		"invalid":       {strings.Repeat("\xff", 2000), ""},
+		"runes":         {strings.Repeat("é€𝄞", 400), strings.Repeat("\u2028", 100)},
+		"quotes":        {strings.Repeat(`"\`, 700), strings.Repeat("\n", 10)},
+		"stderr bigger": {"out", strings.Repeat("b", 3000)},
+	} {
+		o, e, cut := Fit([]byte(c[0]), []byte(c[1]), false, budget)
+		bo, _ := json.Marshal(o)
+		be, _ := json.Marshal(e)
+		if n := len(bo) - 2 + len(be) - 2; n > budget || !cut {
+			t.Errorf("%s: escaped %d bytes (budget %d), cut %v", name, n, budget, cut)
+		}
+	}
+	o, e, _ := Fit([]byte(strings.Repeat("a", 5000)), []byte("err"), false, budget)
+	if e != "err" || len(o) != budget-3 {
+		t.Errorf("uneven split: stdout %d bytes, stderr %q", len(o), e)
 	}
 }
