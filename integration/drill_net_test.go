@@ -13,7 +13,7 @@ import (
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
-const netTrials = 3
+const netTrials = 5
 
 // execOutcome judges a link.exec cut under it: "timeout" (exitCode null),
 // "unknown-outcome" or "retryable" (an error reply of that kind), or a
@@ -63,8 +63,10 @@ func cutTrial(t *testing.T, p *started, tg protocol.Target, ctr string, i int, t
 		_ = heal(ctx)
 		return false
 	}
-	a := <-ch // the caller bounds it: timeoutMs + one grace
+	cutAt := time.Now()
+	a := <-ch // the caller bounds it: timeoutMs + one grace, or it is "no answer"
 	got := execOutcome(a.res, a.err)
+	took := time.Since(cutAt).Round(time.Millisecond)
 	if err := heal(ctx); err != nil {
 		t.Errorf("trial %d: heal: %v", i, err)
 		return false
@@ -97,7 +99,7 @@ func cutTrial(t *testing.T, p *started, tg protocol.Target, ctr string, i int, t
 		t.Errorf("trial %d: the host is back but calls fail: %s", i, last)
 		good = false
 	}
-	t.Logf("trial %d: answered %s", i, got)
+	t.Logf("trial %d: answered %s, %v after the cut", i, got, took)
 	return good
 }
 

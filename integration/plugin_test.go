@@ -156,6 +156,10 @@ func startPluginErr(t testing.TB, s spec) (*started, error) {
 		return nil, fmt.Errorf("%w (stderr: %s)", err, cut(w.stderrText(), 400))
 	}
 	sp := &started{p, w}
+	// The drill means something only if the plugin really holds the canary.
+	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.Pgid())); err == nil && !bytes.Contains(env, []byte("MU_PLUGIN_CANARY="+canary+"\x00")) {
+		t.Errorf("mu-plugin-%s runs without the canary in its environment", s.name)
+	}
 	canaryPlugins.Add(1)
 	t.Cleanup(func() {
 		p.Stop()
@@ -181,4 +185,21 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// The canary check bites: a message carrying the canary, or stderr that
+// carries it split across two writes, is reported.
+func TestCanaryWatcherCatches(t *testing.T) {
+	w := &watcher{}
+	w.event(caller.Event{Dir: caller.Out, Line: []byte(`{"params":"` + canary + `"}`)}) // mu's own lines are not the plugin's
+	if hits := w.check(); len(hits) != 0 {
+		t.Fatalf("an outbound line counted as a leak: %v", hits)
+	}
+	w.event(caller.Event{Dir: caller.In, Line: []byte(`{"result":"` + canary + `"}`)})
+	half := len(canary) / 2
+	_, _ = w.Write([]byte("log: " + canary[:half]))
+	_, _ = w.Write([]byte(canary[half:] + "\n"))
+	if hits := w.check(); len(hits) != 2 {
+		t.Fatalf("want the message and stderr reported, got %v", hits)
+	}
 }
