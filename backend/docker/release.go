@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -42,11 +43,36 @@ func (b *Backend) release(ctx context.Context, call *protocol.Call) (any, error)
 	}
 	b.dropPool(ins.Container.ID)
 	_, err = b.api.ContainerRemove(ctx, ins.Container.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !cerrdefs.IsNotFound(err) {
-		if client.IsErrConnectionFailed(err) {
-			return nil, protocol.Wrap(protocol.Retryable, err, "the Docker Engine is unreachable")
-		}
-		return nil, protocol.Wrap(protocol.UnknownOutcome, err, "removing container "+name)
+	if err == nil || cerrdefs.IsNotFound(err) {
+		return nil, nil
 	}
-	return nil, nil
+	if client.IsErrConnectionFailed(err) {
+		return nil, protocol.Wrap(protocol.Retryable, err, "the Docker Engine is unreachable")
+	}
+	if cerrdefs.IsConflict(err) {
+		// "removal … is already in progress": an earlier release (a plugin
+		// killed mid-call) is removing it. Released is a proof, so wait for
+		// the container to be gone.
+		if werr := b.waitGone(ctx, ins.Container.ID); werr == nil {
+			return nil, nil
+		}
+	}
+	return nil, protocol.Wrap(protocol.UnknownOutcome, err, "removing container "+name)
+}
+
+// waitGone polls until the container no longer exists, or ctx ends.
+func (b *Backend) waitGone(ctx context.Context, id string) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		_, err := b.api.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }

@@ -1,0 +1,45 @@
+package docker_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// Releases racing on one key (mu reissuing a release whose plugin was
+// killed mid-removal) all answer null: the Engine's "removal already in
+// progress" is waited out, never an unknown outcome.
+func TestConcurrentReleasesAllResolve(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p := startCaller(t, ctx)
+	box := protocol.Target{Host: protocol.HostRef{Name: "box"}}
+	for round := 0; round < 5; round++ {
+		key := "race-" + newPrefix()
+		if _, err := p.HostAcquire(ctx, protocol.AcquireParams{Base: protocol.Base{Target: box}, Key: key, Params: map[string]string{}}); err != nil {
+			t.Fatalf("acquire: %v", err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = p.HostRelease(ctx, protocol.KeyParams{Base: protocol.Base{Target: box}, Key: key})
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: release %d: %v", round, i, err)
+			}
+		}
+		st, err := p.HostLookup(ctx, protocol.LookupParams{Base: protocol.Base{Target: box}, Key: key})
+		if err != nil || !st.None {
+			t.Fatalf("round %d: lookup after release: %+v %v", round, st, err)
+		}
+	}
+}
