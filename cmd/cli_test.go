@@ -99,3 +99,38 @@ func TestTerminalGuard(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkIdleRSS reports each plugin's resident memory once it has
+// answered the handshake and waits for the next call (target: < 15 MB).
+func BenchmarkIdleRSS(b *testing.B) {
+	for _, name := range []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker"} {
+		b.Run(name, func(b *testing.B) {
+			var rss float64
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(filepath.Join(binDir, name))
+				stdin, _ := cmd.StdinPipe()
+				stdout, _ := cmd.StdoutPipe()
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":1,"max":1},"mu":"5"}}`)
+				buf := make([]byte, 4096)
+				if _, err := stdout.Read(buf); err != nil {
+					b.Fatal(err)
+				}
+				time.Sleep(200 * time.Millisecond) // idle: let start-up garbage settle
+				status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+				for _, l := range strings.Split(string(status), "\n") {
+					if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+						var kb float64
+						fmt.Sscan(f[1], &kb)
+						rss += kb / 1024
+					}
+				}
+				stdin.Close()
+				cmd.Wait()
+			}
+			b.ReportMetric(rss/float64(b.N), "MB-rss")
+		})
+	}
+}

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh >/dev/null
 integration/image/build.sh >/dev/null
 out=$(mktemp)
-pkgs=(./protocol/ ./protocol/caller/ ./backend/fake/ ./cmd/mu-plugin-fake/ ./backend/ssh/ ./backend/docker/ ./backend/tmuxjob/)
+pkgs=(./cmd/ ./protocol/ ./protocol/caller/ ./backend/fake/ ./cmd/mu-plugin-fake/ ./backend/ssh/ ./backend/docker/ ./backend/tmuxjob/)
 echo "bench: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r), $(go version | cut -d' ' -f3)"
 go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-1s}" -timeout 30m "${pkgs[@]}" | tee "$out" | grep -E '^(Benchmark|ok|FAIL)' || true
 echo
