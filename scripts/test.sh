@@ -16,7 +16,6 @@ make --no-print-directory build
 step "lint"
 scripts/lint.sh
 step "go test -race"
-export MU_PLUGINS_BIN="$PWD/bin"
 go test -race -count=1 -timeout 40m ./...
 if [ -f integration/docker-compose.yml ]; then
 	step "integration"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -95,6 +96,14 @@ func TestRunAlwaysStops(t *testing.T) {
 }
 
 func TestEnvironmentMinusLocalOnly(t *testing.T) {
+	// Only the variables this test sets: none the runner's environment has
+	// (make test exports MU_PLUGINS_BIN, for one).
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "MU_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
 	for _, k := range []string{"MU_DB_PATH", "MU_STATE_DIR", "MU_SYNC_DIR", "MU_WORKSTREAM", "MU_AGENT", "MU_AGENT_NAME", "MU_CTL_SOCK", "MU_SOCKET", "MU_KEEP_ME"} {
 		t.Setenv(k, "secret-value")
 	}
