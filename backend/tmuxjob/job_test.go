@@ -412,3 +412,35 @@ func TestCheckStepsSayWhatIsMissing(t *testing.T) {
 		t.Fatalf("tmux step: %+v", steps[0])
 	}
 }
+
+// A start racing the stop of the server's last session (the server exits as
+// the start connects: "server exited unexpectedly") still starts: found by
+// the integration suite's SIGKILL drill for job.stop.
+func TestStartRacingLastSessionStop(t *testing.T) {
+	h := newHost(t)
+	ctx := ctxT(t)
+	for i := 0; i < 20; i++ {
+		a, b := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+		if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(a), Key: a, Spec: spec("exec sleep 1000")}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var stopErr, startErr error
+		wg.Add(2)
+		go func() { defer wg.Done(); stopErr = h.jobs.Stop(ctx, a) }()
+		go func() {
+			defer wg.Done()
+			_, startErr = h.jobs.Start(ctx, protocol.JobStartParams{Base: base(b), Key: b, Spec: spec("exec sleep 1000")})
+		}()
+		wg.Wait()
+		if stopErr != nil || startErr != nil {
+			t.Fatalf("round %d: stop %v, start %v", i, stopErr, startErr)
+		}
+		if st, err := h.jobs.Status(ctx, b); err != nil || st.State != protocol.JobRunning {
+			t.Fatalf("round %d: the racing start's job is %+v %v", i, st, err)
+		}
+		if err := h.jobs.Stop(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -22,11 +22,18 @@ if [ ! -e "$d/started" ]; then
 	# started is the commit: written before the session, so a start that
 	# dies half-way is never run a second time (it reads lost instead).
 	: >"$d/started"
-	if ! e=$(t new-session -d -s "$sess" -x 160 -y 48 -e "MU_CHANNEL_DIR=$c" -- /bin/sh "$d/wrap" "$d" 2>&1); then
+	# A server whose last session just ended (another job's stop) exits as
+	# we connect: "server exited unexpectedly". Nothing was made: try again.
+	n=0
+	until e=$(t new-session -d -s "$sess" -x 160 -y 48 -e "MU_CHANNEL_DIR=$c" -- /bin/sh "$d/wrap" "$d" 2>&1); do
+		n=$((n + 1))
+		case $e in
+		*"server exited unexpectedly"* | *"lost server"*) [ "$n" -lt 10 ] && { sleep 0.1; continue; } ;;
+		esac
 		rm -f "$d/started"
 		say "ERR tmux new-session: $(oneline "$e")"
 		exit 1
-	fi
+	done
 	say "new 1"
 fi
 if [ ! -e "$d/go" ]; then
