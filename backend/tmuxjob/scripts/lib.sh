@@ -40,7 +40,7 @@ alive() {
 	command -v tmux >/dev/null 2>&1 || { echo "err:tmux is not installed on the host"; return; }
 	if e=$(t has-session -t "=$sess" 2>&1); then echo yes; return; fi
 	case $e in
-	*"can't find session"* | *"no server running"* | *"error connecting to"*"No such file"* | *"error connecting to"*"Connection refused"* | *"server exited unexpectedly"*) echo no ;;
+	*"can't find session"* | *"no current target"* | *"no server running"* | *"error connecting to"*"No such file"* | *"error connecting to"*"Connection refused"* | *"server exited unexpectedly"*) echo no ;;
 	*) echo "err:$(oneline "$e")" ;;
 	esac
 }
