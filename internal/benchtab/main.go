@@ -33,16 +33,36 @@ func main() {
 	flag.Parse()
 	res := map[string]result{}
 	var order []string
+	var pending []string // names read before their package's "ok" line
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		m := line.FindStringSubmatch(sc.Text())
+		text := sc.Text()
+		if f := strings.Fields(text); len(f) >= 2 && (f[0] == "ok" || f[0] == "FAIL") {
+			// go test prints a package's "ok" after its benchmarks: name
+			// them after it, so equal names in two packages stay apart.
+			pkg := f[1][strings.LastIndexByte(f[1], '/')+1:]
+			for _, n := range pending {
+				r := res[n]
+				delete(res, n)
+				res[pkg+"."+n] = r
+				for i := range order {
+					if order[i] == n {
+						order[i] = pkg + "." + n
+					}
+				}
+			}
+			pending = nil
+			continue
+		}
+		m := line.FindStringSubmatch(text)
 		if m == nil {
 			continue
 		}
 		ns, _ := strconv.ParseFloat(m[2], 64)
 		if _, seen := res[m[1]]; !seen {
 			order = append(order, m[1])
+			pending = append(pending, m[1])
 		}
 		res[m[1]] = result{nsPerOp: ns, extra: strings.Fields(m[3])}
 	}
@@ -66,9 +86,11 @@ func main() {
 	}
 	for _, p := range explicit {
 		o, q, _ := strings.Cut(p, "=")
-		if _, ok := res[o]; ok {
-			if _, ok := res[q]; ok {
-				rows = append(rows, row{o, o, q})
+		for _, name := range order { // OURS and PEER in the same package
+			if pkg, n, _ := strings.Cut(name, "."); n == o {
+				if _, ok := res[pkg+"."+q]; ok {
+					rows = append(rows, row{name, name, pkg + "." + q})
+				}
 			}
 		}
 	}
@@ -79,12 +101,12 @@ func main() {
 		if i := strings.IndexByte(peer, '/'); i >= 0 {
 			peer = peer[i+1:]
 		}
-		fmt.Printf("%-34s %-28s %12s %12s %6.2fx\n", strings.TrimPrefix(r.name, "Benchmark"), peer, dur(a.nsPerOp), dur(b.nsPerOp), a.nsPerOp/b.nsPerOp)
+		fmt.Printf("%-34s %-28s %12s %12s %6.2fx\n", strings.Replace(r.name, "Benchmark", "", 1), strings.Replace(peer, "Benchmark", "", 1), dur(a.nsPerOp), dur(b.nsPerOp), a.nsPerOp/b.nsPerOp)
 	}
 	fmt.Println("\nother figures:")
 	for _, name := range order {
 		if r := res[name]; len(r.extra) > 0 {
-			fmt.Printf("  %-50s %s  %s\n", strings.TrimPrefix(name, "Benchmark"), dur(r.nsPerOp), strings.Join(r.extra, " "))
+			fmt.Printf("  %-50s %s  %s\n", strings.Replace(name, "Benchmark", "", 1), dur(r.nsPerOp), strings.Join(r.extra, " "))
 		}
 	}
 }
