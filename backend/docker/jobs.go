@@ -141,72 +141,63 @@ func (b *Backend) containerState(ctx context.Context, t protocol.Target) (ctrSta
 	return ctrStopped, fmt.Sprintf("container %s is %s: its processes are gone", short(ctr), st.Status), nil
 }
 
+// guard serves next only in a running container. In any other state the
+// container's state alone decides the method's answer, and nothing is run.
+func (b *Backend) guard(next protocol.Handler, answer func(st ctrState, why string) (any, error)) protocol.Handler {
+	return func(ctx context.Context, call *protocol.Call) (any, error) {
+		st, why, err := b.containerState(ctx, call.Base.Target)
+		if err != nil {
+			return nil, err
+		}
+		if st == ctrRunning {
+			return next(ctx, call)
+		}
+		return answer(st, why)
+	}
+}
+
 // jobStatus: a job in a container that stopped or is gone is lost (no
 // exit was recorded that could still be read); an Engine that does not
 // answer is unknown.
 func (b *Backend) jobStatus(next protocol.Handler) protocol.Handler {
-	return func(ctx context.Context, call *protocol.Call) (any, error) {
-		st, why, err := b.containerState(ctx, call.Base.Target)
-		switch {
-		case err != nil:
-			return nil, err
-		case st == ctrGone || st == ctrStopped:
-			return protocol.JobStatus{State: protocol.JobLost, Reason: why}, nil
-		case st == ctrUnknown:
+	return b.guard(next, func(st ctrState, why string) (any, error) {
+		if st == ctrUnknown {
 			return protocol.JobStatus{State: protocol.JobUnknown, Reason: why}, nil
 		}
-		return next(ctx, call)
-	}
+		return protocol.JobStatus{State: protocol.JobLost, Reason: why}, nil
+	})
 }
 
 // jobStop: nothing runs in a container that stopped or is gone, which is
 // the proof job.stop's null needs. When the Engine does not say, nothing
 // is done: retryable.
 func (b *Backend) jobStop(next protocol.Handler) protocol.Handler {
-	return func(ctx context.Context, call *protocol.Call) (any, error) {
-		st, why, err := b.containerState(ctx, call.Base.Target)
-		switch {
-		case err != nil:
-			return nil, err
-		case st == ctrGone || st == ctrStopped:
-			return nil, nil
-		case st == ctrUnknown:
+	return b.guard(next, func(st ctrState, why string) (any, error) {
+		if st == ctrUnknown {
 			return nil, protocol.Errorf(protocol.Retryable, "job.stop: %s: nothing was done", why)
 		}
-		return next(ctx, call)
-	}
+		return nil, nil
+	})
 }
 
 // jobLookup: no job can be found, nor ever start, in a container that is
-// gone: none (fenced or not).
+// gone: none (fenced or not). Stopped or unanswered: unknown.
 func (b *Backend) jobLookup(next protocol.Handler) protocol.Handler {
-	return func(ctx context.Context, call *protocol.Call) (any, error) {
-		st, why, err := b.containerState(ctx, call.Base.Target)
-		switch {
-		case err != nil:
-			return nil, err
-		case st == ctrGone:
+	return b.guard(next, func(st ctrState, why string) (any, error) {
+		if st == ctrGone {
 			return protocol.JobLookupResult{None: true}, nil
-		case st != ctrRunning:
-			return protocol.JobLookupResult{Unknown: why}, nil
 		}
-		return next(ctx, call)
-	}
+		return protocol.JobLookupResult{Unknown: why}, nil
+	})
 }
 
 // jobStart: a container that is gone or stopped starts nothing: a
-// definite refusal.
+// definite refusal. When the Engine does not say, retryable.
 func (b *Backend) jobStart(next protocol.Handler) protocol.Handler {
-	return func(ctx context.Context, call *protocol.Call) (any, error) {
-		st, why, err := b.containerState(ctx, call.Base.Target)
-		switch {
-		case err != nil:
-			return nil, err
-		case st == ctrGone || st == ctrStopped:
-			return nil, protocol.Errorf(protocol.Permanent, "job.start: %s: nothing was started", why)
-		case st == ctrUnknown:
+	return b.guard(next, func(st ctrState, why string) (any, error) {
+		if st == ctrUnknown {
 			return nil, protocol.Errorf(protocol.Retryable, "job.start: %s: nothing was started", why)
 		}
-		return next(ctx, call)
-	}
+		return nil, protocol.Errorf(protocol.Permanent, "job.start: %s: nothing was started", why)
+	})
 }
