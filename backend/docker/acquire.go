@@ -46,6 +46,9 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error)
 	labels := b.labels(p.Key)
 	labels[LabelParams] = paramsDigest(p.Params)
 	labels[LabelResult] = res.label()
+	labels[LabelCreator] = b.self.String()
+	b.inFlight(p.Key, 1)
+	defer b.inFlight(p.Key, -1)
 
 	t0 := time.Now()
 	id, res, err := b.create(ctx, name, p.Key, spec, labels, res)
@@ -72,6 +75,17 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error)
 	b.log.Debug("acquired", "container", name, "createMs", t1.Sub(t0).Milliseconds(),
 		"startMs", t2.Sub(t1).Milliseconds(), "readyMs", time.Since(t2).Milliseconds())
 	return res.with(id), nil
+}
+
+// inFlight counts the acquires of key running in this process, for lookup
+// (creatorLiveness).
+func (b *Backend) inFlight(key string, d int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.acquiring[key] += d
+	if b.acquiring[key] <= 0 {
+		delete(b.acquiring, key)
+	}
 }
 
 // create creates the key's container, or finds the one a previous acquire

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -97,6 +98,23 @@ func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (st
 	case lk.Unknown != "":
 		answer = "unknown"
 		t.Logf("%s: lookup unknown: %s", key, lk.Unknown)
+	}
+	// Right after the kill the lookup resolves: the killed acquire's
+	// creator is gone, so a never-started container is rolled back at
+	// once, never pending (pending is only a started container whose exec
+	// does not answer yet); a fenced none leaves the fence alone.
+	ids := labelled("org.mu-plugins.key=" + key)
+	for _, id := range ids {
+		st := docker(t, "inspect", "-f", `{{.State.Status}} {{index .Config.Labels "org.mu-plugins.fence"}}`, id)
+		if lk.Pending && strings.HasPrefix(st, "created ") {
+			t.Errorf("%s: lookup pending for a container its killed acquire never started", key)
+		}
+		if fence && lk.None && st != "created 1" {
+			t.Errorf("%s: a fenced none left %q beside the fence", key, st)
+		}
+	}
+	if fence && lk.None && len(ids) != 1 {
+		t.Errorf("%s: a fenced none left %d containers, want the fence alone", key, len(ids))
 	}
 	var res protocol.AcquireResult
 	err := q.call(t, "host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}), &res)

@@ -182,7 +182,7 @@ func TestCheckStepsReach(t *testing.T) {
 			t.Errorf("step %s: %s %s", s.Step, s.OK, s.Detail)
 		}
 	}
-	if strings.Join(names, ",") != "ping,api,image,container,git" {
+	if strings.Join(names, ",") != "endpoint,ping,api,image,container,git" {
 		t.Errorf("steps %v", names)
 	}
 	docker(t, "kill", h)
