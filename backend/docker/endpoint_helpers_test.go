@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -8,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"io"
 	"math/big"
 	"net"
 	"os"
@@ -115,17 +115,28 @@ type engineProxy struct {
 	ln    net.Listener
 	conns atomic.Int64
 	wg    sync.WaitGroup
+	// holdOn, when set, is a request the Engine gets but whose reply never
+	// reaches the client: a link that dies at the worst moment.
+	holdOn []byte
+	held   atomic.Int64 // requests held
 }
 
 // startUnixProxy is an engineProxy on a new unix socket.
 func startUnixProxy(t testing.TB) (*engineProxy, string) {
+	return startHoldingProxy(t, "")
+}
+
+// startHoldingProxy is an engineProxy on a new unix socket that relays a
+// request containing holdOn (say "/containers/create") to the Engine and
+// never relays its reply.
+func startHoldingProxy(t testing.TB, holdOn string) (*engineProxy, string) {
 	t.Helper()
 	path := filepath.Join(shortTemp(t), "engine.sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveProxy(t, ln), "unix://" + path
+	return serveProxy(t, ln, []byte(holdOn)), "unix://" + path
 }
 
 // startTLSProxy is an engineProxy on 127.0.0.1 that speaks TLS with a
@@ -144,11 +155,11 @@ func startTLSProxy(t testing.TB, ca testCert) (*engineProxy, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveProxy(t, ln), "tcp://" + ln.Addr().String()
+	return serveProxy(t, ln, nil), "tcp://" + ln.Addr().String()
 }
 
-func serveProxy(t testing.TB, ln net.Listener) *engineProxy {
-	p := &engineProxy{ln: ln}
+func serveProxy(t testing.TB, ln net.Listener, holdOn []byte) *engineProxy {
+	p := &engineProxy{ln: ln, holdOn: holdOn}
 	upstream := engineSocket() // now: the test may change DOCKER_HOST later
 	var mu sync.Mutex
 	var open []net.Conn
@@ -187,8 +198,9 @@ func serveProxy(t testing.TB, ln net.Listener) *engineProxy {
 				defer p.wg.Done()
 				var pair sync.WaitGroup
 				pair.Add(2)
-				go func() { defer pair.Done(); relay(up, c) }()
-				go func() { defer pair.Done(); relay(c, up) }()
+				var hold atomic.Bool
+				go func() { defer pair.Done(); p.relay(up, c, &hold, true) }()
+				go func() { defer pair.Done(); p.relay(c, up, &hold, false) }()
 				pair.Wait()
 				c.Close()
 				up.Close()
@@ -199,8 +211,28 @@ func serveProxy(t testing.TB, ln net.Listener) *engineProxy {
 }
 
 // relay copies src to dst, then half-closes dst (exec streams rely on it).
-func relay(dst, src net.Conn) {
-	_, _ = io.Copy(dst, src)
+// From the client (toEngine), a request holding holdOn sets hold; towards
+// the client, once hold is set, what the Engine sends is dropped (HTTP/1.1
+// on one connection is not pipelined: it is that request's reply).
+func (p *engineProxy) relay(dst, src net.Conn, hold *atomic.Bool, toEngine bool) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if toEngine && len(p.holdOn) > 0 && bytes.Contains(buf[:n], p.holdOn) {
+				hold.Store(true)
+				p.held.Add(1)
+			}
+			if toEngine || !hold.Load() {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
 	}
