@@ -81,9 +81,12 @@ func (b *Backend) gated(method string, next protocol.Handler) protocol.Handler {
 		if err == nil {
 			return next(ctx, call)
 		}
+		if ctx.Err() != nil {
+			return nil, protocol.Wrap(protocol.Retryable, err, "cancelled before the Engine was reached: nothing was done")
+		}
 		var pe *protocol.Error
 		if !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
-			return nil, err // a cancelled call, or an endpoint a person must fix
+			return nil, err // an endpoint a person must fix
 		}
 		why := pe.Message
 		switch method {
