@@ -45,6 +45,9 @@ type Config struct {
 	Prefix   string            // container names are <Prefix>-<hash of key>
 	Labels   map[string]string // extra labels on every container created
 	Self     string            // this binary, for git's ext:: transport; "" is os.Executable
+	// Channel is the channel seam's name: the plugin's registered name
+	// (Name); "" is ChannelName.
+	Channel string
 	// MaxSessions bounds the long-lived exec channels kept per container.
 	MaxSessions int
 	// AbandonAfter: a container an acquire created but never started, whose
@@ -114,6 +117,9 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = 8
 	}
+	if cfg.Channel == "" {
+		cfg.Channel = ChannelName
+	}
 	if cfg.AbandonAfter <= 0 {
 		cfg.AbandonAfter = InFlightMs * time.Millisecond
 	}
@@ -155,7 +161,7 @@ func (b *Backend) Instance() string { return b.instance }
 func (b *Backend) Options() protocol.Options {
 	return protocol.Options{
 		Instance: b.instance,
-		Seams:    Declaration(),
+		Seams:    Declaration(b.cfg.Channel),
 		Handlers: b.Handlers(),
 		Stop:     b.Stop,
 	}

@@ -264,3 +264,48 @@ func TestSSHEndpointIsAHumanError(t *testing.T) {
 		t.Errorf("endpoint step: %+v", s)
 	}
 }
+
+// Several Engines are several registrations: a link to the binary named
+// mu-plugin-docker-gpu declares the name docker-gpu and a channel of that
+// name (a channel's name is unique among registered plugins), and its
+// --context picks its Engine.
+func TestNameFollowsTheRegistration(t *testing.T) {
+	for argv0, want := range map[string]string{"/x/mu-plugin-docker": "docker", "/x/mu-plugin-docker-gpu": "docker-gpu",
+		"mu-plugin-docker-": "docker", "/tmp/docker.test": "docker", "/x/mu-plugin-dockers": "docker"} {
+		if got := dockerb.Name(argv0); got != want {
+			t.Errorf("Name(%q) = %q, want %q", argv0, got, want)
+		}
+	}
+	proxy, host := startUnixProxy(t)
+	store := newContextStore(t, "")
+	store.add("gpu", host, false, nil)
+	t.Setenv("DOCKER_CONFIG", store.dir)
+	link := shortTemp(t) + "/mu-plugin-docker-gpu"
+	if err := os.Symlink(binPath, link); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t) // mu-plugin-docker: the default name
+	if p.decl.Plugin.Name != "docker" || p.decl.Seams.Channel.Name != "docker" {
+		t.Errorf("mu-plugin-docker declares %q with channel %q", p.decl.Plugin.Name, p.decl.Seams.Channel.Name)
+	}
+	saved := binPath
+	binPath = link
+	defer func() { binPath = saved }()
+	q := start(t, "--context", "gpu")
+	d := q.decl
+	if d.Plugin.Name != "docker-gpu" || d.Seams.Channel.Name != "docker-gpu" || d.Seams.Job.Channel != "docker-gpu" {
+		t.Errorf("mu-plugin-docker-gpu declares %q, channel %q, job.channel %q", d.Plugin.Name, d.Seams.Channel.Name, d.Seams.Job.Channel)
+	}
+	if err := protocol.ValidateDeclaration(d); err != nil {
+		t.Errorf("the declaration breaks a load rule: %v", err)
+	}
+	if d.Instance == p.decl.Instance {
+		t.Errorf("two Engines' registrations share the instance %q", d.Instance)
+	}
+	before := proxy.conns.Load()
+	q.acquire(t, "key-gpu", nil)
+	q.must(t, "host.release", keyParams("key-gpu"), nil)
+	if proxy.conns.Load() == before {
+		t.Errorf("docker-gpu never used its context's Engine")
+	}
+}

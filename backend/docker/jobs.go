@@ -51,7 +51,7 @@ func (b *Backend) jobsFor(ctx context.Context, t protocol.Target) (*tmuxjob.Jobs
 func (b *Backend) newJobs(ctr, root string) (*tmuxjob.Jobs, error) {
 	self := b.cfg.Self
 	return tmuxjob.New(b.Runner(ctr), tmuxjob.Options{
-		Root: root, Kind: "docker", Channel: ChannelName,
+		Root: root, Kind: "docker", Channel: b.cfg.Channel,
 		View: func(handle, _ string) protocol.View {
 			return tmuxjob.ViewArgv(b.viewEnv(), self, ViewCommand, "--container", ctr, "--root", root, handle)
 		},

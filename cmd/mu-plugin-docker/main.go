@@ -19,7 +19,7 @@ import (
 
 func main() {
 	os.Exit(cli.Main(cli.Plugin{
-		Name:  "docker",
+		Name:  docker.Name(os.Args[0]),
 		Short: "Docker containers as mu's provider hosts (the Engine chosen as the docker CLI does: --context, DOCKER_HOST, DOCKER_CONTEXT)",
 		Flags: flags,
 		Commands: map[string]func(context.Context, []string) int{
@@ -52,7 +52,7 @@ func flags(fs *flag.FlagSet) func(context.Context, *slog.Logger) (protocol.Optio
 		if err != nil {
 			return protocol.Options{}, err
 		}
-		cfg.Endpoint = ep
+		cfg.Endpoint, cfg.Channel = ep, docker.Name(os.Args[0])
 		b, err := docker.Open(cfg, log)
 		if err != nil {
 			return protocol.Options{}, err
