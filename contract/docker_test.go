@@ -24,7 +24,7 @@ func TestDockerPlugin(t *testing.T) {
 	if err := os.Chmod(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rep := run(t, Options{Argv: []string{bin, "--image", image},
+	rep := run(t, Options{Argv: []string{bin, "--image", image, "--label", testimage.Label + "=1"},
 		Run: `^(registration|handshake|wire|process|link|host)/|^secrets/`})
 	t.Cleanup(func() { removeContainers(t, rep.RunID) })
 	for _, r := range rep.Results {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
@@ -118,7 +119,7 @@ const itLabel = "org.mu-plugins.test.it"
 
 func (e *Env) dockerPlugin(extra ...string) spec {
 	argv := []string{filepath.Join(e.Bin, "mu-plugin-docker"),
-		"--image", "mu-plugins-test:latest", "--instance", e.dockerInstance(),
+		"--image", testimage.Name, "--instance", e.dockerInstance(),
 		"--prefix", "mu-it", "--label", itLabel + "=" + e.Project}
 	return spec{"docker", append(argv, extra...)}
 }

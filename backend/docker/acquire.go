@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -46,6 +48,9 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error)
 	labels := b.labels(p.Key)
 	labels[LabelParams] = paramsDigest(p.Params)
 	labels[LabelResult] = res.label()
+	labels[LabelCreator] = b.self.String()
+	b.inFlight(p.Key, 1)
+	defer b.inFlight(p.Key, -1)
 
 	t0 := time.Now()
 	id, res, err := b.create(ctx, name, p.Key, spec, labels, res)
@@ -63,6 +68,9 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error)
 		if _, rerr := b.api.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !cerrdefs.IsNotFound(rerr) {
 			return nil, protocol.Wrap(protocol.UnknownOutcome, errors.Join(err, rerr), "starting container "+name+" failed and removing it too")
 		}
+		if e := missingNetwork(spec, err); e != nil {
+			return nil, e
+		}
 		return nil, protocol.Wrap(protocol.Permanent, err, "the Engine could not start container "+name+" (removed)")
 	}
 	t2 := time.Now()
@@ -74,6 +82,17 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error)
 	return res.with(id), nil
 }
 
+// inFlight counts the acquires of key running in this process, for lookup
+// (creatorLiveness).
+func (b *Backend) inFlight(key string, d int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.acquiring[key] += d
+	if b.acquiring[key] <= 0 {
+		delete(b.acquiring, key)
+	}
+}
+
 // create creates the key's container, or finds the one a previous acquire
 // of the key created. A name the Engine still reserves for a create in
 // flight (or one being rolled back: a conflict whose inspect finds nothing)
@@ -82,7 +101,7 @@ func (b *Backend) create(ctx context.Context, name, key string, spec acquireSpec
 	for attempt := 0; ; attempt++ {
 		created, err := b.api.ContainerCreate(ctx, client.ContainerCreateOptions{
 			Name:       name,
-			Config:     hostConfig(spec.Image, labels),
+			Config:     hostConfig(spec, labels),
 			HostConfig: hostHostConfig(spec),
 		})
 		switch {
@@ -100,6 +119,8 @@ func (b *Backend) create(ctx context.Context, name, key string, spec acquireSpec
 			}
 		case client.IsErrConnectionFailed(err):
 			return "", res, protocol.Wrap(protocol.Retryable, err, "the Docker Engine is unreachable")
+		case missingNetwork(spec, err) != nil:
+			return "", res, missingNetwork(spec, err)
 		case cerrdefs.IsNotFound(err):
 			return "", res, protocol.Errorf(protocol.Permanent, "image %q is not on the Engine (this plugin never pulls): build or load it, or pass --param image=…", spec.Image)
 		case cerrdefs.IsInvalidArgument(err):
@@ -108,6 +129,15 @@ func (b *Backend) create(ctx context.Context, name, key string, spec acquireSpec
 			return "", res, protocol.Wrap(protocol.UnknownOutcome, err, "creating container "+name)
 		}
 	}
+}
+
+// missingNetwork is the error for a network param the Engine does not know
+// (at create or at start, depending on the Engine), else nil.
+func missingNetwork(s acquireSpec, err error) error {
+	if s.Network == "" || !cerrdefs.IsNotFound(err) || !strings.Contains(err.Error(), "network") {
+		return nil
+	}
+	return protocol.Wrap(protocol.Permanent, err, fmt.Sprintf("network %q is not on the Engine: create it (docker network create), or pass another network=", s.Network))
 }
 
 // errNameInLimbo: a create conflicted but no container has the name (yet, or
@@ -165,25 +195,31 @@ func (b *Backend) ready(ctx context.Context, ctr string) error {
 
 // hostConfig is a host container's config: its command only sleeps, under
 // the Engine's init (tini) so that orphans are reaped.
-func hostConfig(image string, labels map[string]string) *container.Config {
+func hostConfig(s acquireSpec, labels map[string]string) *container.Config {
 	return &container.Config{
-		Image:      image,
+		Image:      s.Image,
+		User:       s.User,
 		Entrypoint: []string{"sleep"},
 		Cmd:        []string{"infinity"},
 		Labels:     labels,
 	}
 }
 
-// hostHostConfig holds the security defaults: not privileged, no mounts, no
-// published ports, no new privileges, an init process.
+// hostHostConfig holds the security defaults: not privileged, no host
+// namespace, no mounts, no published ports, no new privileges, an init
+// process, a process limit; and the params' limits, network and dropped
+// capabilities.
 func hostHostConfig(s acquireSpec) *container.HostConfig {
 	init := true
+	pids := s.Pids
 	return &container.HostConfig{
 		Init:            &init,
 		Privileged:      false,
 		PublishAllPorts: false,
+		NetworkMode:     container.NetworkMode(s.Network),
+		CapDrop:         s.CapDrop,
 		SecurityOpt:     []string{"no-new-privileges"},
-		Resources:       container.Resources{NanoCPUs: s.NanoCPUs, Memory: s.Memory},
+		Resources:       container.Resources{NanoCPUs: s.NanoCPUs, Memory: s.Memory, PidsLimit: &pids},
 	}
 }
 

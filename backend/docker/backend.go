@@ -7,6 +7,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -30,23 +32,28 @@ const (
 	LabelParams   = "org.mu-plugins.params"   // sha256 of the acquire's params
 	LabelResult   = "org.mu-plugins.result"   // the acquire result (JSON, handle aside)
 	LabelFence    = "org.mu-plugins.fence"    // "1" on a fence placeholder
+	LabelCreator  = "org.mu-plugins.creator"  // the acquiring plugin process (creator.go)
 )
-
-// DefaultImage is --image's default: the project's test image.
-const DefaultImage = "mu-plugins-test:latest"
 
 // Config is what the flags set.
 type Config struct {
-	Image    string            // the default image (the `image` param overrides it)
-	Instance string            // "" derives it from the Engine's ID
+	// Endpoint is the Engine (ResolveEndpoint); the instance derives from it
+	// unless Instance is set.
+	Endpoint Endpoint
+	Image    string            // the default image (the `image` param overrides it); "" requires the param
+	Instance string            // "" derives it from the endpoint
 	Prefix   string            // container names are <Prefix>-<hash of key>
 	Labels   map[string]string // extra labels on every container created
 	Self     string            // this binary, for git's ext:: transport; "" is os.Executable
+	// Channel is the channel seam's name: the plugin's registered name
+	// (Name); "" is ChannelName.
+	Channel string
 	// MaxSessions bounds the long-lived exec channels kept per container.
 	MaxSessions int
-	// AbandonAfter: a container an acquire created but never started, older
-	// than this, is rolled back by lookup. 0 is InFlightMs; less than
-	// InFlightMs is for tests only (a live acquire could lose its container).
+	// AbandonAfter: a container an acquire created but never started, whose
+	// creator cannot be checked (another machine's plugin), older than this,
+	// is rolled back by lookup. 0 is InFlightMs; less than InFlightMs is for
+	// tests only (a live acquire could lose its container).
 	AbandonAfter time.Duration
 }
 
@@ -56,21 +63,51 @@ type Backend struct {
 	api      engine
 	log      *slog.Logger
 	instance string
+	self     creator // this process, as acquire records it on a container
+	// engineErr, when set, is every call's answer: an endpoint the plugin
+	// cannot use (ssh://). The plugin still loads, and host check says it.
+	engineErr error
+	reached   atomic.Bool // the Engine answered once (reach)
 
-	mu    sync.Mutex
-	pools map[string]*pool  // container ID → its exec channels
-	ours  map[string]bool   // container IDs checked to be this instance's hosts
-	roots map[string]string // container ID → its jobs directory
+	mu        sync.Mutex
+	pools     map[string]*pool  // container ID → its exec channels
+	ours      map[string]bool   // container IDs checked to be this instance's hosts
+	roots     map[string]string // container ID → its jobs directory
+	acquiring map[string]int    // keys with an acquire running in this process
 }
 
 var namePrefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$`)
 
-// New builds a Backend on api (a *client.Client from NewClient). With no
-// Instance it asks the Engine for its ID, so the Engine must answer.
-func New(ctx context.Context, cfg Config, api engine, log *slog.Logger) (*Backend, error) {
-	if cfg.Image == "" {
-		cfg.Image = DefaultImage
+// Open builds the Backend for cfg.Endpoint, with a client for it. It asks
+// the Engine nothing (the first call does, bounded: see reach), so a plugin
+// whose Engine is down or hangs still answers the handshake. An endpoint
+// the plugin cannot use yet (ssh://) still opens: every call answers its
+// human error.
+func Open(cfg Config, log *slog.Logger) (*Backend, error) {
+	var api engine
+	c, err := cfg.Endpoint.NewClient()
+	var pe *protocol.Error
+	switch {
+	case errors.As(err, &pe):
+	case err != nil:
+		return nil, err
+	default:
+		api = c
 	}
+	b, err := New(cfg, api, log)
+	if err != nil {
+		return nil, err
+	}
+	if pe != nil {
+		b.engineErr = pe
+	}
+	b.log.Info("the Docker Engine", "endpoint", cfg.Endpoint.String(), "from", cfg.Endpoint.Source, "instance", b.instance)
+	return b, nil
+}
+
+// New builds a Backend on api (a client for cfg.Endpoint). It asks the
+// Engine nothing. The instance is cfg.Instance, else the endpoint's.
+func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = "mu"
 	}
@@ -79,6 +116,9 @@ func New(ctx context.Context, cfg Config, api engine, log *slog.Logger) (*Backen
 	}
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = 8
+	}
+	if cfg.Channel == "" {
+		cfg.Channel = ChannelName
 	}
 	if cfg.AbandonAfter <= 0 {
 		cfg.AbandonAfter = InFlightMs * time.Millisecond
@@ -98,17 +138,14 @@ func New(ctx context.Context, cfg Config, api engine, log *slog.Logger) (*Backen
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Backend{cfg: cfg, api: api, log: log, pools: map[string]*pool{}, ours: map[string]bool{}, roots: map[string]string{}}
+	b := &Backend{cfg: cfg, api: api, log: log, self: thisProcess(),
+		pools: map[string]*pool{}, ours: map[string]bool{}, roots: map[string]string{}, acquiring: map[string]int{}}
 	b.instance = cfg.Instance
 	if b.instance == "" {
-		info, err := api.Info(ctx, client.InfoOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("the Docker Engine did not answer (needed for the default --instance, its ID): %w", err)
+		if cfg.Endpoint.Host == "" {
+			return nil, fmt.Errorf("no endpoint to derive the instance from: set --instance")
 		}
-		if info.Info.ID == "" {
-			return nil, fmt.Errorf("the Docker Engine reported no ID: set --instance")
-		}
-		b.instance = "docker-" + info.Info.ID
+		b.instance = cfg.Endpoint.Instance()
 	}
 	if n := len(b.instance); n < 1 || n > 128 {
 		return nil, fmt.Errorf("instance %q must be 1-128 characters", b.instance)
@@ -124,7 +161,7 @@ func (b *Backend) Instance() string { return b.instance }
 func (b *Backend) Options() protocol.Options {
 	return protocol.Options{
 		Instance: b.instance,
-		Seams:    Declaration(),
+		Seams:    Declaration(b.cfg.Channel),
 		Handlers: b.Handlers(),
 		Stop:     b.Stop,
 	}
@@ -144,6 +181,11 @@ func (b *Backend) Handlers() map[string]protocol.Handler {
 	}
 	for m, f := range b.jobHandlers() {
 		h[m] = f
+	}
+	for m, f := range h {
+		if m != protocol.MethodLinkCheckSteps { // its steps say what is wrong
+			h[m] = b.gated(m, f)
+		}
 	}
 	return h
 }

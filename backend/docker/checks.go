@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,9 +12,27 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// checkSteps serves link.checkSteps. The reach phase: Engine ping, API
-// version, image present, container running, git present. Other phases
-// have no steps of this plugin's.
+// reachSteps are the reach phase's steps, in order.
+var reachSteps = []string{"endpoint", "ping", "api", "image", "container", "git"}
+
+// steps collects a phase's steps.
+type steps []protocol.Step
+
+func (s *steps) add(step string, ok protocol.StepOK, format string, args ...any) {
+	*s = append(*s, protocol.Step{Step: step, OK: ok, Detail: fmt.Sprintf(format, args...)})
+}
+
+// skipRest marks every reach step after the last one added as skipped.
+func (s *steps) skipRest(why string) {
+	for _, name := range reachSteps[len(*s):] {
+		s.add(name, protocol.StepSkipped, "%s", why)
+	}
+}
+
+// checkSteps serves link.checkSteps. The reach phase: the endpoint (and
+// what chose it), Engine ping (bounded by ReachTimeout), API version,
+// image present, container running, git present. Other phases have no
+// steps of this plugin's.
 func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, error) {
 	var p protocol.CheckStepsParams
 	if err := call.Decode(&p); err != nil {
@@ -22,72 +41,88 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 	if err := b.checkInstance(p.Target); err != nil {
 		return nil, err
 	}
-	steps := []protocol.Step{}
+	s := steps{}
 	if p.Phase != protocol.PhaseReach {
-		return steps, nil
+		return s, nil
 	}
-	add := func(step string, ok protocol.StepOK, format string, args ...any) {
-		steps = append(steps, protocol.Step{Step: step, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	ep := b.cfg.Endpoint
+	if b.engineErr != nil {
+		s.add("endpoint", protocol.StepFailed, "%s", withRemedy(b.engineErr))
+		s.skipRest("no usable endpoint")
+		return s, nil
 	}
-	skipRest := func(from int, why string) []protocol.Step {
-		for _, s := range []string{"ping", "api", "image", "container", "git"}[from:] {
-			add(s, protocol.StepSkipped, "%s", why)
-		}
-		return steps
-	}
-	ping, err := b.api.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
+	s.add("endpoint", protocol.StepPassed, "%s, chosen by %s (instance %s)", ep, ep.Source, b.instance)
+	ping, err := b.ping(ctx)
 	if err != nil {
-		add("ping", protocol.StepFailed, "the Docker Engine did not answer: %v", err)
-		return skipRest(1, "the Engine is unreachable"), nil
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		s.add("ping", protocol.StepFailed, "%s", withRemedy(err))
+		s.skipRest("the Engine is unreachable")
+		return s, nil
 	}
-	add("ping", protocol.StepPassed, "the Docker Engine answered")
-	add("api", protocol.StepPassed, "API %s (Engine offers %s)", b.api.ClientVersion(), ping.APIVersion)
+	b.reached.Store(true)
+	s.add("ping", protocol.StepPassed, "the Docker Engine at %s answered", ep.Host)
+	s.add("api", protocol.StepPassed, "API %s (Engine offers %s)", b.api.ClientVersion(), ping.APIVersion)
+	if ctr := p.Target.Host.Handle; ctr != "" {
+		b.hostSteps(ctx, &s, ctr)
+		return s, nil
+	}
+	switch image := b.cfg.Image; {
+	case image == "":
+		s.add("image", protocol.StepWarn, "no --image: every acquire must pass --param image=IMAGE (docs/docker.md, Images)")
+	default:
+		b.imageStep(ctx, &s, image)
+	}
+	s.add("container", protocol.StepSkipped, "no host handle in the target")
+	s.skipRest("no running container")
+	return s, nil
+}
 
+// hostSteps are the image, container and git steps of a host's container.
+func (b *Backend) hostSteps(ctx context.Context, s *steps, ctr string) {
+	ins, err := b.api.ContainerInspect(ctx, ctr, client.ContainerInspectOptions{})
+	if err != nil {
+		s.add("image", protocol.StepSkipped, "no container to read the image from")
+		s.add("container", protocol.StepFailed, "container %s: %v", short(ctr), err)
+		s.skipRest("no running container")
+		return
+	}
 	image := b.cfg.Image
-	ctr := p.Target.Host.Handle
-	var running bool
-	if ctr != "" {
-		ins, err := b.api.ContainerInspect(ctx, ctr, client.ContainerInspectOptions{})
-		switch {
-		case err != nil:
-			add("image", protocol.StepSkipped, "no container to read the image from")
-			add("container", protocol.StepFailed, "container %s: %v", short(ctr), err)
-		default:
-			if ins.Container.Config != nil {
-				image = ins.Container.Config.Image
-			}
-			if _, err := b.api.ImageInspect(ctx, image); err != nil {
-				add("image", protocol.StepFailed, "image %s: %v", image, err)
-			} else {
-				add("image", protocol.StepPassed, "image %s is present", image)
-			}
-			running = ins.Container.State != nil && ins.Container.State.Running
-			if running {
-				add("container", protocol.StepPassed, "container %s is running", short(ctr))
-			} else {
-				add("container", protocol.StepFailed, "container %s is not running", short(ctr))
-			}
-		}
-	} else {
-		if _, err := b.api.ImageInspect(ctx, image); err != nil {
-			add("image", protocol.StepFailed, "image %s: %v", image, err)
-		} else {
-			add("image", protocol.StepPassed, "image %s is present", image)
-		}
-		add("container", protocol.StepSkipped, "no host handle in the target")
+	if ins.Container.Config != nil {
+		image = ins.Container.Config.Image
 	}
-	if !running {
-		add("git", protocol.StepSkipped, "no running container")
-		return steps, nil
+	b.imageStep(ctx, s, image)
+	if ins.Container.State == nil || !ins.Container.State.Running {
+		s.add("container", protocol.StepFailed, "container %s is not running", short(ctr))
+		s.skipRest("no running container")
+		return
 	}
+	s.add("container", protocol.StepPassed, "container %s is running", short(ctr))
 	r, err := b.runScript(ctx, ctr, "git --version", ".", 10*time.Second)
 	switch {
 	case err != nil:
-		add("git", protocol.StepFailed, "exec in the container: %v", err)
+		s.add("git", protocol.StepFailed, "exec in the container: %v", err)
 	case r.ExitCode == nil || *r.ExitCode != 0:
-		add("git", protocol.StepFailed, "git is missing in the container: %s", strings.TrimSpace(r.Stderr))
+		s.add("git", protocol.StepFailed, "git is missing in the container: %s", strings.TrimSpace(r.Stderr))
 	default:
-		add("git", protocol.StepPassed, "%s", strings.TrimSpace(r.Stdout))
+		s.add("git", protocol.StepPassed, "%s", strings.TrimSpace(r.Stdout))
 	}
-	return steps, nil
+}
+
+func (b *Backend) imageStep(ctx context.Context, s *steps, image string) {
+	if _, err := b.api.ImageInspect(ctx, image); err != nil {
+		s.add("image", protocol.StepFailed, "image %s: %v", image, err)
+		return
+	}
+	s.add("image", protocol.StepPassed, "image %s is present", image)
+}
+
+// withRemedy is an error's text with its remedy, for a step's detail.
+func withRemedy(err error) string {
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.Remedy != "" {
+		return pe.Message + "; remedy: " + pe.Remedy
+	}
+	return err.Error()
 }

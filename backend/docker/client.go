@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"os"
 
 	"github.com/moby/moby/client"
 )
@@ -17,6 +18,7 @@ type containers interface {
 	ContainerStart(ctx context.Context, container string, options client.ContainerStartOptions) (client.ContainerStartResult, error)
 	ContainerInspect(ctx context.Context, container string, options client.ContainerInspectOptions) (client.ContainerInspectResult, error)
 	ContainerRemove(ctx context.Context, container string, options client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
+	ImageList(ctx context.Context, options client.ImageListOptions) (client.ImageListResult, error)
 }
 
 // execer is what the link uses to run processes in a container.
@@ -43,9 +45,14 @@ type engine interface {
 
 var _ engine = (*client.Client)(nil)
 
-// NewClient connects to the Engine the environment names: DOCKER_HOST (unix
-// or tcp), DOCKER_TLS_VERIFY and DOCKER_CERT_PATH for TLS, DOCKER_API_VERSION
-// to pin a version; otherwise the API version is negotiated on first use.
+// NewClient is a client for the Engine the environment names, chosen as
+// the docker CLI chooses it (ResolveEndpoint, no --context). The plugin's
+// sub-commands use it: the plugin pins their environment to its endpoint
+// (Endpoint.PinEnv).
 func NewClient() (*client.Client, error) {
-	return client.New(client.FromEnv)
+	ep, err := ResolveEndpoint("", os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return ep.NewClient()
 }

@@ -3,12 +3,15 @@ package docker_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -98,6 +101,23 @@ func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (st
 		answer = "unknown"
 		t.Logf("%s: lookup unknown: %s", key, lk.Unknown)
 	}
+	// Right after the kill the lookup resolves: the killed acquire's
+	// creator is gone, so a never-started container is rolled back at
+	// once, never pending (pending is only a started container whose exec
+	// does not answer yet); a fenced none leaves the fence alone.
+	ids := labelled("org.mu-plugins.key=" + key)
+	for _, id := range ids {
+		st := docker(t, "inspect", "-f", `{{.State.Status}} {{index .Config.Labels "org.mu-plugins.fence"}}`, id)
+		if lk.Pending && strings.HasPrefix(st, "created ") {
+			t.Errorf("%s: lookup pending for a container its killed acquire never started", key)
+		}
+		if fence && lk.None && st != "created 1" {
+			t.Errorf("%s: a fenced none left %q beside the fence", key, st)
+		}
+	}
+	if fence && lk.None && len(ids) != 1 {
+		t.Errorf("%s: a fenced none left %d containers, want the fence alone", key, len(ids))
+	}
 	var res protocol.AcquireResult
 	err := q.call(t, "host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}), &res)
 	wasFenced := false
@@ -133,3 +153,57 @@ func (nopTB) Fatal(...any)          { runtimeGoexit() }
 func (n nopTB) Cleanup(f func())    { n.TB.Cleanup(f) }
 
 func runtimeGoexit() { runtime.Goexit() }
+
+// TestKillBetweenCreateAndStart kills the plugin at the moment the issue's
+// drill could only hit by chance: the Engine created the key's container,
+// and the create's reply is held back on its way to the plugin (a relaying
+// socket drops it), so the plugin is SIGKILLed before it could start the
+// container, every time. A fresh plugin of the same instance resolves the
+// key at once: its first lookup answers none (not pending until
+// inFlightMs), a fenced one leaves the fence alone, and nothing the killed
+// acquire created is left.
+func TestKillBetweenCreateAndStart(t *testing.T) {
+	testimage.Ensure(t)
+	proxy, host := startHoldingProxy(t, "/containers/create")
+	direct := os.Getenv("DOCKER_HOST")
+	prefix, instance := newPrefix(), "kill-create-"+runID
+	initParams := map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}
+	for _, fence := range []bool{false, true} {
+		key := fmt.Sprintf("key-killed-created-%v", fence)
+		t.Setenv("DOCKER_HOST", host)
+		p := startRaw(t, prefix, "--instance", instance)
+		t.Setenv("DOCKER_HOST", direct)
+		p.must(t, "initialize", initParams, nil)
+		go func() { _ = p.send(nopTB{t}, "host.acquire", acquireParams(key, map[string]string{"ttl": "1h"})) }()
+		for tries := 0; ; tries++ {
+			ids := labelled("org.mu-plugins.key=" + key)
+			if len(ids) == 1 && docker(t, "inspect", "-f", "{{.State.Status}}", ids[0]) == "created" {
+				break
+			}
+			if tries > 600 {
+				t.Fatalf("the Engine never created the container (%d held requests)", proxy.held.Load())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.wait()
+
+		q := startRaw(t, prefix, "--instance", instance)
+		q.must(t, "initialize", initParams, nil)
+		var lk protocol.HostLookupResult
+		q.must(t, "host.lookup", lookupParams(key, fence), &lk)
+		if !lk.None {
+			t.Errorf("fence %v: the first lookup after the kill: %+v, want none", fence, lk)
+		}
+		ids := labelled("org.mu-plugins.key=" + key)
+		if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
+			t.Errorf("fence %v: %d containers left after the lookup, want %d", fence, len(ids), want)
+		}
+		for _, id := range ids {
+			if l := docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id); l != "1" {
+				t.Errorf("fence %v: the killed acquire's container %s is still there", fence, id)
+			}
+		}
+		q.stop(t)
+	}
+}

@@ -1,6 +1,9 @@
 package docker
 
 import (
+	"path/filepath"
+	"strings"
+
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -14,13 +17,28 @@ const MaxScriptBytes = 128*1024 - 1024
 // readiness exec end well inside it.
 const InFlightMs = 120_000
 
-// ChannelName is the channel seam's name.
+// ChannelName is the channel seam's name under the plugin's own name.
 const ChannelName = "docker"
 
+// Name is the plugin's registered name, read from the executable's
+// basename as mu runs it: mu-plugin-docker is "docker", and a link or copy
+// named mu-plugin-docker-<suffix> is "docker-<suffix>", so several Engines
+// are several registrations (mu plugin add docker-gpu --
+// …/mu-plugin-docker-gpu --context gpu), each with its own name and
+// channel. Any other basename is "docker".
+func Name(argv0 string) string {
+	b := filepath.Base(argv0)
+	if b == "mu-plugin-"+ChannelName || (strings.HasPrefix(b, "mu-plugin-"+ChannelName+"-") && len(b) > len("mu-plugin-docker-")) {
+		return strings.TrimPrefix(b, "mu-plugin-")
+	}
+	return ChannelName
+}
+
 // Declaration is the plugin's seams: host and link, and tmuxjob's job
-// seam (kind "docker") and channel.
-func Declaration() protocol.Seams {
-	job, ch := tmuxjob.Declaration("docker", ChannelName, []string{})
+// seam (kind "docker") with its channel named channel (the plugin's name:
+// a channel's name is unique among the registered plugins).
+func Declaration(channel string) protocol.Seams {
+	job, ch := tmuxjob.Declaration("docker", channel, []string{})
 	return protocol.Seams{
 		Host: &protocol.HostSeam{Acquire: protocol.KeyCaps{
 			Lookup: true, FenceKey: true, InFlightMs: protocol.Int64(InFlightMs),

@@ -134,6 +134,10 @@ func (b *Backend) runGit(ctx context.Context, ctr, mark string, timeout time.Dur
 	defer cancel()
 	cmd := exec.Command("git", args...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
+	pin := b.cfg.Endpoint.PinEnv(os.Getenv) // the bridge git runs addresses this Engine
+	for _, k := range sortedKeys(pin) {
+		cmd.Env = append(cmd.Env, k+"="+pin[k])
+	}
 	var out, errb limitBuffer
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errb, nil
 	res, err := proc.Run(gctx, cmd, proc.Options{KillLeftovers: true})

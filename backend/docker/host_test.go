@@ -4,12 +4,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	dockerb "github.com/mu-org/mu-plugins/backend/docker"
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -35,12 +39,12 @@ func TestDeclarationLoads(t *testing.T) {
 	if c := s.Channel; c == nil || c.Name != "docker" || c.Caps.Receipt != "exact" || c.Caps.Dedupe != "exact" || c.Caps.Watch != "stream" {
 		t.Errorf("channel: %+v", s.Channel)
 	}
-	if !strings.HasPrefix(p.decl.Instance, "docker-") {
-		t.Errorf("default instance %q does not derive from the Engine's ID", p.decl.Instance)
+	ep, err := dockerb.ResolveEndpoint("", os.Getenv)
+	if err != nil {
+		t.Fatal(err)
 	}
-	engineID := docker(t, "info", "--format", "{{.ID}}")
-	if p.decl.Instance != "docker-"+engineID {
-		t.Errorf("instance %q, want docker-%s", p.decl.Instance, engineID)
+	if p.decl.Instance != ep.Instance() || !strings.HasPrefix(p.decl.Instance, "docker-") {
+		t.Errorf("default instance %q, want %q (derived from the endpoint %s)", p.decl.Instance, ep.Instance(), ep.Host)
 	}
 	q := start(t, "--instance", "eu-1")
 	if q.decl.Instance != "eu-1" {
@@ -218,41 +222,115 @@ func TestStatusNeedsHumanAndGone(t *testing.T) {
 	}
 }
 
-// An acquire that died between create and start leaves a created container:
-// lookup answers pending while an acquire could still be running, and once
-// that time has passed rolls it back and answers none (fenced or not).
-func TestLookupRollsBackAnAbandonedCreate(t *testing.T) {
-	p := start(t, "--abandon-after", "1s")
+// createdContainer makes the container an acquire of key leaves when it
+// dies between create and start, its creator label set to creator ("" for
+// none, as a container made before the label existed).
+func createdContainer(t *testing.T, p *plugin, key, creator string) {
+	t.Helper()
+	sum := sha256.Sum256([]byte(key))
+	name := p.prefix + "-" + hex.EncodeToString(sum[:16])
+	digest := sha256.Sum256([]byte("{}"))
+	args := []string{"create", "--name", name,
+		"--label", "org.mu-plugins.test=1", "--label", "org.mu-plugins.testrun=" + runID,
+		"--label", "org.mu-plugins.plugin=docker", "--label", "org.mu-plugins.instance=" + p.decl.Instance,
+		"--label", "org.mu-plugins.key=" + key, "--label", "org.mu-plugins.params=" + hex.EncodeToString(digest[:16]),
+		"--label", "org.mu-plugins.result={}"}
+	if creator != "" {
+		args = append(args, "--label", "org.mu-plugins.creator="+creator)
+	}
+	docker(t, append(args, testimage.Name, "sleep", "infinity")...)
+}
+
+// creatorOf is the creator label of process pid: boot id, pid namespace,
+// pid, start time (backend/docker/creator.go).
+func creatorOf(t *testing.T, pid int) string {
+	t.Helper()
+	boot, err1 := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	ns, err2 := os.Readlink("/proc/self/ns/pid")
+	stat, err3 := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return fmt.Sprintf("%s/%s/%d/%s", strings.TrimSpace(string(boot)), strings.Trim(ns, "pid:[]"), pid, f[19])
+}
+
+// A lookup tells an abandoned create from one in flight by its creator: a
+// container whose acquiring process is gone is rolled back at once (none;
+// fenced: final), whatever its age; one whose creator still runs is
+// pending.
+func TestLookupTellsAnAbandonedCreateFromOneInFlight(t *testing.T) {
+	p := start(t) // the default --abandon-after: inFlightMs, 2 minutes
+	dead := exec.Command("sleep", "60")
+	if err := dead.Start(); err != nil {
+		t.Fatal(err)
+	}
+	gone := creatorOf(t, dead.Process.Pid)
+	_ = dead.Process.Kill()
+	_ = dead.Wait()
 	for _, fence := range []bool{false, true} {
-		key := fmt.Sprintf("key-abandoned-%v", fence)
-		sum := sha256.Sum256([]byte(key))
-		name := p.prefix + "-" + hex.EncodeToString(sum[:16])
-		digest := sha256.Sum256([]byte("{}"))
-		docker(t, "create", "--name", name,
-			"--label", "org.mu-plugins.test=1", "--label", "org.mu-plugins.testrun="+runID,
-			"--label", "org.mu-plugins.plugin=docker", "--label", "org.mu-plugins.instance="+p.decl.Instance,
-			"--label", "org.mu-plugins.key="+key, "--label", "org.mu-plugins.params="+hex.EncodeToString(digest[:16]),
-			"--label", "org.mu-plugins.result={}", testimage.Name, "sleep", "infinity")
+		key := fmt.Sprintf("key-dead-creator-%v", fence)
+		createdContainer(t, p, key, gone)
 		var lk protocol.HostLookupResult
 		p.must(t, "host.lookup", lookupParams(key, fence), &lk)
-		if !lk.Pending {
-			t.Errorf("fence %v: lookup of a fresh created container: %+v, want pending", fence, lk)
-		}
-		time.Sleep(1500 * time.Millisecond) // age it past --abandon-after
-		p.must(t, "host.lookup", lookupParams(key, fence), &lk)
 		if !lk.None {
-			t.Errorf("fence %v: lookup of an abandoned created container: %+v, want none", fence, lk)
+			t.Errorf("fence %v: lookup of a created container whose creator is gone: %+v, want none at once", fence, lk)
 		}
 		ids := labelled("org.mu-plugins.key=" + key)
 		if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
 			t.Errorf("fence %v: %d containers left, want %d", fence, len(ids), want)
 		}
-		err := p.call(t, "host.acquire", acquireParams(key, nil), nil)
-		if fence && (err == nil || !strings.Contains(err.Message, "fenced")) {
-			t.Errorf("acquire after a fenced rollback: %v, want refused", err)
+		if fence {
+			if err := p.call(t, "host.acquire", acquireParams(key, nil), nil); err == nil || !strings.Contains(err.Message, "fenced") {
+				t.Errorf("acquire after a fenced rollback: %v, want refused", err)
+			}
 		}
-		if !fence && err != nil {
-			t.Errorf("acquire after the rollback: %v", err)
+	}
+	// A creator that still runs (this test process) may still start it.
+	key := "key-live-creator"
+	createdContainer(t, p, key, creatorOf(t, os.Getpid()))
+	for _, fence := range []bool{false, true} {
+		var lk protocol.HostLookupResult
+		p.must(t, "host.lookup", lookupParams(key, fence), &lk)
+		if !lk.Pending {
+			t.Errorf("fence %v: lookup of a created container whose creator runs: %+v, want pending", fence, lk)
+		}
+	}
+	if n := len(labelled("org.mu-plugins.key=" + key)); n != 1 {
+		t.Errorf("%d containers for a create in flight, want 1", n)
+	}
+}
+
+// A creator the lookup cannot check (no label, another boot or machine):
+// pending while an acquire could still be running, and once that time has
+// passed rolled back to none (fenced or not).
+func TestLookupRollsBackAnAbandonedCreate(t *testing.T) {
+	p := start(t, "--abandon-after", "1s")
+	for _, fence := range []bool{false, true} {
+		for _, creator := range []string{"", "another-boot/4026531836/1/100"} {
+			key := fmt.Sprintf("key-abandoned-%v-%d", fence, len(creator))
+			createdContainer(t, p, key, creator)
+			var lk protocol.HostLookupResult
+			p.must(t, "host.lookup", lookupParams(key, fence), &lk)
+			if !lk.Pending {
+				t.Errorf("fence %v creator %q: lookup of a fresh created container: %+v, want pending", fence, creator, lk)
+			}
+			time.Sleep(1500 * time.Millisecond) // age it past --abandon-after
+			p.must(t, "host.lookup", lookupParams(key, fence), &lk)
+			if !lk.None {
+				t.Errorf("fence %v creator %q: lookup of an abandoned created container: %+v, want none", fence, creator, lk)
+			}
+			ids := labelled("org.mu-plugins.key=" + key)
+			if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
+				t.Errorf("fence %v: %d containers left, want %d", fence, len(ids), want)
+			}
+			err := p.call(t, "host.acquire", acquireParams(key, nil), nil)
+			if fence && (err == nil || !strings.Contains(err.Message, "fenced")) {
+				t.Errorf("acquire after a fenced rollback: %v, want refused", err)
+			}
+			if !fence && err != nil {
+				t.Errorf("acquire after the rollback: %v", err)
+			}
 		}
 	}
 }

@@ -51,23 +51,17 @@ func (b *Backend) jobsFor(ctx context.Context, t protocol.Target) (*tmuxjob.Jobs
 func (b *Backend) newJobs(ctr, root string) (*tmuxjob.Jobs, error) {
 	self := b.cfg.Self
 	return tmuxjob.New(b.Runner(ctr), tmuxjob.Options{
-		Root: root, Kind: "docker", Channel: ChannelName,
+		Root: root, Kind: "docker", Channel: b.cfg.Channel,
 		View: func(handle, _ string) protocol.View {
-			return tmuxjob.ViewArgv(viewEnv(), self, ViewCommand, "--container", ctr, "--root", root, handle)
+			return tmuxjob.ViewArgv(b.viewEnv(), self, ViewCommand, "--container", ctr, "--root", root, handle)
 		},
 	})
 }
 
 // viewEnv carries the Engine's address to the view, which mu runs in a
 // local pane whose environment may not be the plugin's.
-func viewEnv() map[string]string {
-	env := map[string]string{}
-	for _, k := range []string{"DOCKER_HOST", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH", "DOCKER_API_VERSION"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env[k] = v
-		}
-	}
-	return env
+func (b *Backend) viewEnv() map[string]string {
+	return b.cfg.Endpoint.PinEnv(os.Getenv)
 }
 
 // jobsRoot is ctr's jobs directory: $HOME/.mu-jobs of the image's user

@@ -182,7 +182,7 @@ func TestCheckStepsReach(t *testing.T) {
 			t.Errorf("step %s: %s %s", s.Step, s.OK, s.Detail)
 		}
 	}
-	if strings.Join(names, ",") != "ping,api,image,container,git" {
+	if strings.Join(names, ",") != "endpoint,ping,api,image,container,git" {
 		t.Errorf("steps %v", names)
 	}
 	docker(t, "kill", h)
@@ -200,8 +200,8 @@ func TestCheckStepsReach(t *testing.T) {
 // the link and its timeout behave the same.
 func TestImageParamAndRootImage(t *testing.T) {
 	p := start(t)
-	h := p.acquire(t, "key-root", map[string]string{"image": "mu-plugins-base:bookworm"}).Handle
-	if img := docker(t, "inspect", "-f", "{{.Config.Image}}", h); img != "mu-plugins-base:bookworm" {
+	h := p.acquire(t, "key-root", map[string]string{"image": testimage.BaseName}).Handle
+	if img := docker(t, "inspect", "-f", "{{.Config.Image}}", h); img != testimage.BaseName {
 		t.Errorf("image %q", img)
 	}
 	if r := p.run(t, h, "id -u; pwd"); r.Stdout != "0\n/root\n" {

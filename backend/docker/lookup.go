@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -52,13 +53,25 @@ func (b *Backend) lookup(ctx context.Context, call *protocol.Call) (any, error) 
 			return protocol.HostLookupResult{Unknown: "the Docker Engine: " + err.Error()}, nil
 		}
 		if b.abandoned(ins.Container, p.Key) {
-			// An acquire created it and died before starting it, longer ago
-			// than any acquire runs: roll it back, then answer as for nothing.
-			_, err := b.api.ContainerRemove(ctx, ins.Container.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-			if err != nil && !cerrdefs.IsNotFound(err) {
+			// An acquire created it and will never start it: its creator is
+			// gone (or, when that cannot be checked, no acquire runs this
+			// long). Roll it back, then answer as for nothing (a fenced
+			// lookup places its fence at once). Not forced: a container
+			// started meanwhile refuses, and is looked at again.
+			_, err := b.api.ContainerRemove(ctx, ins.Container.ID, client.ContainerRemoveOptions{RemoveVolumes: true})
+			switch {
+			case err == nil:
+				b.log.Info("removed a container an acquire created and never started", "container", name,
+					"creator", labelsOf(ins.Container)[LabelCreator])
+			case cerrdefs.IsConflict(err): // started meanwhile, or already being removed
+				select {
+				case <-ctx.Done():
+					return protocol.HostLookupResult{Unknown: "removing an abandoned container: " + err.Error()}, nil
+				case <-time.After(50 * time.Millisecond):
+				}
+			case !cerrdefs.IsNotFound(err):
 				return protocol.HostLookupResult{Unknown: "removing an abandoned container: " + err.Error()}, nil
 			}
-			b.log.Info("removed a container an acquire created and never started", "container", name)
 			continue
 		}
 		return b.lookupFound(ctx, ins.Container, p.Key), nil
@@ -66,18 +79,42 @@ func (b *Backend) lookup(ctx context.Context, call *protocol.Call) (any, error) 
 	return protocol.HostLookupResult{Unknown: "container " + name + " stayed reserved by a create in flight"}, nil
 }
 
-// abandoned tells a container that an acquire created but never started,
-// created longer ago than AbandonAfter (by default the declared inFlightMs:
-// no acquire still runs then). Lookup rolls it back instead of answering
-// pending for ever.
+// abandoned tells a container that an acquire created and will never
+// start: never started, and its creator (LabelCreator) no longer runs. A
+// creator this process cannot check (another machine's or boot's plugin,
+// another pid namespace, no label) counts as gone only once the container
+// is older than AbandonAfter (by default the declared inFlightMs: no
+// acquire still runs then). Lookup rolls it back instead of answering
+// pending.
 func (b *Backend) abandoned(c container.InspectResponse, key string) bool {
 	l := labelsOf(c)
 	if l[LabelFence] == "1" || l[LabelKey] != key || l[LabelInstance] != b.instance ||
 		c.State == nil || c.State.Status != container.StateCreated {
 		return false
 	}
+	switch b.creatorLiveness(l[LabelCreator], key) {
+	case creatorGone:
+		return true
+	case creatorAlive:
+		return false
+	}
 	created, err := time.Parse(time.RFC3339Nano, c.Created)
 	return err == nil && time.Since(created) > b.cfg.AbandonAfter
+}
+
+// creatorLiveness tells whether the acquire that created a container may
+// still start it. This process's own acquire is in flight only while an
+// acquire of the key runs here.
+func (b *Backend) creatorLiveness(label, key string) liveness {
+	if label != "" && label == b.self.String() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.acquiring[key] > 0 {
+			return creatorAlive
+		}
+		return creatorGone
+	}
+	return livenessOf(label, b.self)
 }
 
 func (b *Backend) lookupFound(ctx context.Context, c container.InspectResponse, key string) protocol.HostLookupResult {
@@ -112,14 +149,35 @@ func (b *Backend) lookupFound(ctx context.Context, c container.InspectResponse, 
 
 // placeFence creates the never-started placeholder that makes none final.
 func (b *Backend) placeFence(ctx context.Context, name, key string) error {
+	image, err := b.fenceImage(ctx)
+	if err != nil {
+		return err
+	}
 	labels := b.labels(key)
 	labels[LabelFence] = "1"
-	_, err := b.api.ContainerCreate(ctx, client.ContainerCreateOptions{
+	_, err = b.api.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name:   name,
-		Config: &container.Config{Image: b.cfg.Image, Entrypoint: []string{"true"}, Labels: labels},
+		Config: &container.Config{Image: image, Entrypoint: []string{"true"}, Labels: labels},
 		HostConfig: &container.HostConfig{
 			NetworkMode: "none",
 		},
 	})
 	return err
+}
+
+// fenceImage is the image a placeholder is created from (it never runs):
+// --image, else any image already on the Engine (the Engine creates no
+// container without one).
+func (b *Backend) fenceImage(ctx context.Context) (string, error) {
+	if b.cfg.Image != "" {
+		return b.cfg.Image, nil
+	}
+	imgs, err := b.api.ImageList(ctx, client.ImageListOptions{})
+	if err != nil {
+		return "", err
+	}
+	if len(imgs.Items) == 0 {
+		return "", errors.New("no image on the Engine to create the fence placeholder from: set --image")
+	}
+	return imgs.Items[0].ID, nil
 }

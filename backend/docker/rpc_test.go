@@ -106,6 +106,9 @@ type rpcError struct {
 
 func (e *rpcError) Error() string { return e.Data.Kind + ": " + e.Message }
 
+// decode decodes a reply's result into out.
+func (r reply) decode(out any) error { return json.Unmarshal(r.Result, out) }
+
 // newPrefix gives each test its own container-name prefix.
 func newPrefix() string {
 	var b [4]byte
@@ -129,7 +132,7 @@ func start(t testing.TB, args ...string) *plugin {
 
 func startRaw(t testing.TB, prefix string, args ...string) *plugin {
 	t.Helper()
-	argv := append([]string{"--prefix", prefix, "--label", "org.mu-plugins.test=1",
+	argv := append([]string{"--prefix", prefix, "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
 		"--label", "org.mu-plugins.testrun=" + runID}, args...)
 	cmd := exec.Command(binPath, argv...)
 	stdin, err := cmd.StdinPipe()
@@ -189,6 +192,13 @@ func (p *plugin) read(r io.Reader) {
 // send writes one request and returns its reply (bounded wait).
 func (p *plugin) send(t testing.TB, method string, params any) reply {
 	t.Helper()
+	return p.sendWait(t, method, params, 3*time.Minute)
+}
+
+// sendWait is send with the wait for the reply bounded by wait: a test
+// that a plugin answers at all (not how fast) gives up there.
+func (p *plugin) sendWait(t testing.TB, method string, params any, wait time.Duration) reply {
+	t.Helper()
 	id := p.nextID.Add(1)
 	ch := make(chan reply, 1)
 	p.mu.Lock()
@@ -206,8 +216,8 @@ func (p *plugin) send(t testing.TB, method string, params any) reply {
 		return rep
 	case <-p.done:
 		t.Fatalf("%s: the plugin exited (stderr: %s)", method, p.stderr)
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("%s: no reply in 3 minutes", method)
+	case <-time.After(wait):
+		t.Fatalf("%s: no reply in %v", method, wait)
 	}
 	return reply{}
 }

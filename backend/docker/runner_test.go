@@ -30,9 +30,7 @@ func inProcess(t testing.TB) *dockerb.Backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := dockerb.New(ctx, dockerb.Config{Instance: "runner-test"}, api, nil)
+	b, err := dockerb.New(dockerb.Config{Instance: "runner-test"}, api, nil)
 	if err != nil {
 		t.Fatalf("docker.New: %v", err)
 	}

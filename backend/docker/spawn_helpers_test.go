@@ -37,7 +37,7 @@ func startCaller(t testing.TB, ctx context.Context) *caller.Plugin {
 func callerConfig(t testing.TB) caller.Config {
 	return caller.Config{
 		Name: "docker",
-		Argv: []string{binPath, "--prefix", newPrefix(), "--label", "org.mu-plugins.test=1",
+		Argv: []string{binPath, "--prefix", newPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
 			"--label", "org.mu-plugins.testrun=" + runID},
 		Need:   []string{"host", "link", "job", "channel"},
 		Stderr: testLog{t},

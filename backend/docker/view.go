@@ -43,12 +43,16 @@ func View(ctx context.Context, args []string) int {
 }
 
 func view(ctx context.Context, ctr, root, handle string, w io.Writer) error {
-	api, err := NewClient()
+	ep, err := ResolveEndpoint("", os.Getenv)
+	if err != nil {
+		return err
+	}
+	api, err := ep.NewClient()
 	if err != nil {
 		return err
 	}
 	defer api.Close()
-	b, err := New(ctx, Config{Instance: "view"}, api, nil)
+	b, err := New(Config{Instance: "view", Endpoint: ep}, api, nil)
 	if err != nil {
 		return err
 	}

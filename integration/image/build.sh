@@ -2,15 +2,18 @@
 # Builds the test image without a registry:
 #   1. mmdebstrap a minimal Debian bookworm rootfs from this machine's own apt
 #      sources (mmdebstrap does not read them by itself),
-#   2. docker import it as mu-plugins-base:bookworm,
-#   3. docker build Dockerfile.test FROM it as mu-plugins-test:latest.
+#   2. docker import it as mu-plugins-base:bookworm-r2,
+#   3. docker build Dockerfile.test FROM it as mu-plugins-test:r2.
+# The tags name the images' revision (internal/testimage): a change to what
+# they hold bumps it, so an older image, which other checkouts on the machine
+# may still use, is left alone and the new one built beside it. Neither image
+# carries a label: a label would mark every container made from it.
 # Idempotent: skips what exists unless FORCE=1 (or --force). Prints timings.
 # Needs: mmdebstrap (apt-get install mmdebstrap), docker, root (or fakeroot).
 set -eu
 
-BASE=${MU_TEST_BASE_IMAGE:-mu-plugins-base:bookworm}
-IMAGE=${MU_TEST_IMAGE:-mu-plugins-test:latest}
-LABEL=org.mu-plugins.test=1
+BASE=${MU_TEST_BASE_IMAGE:-mu-plugins-base:bookworm-r2}
+IMAGE=${MU_TEST_IMAGE:-mu-plugins-test:r2}
 FORCE=${FORCE:-0}
 [ "${1:-}" = "--force" ] && FORCE=1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,7 +54,7 @@ if [ "$FORCE" = 1 ] || ! have "$BASE"; then
 		bookworm "$tmp/rootfs.tar" "$sources"
 	echo "build.sh: mmdebstrap $(since "$t") ($(du -h "$tmp/rootfs.tar" | cut -f1))"
 	t=$(now)
-	docker import --change "LABEL $LABEL" --change 'CMD ["sleep","infinity"]' \
+	docker import --change 'CMD ["sleep","infinity"]' \
 		"$tmp/rootfs.tar" "$BASE" >/dev/null
 	echo "build.sh: docker import $(since "$t")"
 fi
@@ -59,7 +62,7 @@ fi
 t=$(now)
 ctx=$(mktemp -d)
 cp "$root/Dockerfile.test" "$ctx/Dockerfile"
-if ! DOCKER_BUILDKIT=0 docker build --quiet --label "$LABEL" -t "$IMAGE" "$ctx" >"$ctx.log" 2>&1; then
+if ! DOCKER_BUILDKIT=0 docker build --quiet --build-arg BASE="$BASE" -t "$IMAGE" "$ctx" >"$ctx.log" 2>&1; then
 	cat "$ctx.log" >&2; rm -rf "$ctx" "$ctx.log"; exit 1
 fi
 rm -rf "$ctx" "$ctx.log"

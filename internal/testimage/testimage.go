@@ -1,5 +1,5 @@
 // Package testimage gives tests the project's Docker test image,
-// mu-plugins-test:latest, building it once per machine when it is missing
+// mu-plugins-test:r2, building it once per machine when it is missing
 // (integration/image/build.sh: mmdebstrap → docker import → Dockerfile.test).
 // No registry is needed. Docker being unreachable fails the test: it never
 // skips.
@@ -19,11 +19,20 @@ import (
 	"time"
 )
 
-// Name is the test image every Docker test uses.
-const Name = "mu-plugins-test:latest"
+// Name is the test image every Docker test uses, and BaseName the image it
+// is built from (root, no user). Their tags name the revision of what they
+// hold: a change to the image bumps it, so a machine's older image, which
+// another checkout may still use, is left alone and the new one built
+// beside it. r2: no image label (r1 labelled every container made from it
+// org.mu-plugins.test=1).
+const (
+	Name     = "mu-plugins-test:r2"
+	BaseName = "mu-plugins-base:bookworm-r2"
+)
 
-// Label marks everything the project's tests create (images, containers),
-// so leftovers can be listed and removed: docker ps -aq -f label=org.mu-plugins.test=1.
+// Label marks the containers the project's tests create, so leftovers can
+// be listed and removed: docker ps -aq -f label=org.mu-plugins.test=1. The
+// tests pass it as a container label; the image carries none.
 const Label = "org.mu-plugins.test"
 
 var (

@@ -1,0 +1,311 @@
+package docker_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	dockerb "github.com/mu-org/mu-plugins/backend/docker"
+	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// startEnv starts the plugin with env set over the test's environment (an
+// empty value unsets: every Docker variable reads empty as unset).
+func startEnv(t *testing.T, env map[string]string, args ...string) *plugin {
+	t.Helper()
+	testimage.Ensure(t) // with the test's own environment, before env changes it
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	return start(t, args...)
+}
+
+// dockerCLI runs the docker CLI with env over the test's environment and
+// reports whether it succeeded.
+func dockerCLI(env map[string]string, args ...string) ([]byte, error) {
+	cmd := exec.Command("docker", args...)
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return cmd.CombinedOutput()
+}
+
+// hostFlow acquires a host, runs a script and pushes a commit into it, and
+// releases it: every kind of Engine traffic (API calls, pooled exec
+// channels, git's bridge in its own process).
+func hostFlow(t *testing.T, p *plugin, key string) {
+	t.Helper()
+	h := p.acquire(t, key, nil).Handle
+	if r := p.run(t, h, "echo hi"); r.Stdout != "hi\n" {
+		t.Errorf("exec: %+v", r)
+	}
+	local, rev := localRepo(t, 1)
+	var r protocol.ExecResult
+	p.must(t, "link.push", pushParams(h, local, "repo", rev), &r)
+	if r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Errorf("push: %+v", r)
+	}
+	p.must(t, "host.release", keyParams(key), nil)
+}
+
+// reachSteps runs link.checkSteps reach and returns its steps by name.
+func reachSteps(t *testing.T, p *plugin, handle string) map[string]protocol.Step {
+	t.Helper()
+	var steps []protocol.Step
+	p.must(t, "link.checkSteps", map[string]any{"deadline": deadline(), "target": hostTarget(handle), "phase": "reach"}, &steps)
+	m := map[string]protocol.Step{}
+	for _, s := range steps {
+		m[s.Step] = s
+	}
+	return m
+}
+
+// The current context of a DOCKER_CONFIG selects the Engine, through a
+// path only the context names (a relaying socket that counts connections):
+// `docker info` and the plugin both go through it. DOCKER_HOST overrides
+// the context (nothing goes through it then), and --context overrides
+// DOCKER_HOST; git's bridge and the job view follow the plugin's endpoint,
+// not their own environment.
+func TestContextSelectsTheEngine(t *testing.T) {
+	proxy, host := startUnixProxy(t)
+	store := newContextStore(t, "probe")
+	store.add("probe", host, false, nil)
+	env := map[string]string{"DOCKER_CONFIG": store.dir, "DOCKER_HOST": "", "DOCKER_CONTEXT": ""}
+
+	if out, err := dockerCLI(env, "info", "--format", "{{.ID}}"); err != nil || proxy.conns.Load() == 0 {
+		t.Fatalf("docker info with the context: %v %s; %d connections through the context's socket", err, out, proxy.conns.Load())
+	}
+	before := proxy.conns.Load()
+	p := startEnv(t, env)
+	hostFlow(t, p, "key-ctx")
+	if n := proxy.conns.Load() - before; n == 0 {
+		t.Errorf("the plugin never used the current context's endpoint %s", host)
+	}
+	ep := reachSteps(t, p, "")["endpoint"]
+	if ep.OK != protocol.StepPassed || !strings.Contains(ep.Detail, host) || !strings.Contains(ep.Detail, "context probe") {
+		t.Errorf("endpoint step: %+v", ep)
+	}
+	if want, _ := dockerb.ResolveEndpoint("", os.Getenv); p.decl.Instance != want.Instance() {
+		t.Errorf("instance %q, want %q (from the context's endpoint)", p.decl.Instance, want.Instance())
+	}
+	p.stop(t)
+
+	// DOCKER_HOST beats the current context: nothing goes through it.
+	t.Setenv("DOCKER_HOST", "unix://"+engineSocket())
+	before = proxy.conns.Load()
+	q := start(t)
+	hostFlow(t, q, "key-ctx-host")
+	if n := proxy.conns.Load() - before; n != 0 {
+		t.Errorf("with DOCKER_HOST set, %d connections went through the context's endpoint", n)
+	}
+	if ep := reachSteps(t, q, "")["endpoint"]; !strings.Contains(ep.Detail, "DOCKER_HOST") {
+		t.Errorf("endpoint step with DOCKER_HOST: %+v", ep)
+	}
+	q.stop(t)
+
+	// --context beats DOCKER_HOST, for the plugin and for the bridge it
+	// runs (whose own environment still says DOCKER_HOST=nowhere).
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	before = proxy.conns.Load()
+	r := start(t, "--context", "probe")
+	hostFlow(t, r, "key-ctx-flag")
+	if n := proxy.conns.Load() - before; n == 0 {
+		t.Errorf("--context probe never used the context's endpoint")
+	}
+}
+
+// TCP with TLS (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) against a real TLS
+// endpoint: a relay with generated certificates in front of the Engine's
+// socket. The right CA works (as for the docker CLI); the wrong one is
+// refused with an error naming the endpoint, and the plugin still loads.
+func TestTLSEndpoint(t *testing.T) {
+	ca, client := newTestPKI(t, "mu-test-ca")
+	proxy, host := startTLSProxy(t, ca)
+	right := map[string]string{"DOCKER_HOST": host, "DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": certDir(t, ca, client), "DOCKER_CONTEXT": ""}
+	if out, err := dockerCLI(right, "info", "--format", "{{.ID}}"); err != nil {
+		t.Fatalf("docker info through the TLS relay with the right CA: %v %s", err, out)
+	}
+	wrongCA, _ := newTestPKI(t, "mu-other-ca")
+	wrong := map[string]string{"DOCKER_HOST": host, "DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": certDir(t, wrongCA, client), "DOCKER_CONTEXT": ""}
+	if out, err := dockerCLI(wrong, "info", "--format", "{{.ID}}"); err == nil {
+		t.Fatalf("docker info with the wrong CA succeeded: %s", out)
+	}
+
+	before := proxy.conns.Load()
+	p := startEnv(t, right)
+	hostFlow(t, p, "key-tls")
+	if proxy.conns.Load() == before {
+		t.Errorf("the plugin never went through the TLS endpoint")
+	}
+	if ep := reachSteps(t, p, "")["endpoint"]; !strings.Contains(ep.Detail, host+" over TLS") {
+		t.Errorf("endpoint step: %+v", ep)
+	}
+	p.stop(t)
+
+	for k, v := range wrong {
+		t.Setenv(k, v)
+	}
+	q := start(t)
+	err := q.call(t, "host.acquire", acquireParams("key-tls-wrong", nil), nil)
+	if err == nil || err.Data.Kind != "retryable" || !strings.Contains(err.Message, host) || !strings.Contains(err.Message, "certificate") {
+		t.Errorf("acquire with the wrong CA: %v, want retryable naming %s and the certificate", err, host)
+	}
+	if ping := reachSteps(t, q, "")["ping"]; ping.OK != protocol.StepFailed || !strings.Contains(ping.Detail, "remedy") {
+		t.Errorf("ping step with the wrong CA: %+v", ping)
+	}
+	if n := len(labelled("org.mu-plugins.key=key-tls-wrong")); n != 0 {
+		t.Errorf("%d containers made through a refused TLS endpoint", n)
+	}
+	q.stop(t)
+
+	// The same endpoint from a context whose TLS files are in the store.
+	store := newContextStore(t, "")
+	store.add("tls", host, false, map[string][]byte{"ca.pem": ca.certPEM, "cert.pem": client.certPEM, "key.pem": client.keyPEM})
+	t.Setenv("DOCKER_CONFIG", store.dir)
+	t.Setenv("DOCKER_HOST", "")
+	t.Setenv("DOCKER_TLS_VERIFY", "")
+	t.Setenv("DOCKER_CERT_PATH", "")
+	before = proxy.conns.Load()
+	r := start(t, "--context", "tls")
+	hostFlow(t, r, "key-tls-ctx")
+	if proxy.conns.Load() == before {
+		t.Errorf("the TLS context never went through its endpoint")
+	}
+}
+
+// An Engine that accepts and never answers: the plugin still answers the
+// handshake (nothing is asked of the Engine before it), answers a call
+// with an error naming the endpoint once its bounded first contact gives
+// up, host check says the same with a remedy, and stdin's EOF ends it.
+func TestEngineThatNeverAnswers(t *testing.T) {
+	sock := silentSocket(t)
+	t.Setenv("DOCKER_HOST", sock)
+	p := startRaw(t, newPrefix())
+	rep := p.sendWait(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, 30*time.Second)
+	if rep.Error != nil || !strings.Contains(string(rep.Result), `"instance":"docker-`) {
+		t.Fatalf("initialize with a silent Engine: %s", rep.raw)
+	}
+	t0 := time.Now()
+	rep = p.sendWait(t, "host.acquire", acquireParams("key-silent", nil), 30*time.Second)
+	t.Logf("acquire against a silent Engine answered in %v", time.Since(t0).Round(time.Millisecond))
+	if e := rep.Error; e == nil || e.Data.Kind != "retryable" || !strings.Contains(e.Message, sock) ||
+		!strings.Contains(e.Message, "did not answer within 2s") || e.Data.Remedy == "" {
+		t.Errorf("acquire with a silent Engine: %s", rep.raw)
+	}
+	var lk protocol.HostLookupResult
+	if r := p.sendWait(t, "host.lookup", lookupParams("key-silent", false), 30*time.Second); r.Error != nil || r.decode(&lk) != nil || !strings.Contains(lk.Unknown, sock) {
+		t.Errorf("lookup with a silent Engine: %s", r.raw)
+	}
+	steps := reachSteps(t, p, "")
+	if s := steps["endpoint"]; s.OK != protocol.StepPassed || !strings.Contains(s.Detail, sock) || !strings.Contains(s.Detail, "DOCKER_HOST") {
+		t.Errorf("endpoint step: %+v", s)
+	}
+	if s := steps["ping"]; s.OK != protocol.StepFailed || !strings.Contains(s.Detail, sock) || !strings.Contains(s.Detail, "remedy") {
+		t.Errorf("ping step: %+v", s)
+	}
+	if s := steps["git"]; s.OK != protocol.StepSkipped {
+		t.Errorf("git step after a failed ping: %+v", s)
+	}
+	p.stop(t) // fails the test unless the plugin exits on stdin's EOF
+}
+
+// stdin's EOF is honoured from the first instant: a plugin whose Engine
+// hangs, closed before any request, exits.
+func TestStdinEOFBeforeTheHandshake(t *testing.T) {
+	t.Setenv("DOCKER_HOST", silentSocket(t))
+	p := startRaw(t, newPrefix())
+	p.stop(t) // fails the test unless the plugin exits on stdin's EOF
+}
+
+// The instance derives from the configuration, not from the Engine: the
+// same endpoint gives the same instance whether its Engine answers or not,
+// and another endpoint another instance.
+func TestInstanceFromTheEndpoint(t *testing.T) {
+	missing := "unix:///nonexistent/docker.sock"
+	t.Setenv("DOCKER_HOST", missing)
+	a := startRaw(t, newPrefix())
+	a.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, &a.decl)
+	a.stop(t)
+	b := startRaw(t, newPrefix())
+	b.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, &b.decl)
+	b.stop(t)
+	want := dockerb.Endpoint{Host: missing}.Instance()
+	if a.decl.Instance != want || b.decl.Instance != want {
+		t.Errorf("instances %q, %q; want %q both times", a.decl.Instance, b.decl.Instance, want)
+	}
+	if other := (dockerb.Endpoint{Host: "unix:///var/run/docker.sock"}).Instance(); other == want {
+		t.Errorf("two endpoints share the instance %q", want)
+	}
+}
+
+// An ssh:// endpoint is not dialled yet: the plugin loads, and every call
+// is a hand-back saying so (not a DNS error about "user@host").
+func TestSSHEndpointIsAHumanError(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "ssh://me@gpu.invalid:2222")
+	p := startRaw(t, newPrefix())
+	t.Cleanup(func() { p.stop(t) })
+	p.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
+	for _, m := range []string{"host.acquire", "host.lookup"} {
+		params := acquireParams("key-ssh", nil)
+		if m == "host.lookup" {
+			params = lookupParams("key-ssh", true)
+		}
+		err := p.call(t, m, params, nil)
+		if err == nil || err.Data.Kind != "human" || !strings.Contains(err.Message, "ssh://me@gpu.invalid:2222") ||
+			!strings.Contains(err.Message, "does not support yet") || err.Data.Remedy == "" || strings.Contains(err.Message, "no such host") {
+			t.Errorf("%s on an ssh:// endpoint: %v", m, err)
+		}
+	}
+	if s := reachSteps(t, p, "")["endpoint"]; s.OK != protocol.StepFailed || !strings.Contains(s.Detail, "ssh://") {
+		t.Errorf("endpoint step: %+v", s)
+	}
+}
+
+// Several Engines are several registrations: a link to the binary named
+// mu-plugin-docker-gpu declares the name docker-gpu and a channel of that
+// name (a channel's name is unique among registered plugins), and its
+// --context picks its Engine.
+func TestNameFollowsTheRegistration(t *testing.T) {
+	for argv0, want := range map[string]string{"/x/mu-plugin-docker": "docker", "/x/mu-plugin-docker-gpu": "docker-gpu",
+		"mu-plugin-docker-": "docker", "/tmp/docker.test": "docker", "/x/mu-plugin-dockers": "docker"} {
+		if got := dockerb.Name(argv0); got != want {
+			t.Errorf("Name(%q) = %q, want %q", argv0, got, want)
+		}
+	}
+	proxy, host := startUnixProxy(t)
+	store := newContextStore(t, "")
+	store.add("gpu", host, false, nil)
+	t.Setenv("DOCKER_CONFIG", store.dir)
+	link := shortTemp(t) + "/mu-plugin-docker-gpu"
+	if err := os.Symlink(binPath, link); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t) // mu-plugin-docker: the default name
+	if p.decl.Plugin.Name != "docker" || p.decl.Seams.Channel.Name != "docker" {
+		t.Errorf("mu-plugin-docker declares %q with channel %q", p.decl.Plugin.Name, p.decl.Seams.Channel.Name)
+	}
+	saved := binPath
+	binPath = link
+	defer func() { binPath = saved }()
+	q := start(t, "--context", "gpu")
+	d := q.decl
+	if d.Plugin.Name != "docker-gpu" || d.Seams.Channel.Name != "docker-gpu" || d.Seams.Job.Channel != "docker-gpu" {
+		t.Errorf("mu-plugin-docker-gpu declares %q, channel %q, job.channel %q", d.Plugin.Name, d.Seams.Channel.Name, d.Seams.Job.Channel)
+	}
+	if err := protocol.ValidateDeclaration(d); err != nil {
+		t.Errorf("the declaration breaks a load rule: %v", err)
+	}
+	if d.Instance == p.decl.Instance {
+		t.Errorf("two Engines' registrations share the instance %q", d.Instance)
+	}
+	before := proxy.conns.Load()
+	q.acquire(t, "key-gpu", nil)
+	q.must(t, "host.release", keyParams("key-gpu"), nil)
+	if proxy.conns.Load() == before {
+		t.Errorf("docker-gpu never used its context's Engine")
+	}
+}

@@ -1,0 +1,104 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// ReachTimeout bounds the first contact with the Engine in a plugin's life
+// (and each host check's ping): an Engine that accepts and never answers,
+// or a tcp endpoint that drops packets, is answered within it.
+const ReachTimeout = 2 * time.Second
+
+// reach makes sure the Engine answers before the first call that needs it.
+// Nothing is asked of the Engine before the handshake; the first call pings
+// it, bounded by ReachTimeout (which also negotiates the API version, so
+// the call's own requests do not ping again), and later calls go straight
+// through. An endpoint the plugin cannot use (ssh://) is its human error.
+func (b *Backend) reach(ctx context.Context) error {
+	if b.engineErr != nil {
+		return b.engineErr
+	}
+	if b.reached.Load() {
+		return nil
+	}
+	if _, err := b.ping(ctx); err != nil {
+		return err
+	}
+	b.reached.Store(true)
+	return nil
+}
+
+// ping asks the Engine for its API version within ReachTimeout. Its error
+// names the endpoint, says what to check, and is retryable: nothing was
+// done.
+func (b *Backend) ping(ctx context.Context) (client.PingResult, error) {
+	if b.engineErr != nil {
+		return client.PingResult{}, b.engineErr
+	}
+	pctx, cancel := context.WithTimeout(ctx, ReachTimeout)
+	defer cancel()
+	res, err := b.api.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true})
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	what := "is unreachable"
+	if errors.Is(err, context.DeadlineExceeded) {
+		what = fmt.Sprintf("did not answer within %v", ReachTimeout)
+		err = errors.New("no reply")
+	}
+	b.log.Warn("the Docker Engine does not answer", "endpoint", b.cfg.Endpoint.Host, "from", b.cfg.Endpoint.Source, "err", err)
+	return res, &protocol.Error{Kind: protocol.Retryable,
+		Message: fmt.Sprintf("the Docker Engine at %s %s: %v", b.cfg.Endpoint, what, err),
+		Remedy:  b.reachRemedy()}
+}
+
+// reachRemedy says what to check when the Engine does not answer.
+func (b *Backend) reachRemedy() string {
+	ep := b.cfg.Endpoint
+	check := "DOCKER_HOST=" + ep.Host + " docker info"
+	if ep.Context != DefaultContext {
+		check = "docker --context " + ep.Context + " info"
+	}
+	return fmt.Sprintf("start the Docker Engine at %s, or point the plugin at one that runs (chosen by %s; see docs/docker.md, Endpoints); `%s` shows what the docker CLI gets there", ep.Host, ep.Source, check)
+}
+
+// gated serves method only once the Engine was reached. When it was not,
+// a read answers what it answers for an Engine that is down (unknown), and
+// any other call fails with the reach error: nothing was done.
+func (b *Backend) gated(method string, next protocol.Handler) protocol.Handler {
+	return func(ctx context.Context, call *protocol.Call) (any, error) {
+		err := b.reach(ctx)
+		if err == nil {
+			return next(ctx, call)
+		}
+		if ctx.Err() != nil {
+			return nil, protocol.Wrap(protocol.Retryable, err, "cancelled before the Engine was reached: nothing was done")
+		}
+		var pe *protocol.Error
+		if !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
+			return nil, err // an endpoint a person must fix
+		}
+		why := pe.Message
+		switch method {
+		case protocol.MethodHostLookup:
+			return protocol.HostLookupResult{Unknown: why}, nil
+		case protocol.MethodHostStatus:
+			return protocol.HostStatus{State: protocol.HostUnknown, Reason: why}, nil
+		case protocol.MethodJobLookup:
+			return protocol.JobLookupResult{Unknown: why}, nil
+		case protocol.MethodJobStatus:
+			return protocol.JobStatus{State: protocol.JobUnknown, Reason: why}, nil
+		}
+		return nil, err
+	}
+}
