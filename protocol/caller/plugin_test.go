@@ -257,6 +257,15 @@ func runRaw(name, behaviour string) int {
 			if behaviour == "cancel-crossing" && strings.Contains(string(req.Params), "watchId") {
 				write("", settled)
 			}
+			var c struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if behaviour == "watch-reply-crossing" && json.Unmarshal(req.Params, &c) == nil && c.ID != nil {
+				// The held channel.watch answers only now, then its watch
+				// settles: both cross the cancel.
+				write(string(c.ID), watchOK)
+				write("", settled)
+			}
 		case protocol.MethodShutdown:
 			fmt.Fprintln(os.Stderr, "shutdown")
 			write(id, `{"jsonrpc":"2.0","id":{id},"result":null}`)
@@ -264,7 +273,7 @@ func runRaw(name, behaviour string) int {
 			if behaviour != "quiet" {
 				fmt.Fprintln(os.Stderr, "call", req.Method)
 			}
-			if behaviour == "hang" {
+			if behaviour == "hang" || behaviour == "watch-reply-crossing" && req.Method == protocol.MethodChannelWatch {
 				continue
 			}
 			lines := []string{okExec}
