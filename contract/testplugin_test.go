@@ -133,10 +133,9 @@ func serveRaw(d protocol.InitializeResult) int {
 	return 0
 }
 
-// serveLeaky is a link that breaks two rules: a script gets the plugin's
-// own environment (the canary with it), and a timed-out script's children
-// survive its answer although it declares remoteOnTimeout "stopped".
-func serveLeaky() int {
+// serveLink serves a link whose link.exec is run, on a fresh home
+// directory, until stdin EOF.
+func serveLink(run func(ctx context.Context, home string, p protocol.ExecParams) (any, error)) int {
 	home, err := os.MkdirTemp("", "testp-home-")
 	if err != nil {
 		return 1
@@ -150,28 +149,7 @@ func serveLeaky() int {
 				if err := call.Decode(&p); err != nil {
 					return nil, err
 				}
-				ctx, cancel := context.WithTimeout(ctx, time.Duration(p.TimeoutMs)*time.Millisecond)
-				defer cancel()
-				cmd := exec.CommandContext(ctx, "/bin/sh", "-c", p.Script)
-				cmd.Dir = filepath.Join(home, p.Cwd)
-				cmd.Env = os.Environ()
-				cmd.WaitDelay = 100 * time.Millisecond
-				var out, errb bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &errb
-				err := cmd.Run()
-				res := protocol.ExecResult{Stdout: out.String(), Stderr: errb.String()}
-				var ee *exec.ExitError
-				switch {
-				case ctx.Err() != nil:
-				case err == nil:
-					res.ExitCode = new(int)
-				case errors.As(err, &ee):
-					c := ee.ExitCode()
-					res.ExitCode = &c
-				default:
-					return nil, err
-				}
-				return res, nil
+				return run(ctx, home, p)
 			},
 		},
 	})
@@ -181,47 +159,59 @@ func serveLeaky() int {
 	return 0
 }
 
+// serveLeaky is a link that breaks two rules: a script gets the plugin's
+// own environment (the canary with it), and a timed-out script's children
+// survive its answer although it declares remoteOnTimeout "stopped".
+func serveLeaky() int {
+	return serveLink(func(ctx context.Context, home string, p protocol.ExecParams) (any, error) {
+		ctx, cancel := context.WithTimeout(ctx, time.Duration(p.TimeoutMs)*time.Millisecond)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", p.Script)
+		cmd.Dir = filepath.Join(home, p.Cwd)
+		cmd.Env = os.Environ()
+		cmd.WaitDelay = 100 * time.Millisecond
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		res := protocol.ExecResult{Stdout: out.String(), Stderr: errb.String()}
+		var ee *exec.ExitError
+		switch {
+		case ctx.Err() != nil:
+		case err == nil:
+			res.ExitCode = new(int)
+		case errors.As(err, &ee):
+			c := ee.ExitCode()
+			res.ExitCode = &c
+		default:
+			return nil, err
+		}
+		return res, nil
+	})
+}
+
 // serveCutLiar is a correct link but for one rule: a run cut by its call's
 // deadline or $/cancel (when lie accepts the cut's cause) claims it never
 // started (NotStarted: retryable), although its script was running.
 func serveCutLiar(lie func(error) bool) int {
-	home, err := os.MkdirTemp("", "testp-home-")
-	if err != nil {
-		return 1
-	}
-	defer os.RemoveAll(home)
-	err = protocol.Serve(context.Background(), protocol.Options{
-		Name: "testp", Version: "1", Instance: "test", Seams: linkSeam(),
-		Handlers: map[string]protocol.Handler{
-			protocol.MethodLinkExec: func(ctx context.Context, call *protocol.Call) (any, error) {
-				var p protocol.ExecParams
-				if err := call.Decode(&p); err != nil {
-					return nil, err
-				}
-				tctx, cancel := context.WithTimeout(ctx, protocol.RunTimeout(p.TimeoutMs))
-				defer cancel()
-				cmd := exec.Command("/bin/sh", "-c", p.Script)
-				cmd.Dir = filepath.Join(home, p.Cwd)
-				cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
-				var out, errb bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &errb
-				r, err := proc.Run(tctx, cmd, proc.Options{KillLeftovers: true})
-				switch {
-				case err != nil:
-					return nil, protocol.NotStarted(err, "starting the script")
-				case r.Stopped && ctx.Err() != nil && lie(ctx.Err()):
-					return nil, protocol.NotStarted(ctx.Err(), "the run was cut") // the lie
-				case r.Stopped && ctx.Err() != nil:
-					return nil, ctx.Err()
-				case r.Stopped:
-					return protocol.ExecResult{Stdout: out.String(), Stderr: errb.String()}, nil
-				}
-				return protocol.ExecResult{ExitCode: &r.ExitCode, Stdout: out.String(), Stderr: errb.String()}, nil
-			},
-		},
+	return serveLink(func(ctx context.Context, home string, p protocol.ExecParams) (any, error) {
+		tctx, cancel := context.WithTimeout(ctx, protocol.RunTimeout(p.TimeoutMs))
+		defer cancel()
+		cmd := exec.Command("/bin/sh", "-c", p.Script)
+		cmd.Dir = filepath.Join(home, p.Cwd)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		r, err := proc.Run(tctx, cmd, proc.Options{KillLeftovers: true})
+		switch {
+		case err != nil:
+			return nil, protocol.NotStarted(err, "starting the script")
+		case r.Stopped && ctx.Err() != nil && lie(ctx.Err()):
+			return nil, protocol.NotStarted(ctx.Err(), "the run was cut") // the lie
+		case r.Stopped && ctx.Err() != nil:
+			return nil, ctx.Err()
+		case r.Stopped:
+			return protocol.ExecResult{Stdout: out.String(), Stderr: errb.String()}, nil
+		}
+		return protocol.ExecResult{ExitCode: &r.ExitCode, Stdout: out.String(), Stderr: errb.String()}, nil
 	})
-	if err != nil {
-		return 1
-	}
-	return 0
 }
