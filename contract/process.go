@@ -61,6 +61,22 @@ func processChecks() []check {
 				t.Failf("after shutdown and stdin EOF the plugin's process group was not empty within 5 s")
 			}
 		}},
+		{name: "process/shutdown-notification", run: checkShutdownNotification},
+	}
+}
+
+// checkShutdownNotification: the spec leaves shutdown's form open, so a
+// shutdown sent as a notification (no id) stops the plugin as the request
+// does. Stdin stays open: only the notification can have stopped it, and
+// its group must empty within 5 s. A notification is never answered.
+func checkShutdownNotification(t *T) {
+	r := t.StartRaw()
+	r.send(`{"jsonrpc":"2.0","method":"shutdown"}`)
+	if !r.groupEmptyWithin(protocol.Grace + slack) {
+		t.Failf("shutdown sent as a notification, stdin left open: the plugin's process group was not empty within 5 s")
+	}
+	if l, ok := r.waitLine(0, func(l []byte) bool { return replyID(l) != "1" }); ok {
+		t.Failf("a shutdown notification was answered: %s", clip(string(l)))
 	}
 }
 

@@ -28,6 +28,7 @@ type rawProc struct {
 	wmu   sync.Mutex
 
 	mu      sync.Mutex
+	lines   [][]byte          // every inbound line, in order
 	replies map[string][]byte // by id (JSON text)
 	eof     bool              // stdout ended: no reply will come
 	cond    *sync.Cond
@@ -104,6 +105,10 @@ func (r *rawProc) read(out *os.File) {
 			continue
 		}
 		r.ss.record(caller.Event{Dir: caller.In, Line: line})
+		r.mu.Lock()
+		r.lines = append(r.lines, line)
+		r.cond.Broadcast()
+		r.mu.Unlock()
 		var env struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -137,6 +142,28 @@ func (r *rawProc) call(id int, method string, params any, budget time.Duration) 
 
 // waitReply waits at most d for the reply to id (JSON text).
 func (r *rawProc) waitReply(id string, d time.Duration) ([]byte, bool) {
+	return r.waitFor(d, func() ([]byte, bool) {
+		l, ok := r.replies[id]
+		return l, ok
+	})
+}
+
+// waitLine waits at most d for an inbound line (any so far) that match
+// accepts, and returns the first.
+func (r *rawProc) waitLine(d time.Duration, match func(line []byte) bool) ([]byte, bool) {
+	return r.waitFor(d, func() ([]byte, bool) {
+		for _, l := range r.lines {
+			if match(l) {
+				return l, true
+			}
+		}
+		return nil, false
+	})
+}
+
+// waitFor waits at most d, or until stdout ends, for found (called with
+// r.mu held) to report a line.
+func (r *rawProc) waitFor(d time.Duration, found func() ([]byte, bool)) ([]byte, bool) {
 	end := time.Now().Add(d)
 	timer := time.AfterFunc(d, func() {
 		r.mu.Lock()
@@ -147,7 +174,7 @@ func (r *rawProc) waitReply(id string, d time.Duration) ([]byte, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for {
-		if l, ok := r.replies[id]; ok {
+		if l, ok := found(); ok {
 			return l, true
 		}
 		if r.eof || !time.Now().Before(end) {

@@ -133,6 +133,7 @@ func registry() []check {
 	all = append(all, wireChecks()...)
 	all = append(all, processChecks()...)
 	all = append(all, linkChecks()...)
+	all = append(all, cutChecks()...)
 	all = append(all, hostChecks()...)
 	all = append(all, jobChecks()...)
 	all = append(all, channelChecks()...)

@@ -164,6 +164,49 @@ func TestUnknownMethodAnswered(t *testing.T) {
 	}
 }
 
+// TestCutShutdownBatchCaught: the checks of a cut run's kind, of shutdown
+// as a notification and of a batch line each fail, by name, for a plugin
+// that breaks exactly that rule (and the other selected checks pass), and
+// pass against the fake.
+func TestCutShutdownBatchCaught(t *testing.T) {
+	const sel = `^(link/exec-(exit-codes|cut)|process/(cancel|shutdown|shutdown-notification)|wire/(unknown-method|batch))$`
+	for _, c := range []struct{ mode, fails, only string }{
+		// answers a cut run retryable
+		{"cut-liar", "link/exec-cut", `^(link/exec-(exit-codes|cut)|process/(cancel|shutdown)|wire/unknown-method)$`},
+		// the same, only when its deadline cut it
+		{"cut-liar-deadline", "link/exec-cut", `^link/exec-cut$`},
+		// ignores a shutdown notification (and answers any method with a result)
+		{"answers-anything", "process/shutdown-notification", `^process/(shutdown|shutdown-notification)$`},
+		// answers a batch with an array
+		{"batch-array", "wire/batch", `^(wire/(unknown-method|batch)|process/shutdown)$`},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			argv, env := testPlugin(t, c.mode)
+			rep := run(t, Options{Argv: argv, Env: env, Run: c.only})
+			for _, r := range rep.Results {
+				want := Pass
+				if r.Name == c.fails {
+					want = Fail
+				}
+				if r.Status != want {
+					t.Errorf("%s %s (%s), want %s", r.Name, r.Status, r.Reason, want)
+				}
+			}
+		})
+	}
+	t.Run("fake", func(t *testing.T) {
+		rep := run(t, Options{Argv: []string{fakeBin}, Run: sel})
+		if len(rep.Results) != 7 {
+			t.Fatalf("%d results", len(rep.Results))
+		}
+		for _, r := range rep.Results {
+			if r.Status != Pass {
+				t.Errorf("%s %s: %s", r.Name, r.Status, r.Reason)
+			}
+		}
+	})
+}
+
 // TestMainOutput: the command's lines, its closing line and exit codes.
 func TestMainOutput(t *testing.T) {
 	var out, errb bytes.Buffer

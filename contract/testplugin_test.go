@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/schemas"
 )
@@ -59,6 +60,13 @@ func runTestPlugin(mode string) int {
 	case "human-without-remedy":
 		humanNoRemedy = true
 		return serveRaw(decl(linkSeam()))
+	case "batch-array":
+		batchArray = true
+		return serveRaw(decl(linkSeam()))
+	case "cut-liar":
+		return serveCutLiar(func(error) bool { return true })
+	case "cut-liar-deadline":
+		return serveCutLiar(func(err error) bool { return errors.Is(err, context.DeadlineExceeded) })
 	}
 	return 2
 }
@@ -72,12 +80,34 @@ func decl(s protocol.Seams) protocol.InitializeResult {
 // human error that has no remedy.
 var humanNoRemedy bool
 
+// batchArray makes serveRaw answer a method it does not know with an error,
+// and a batch (a JSON array) the way a plain JSON-RPC 2.0 server does: with
+// an array of the answers to its elements.
+var batchArray bool
+
+func notFound(id json.RawMessage) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": -32601, "message": "method not found", "data": map[string]any{"kind": "permanent"}}}
+}
+
 // serveRaw answers initialize with d and every other request with a null
 // result, until stdin EOF.
 func serveRaw(d protocol.InitializeResult) int {
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 2<<20)
 	for sc.Scan() {
+		var batch []struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if batchArray && json.Unmarshal(sc.Bytes(), &batch) == nil {
+			var out []any
+			for _, el := range batch {
+				out = append(out, notFound(el.ID))
+			}
+			b, _ := json.Marshal(out)
+			os.Stdout.Write(append(b, '\n'))
+			continue
+		}
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -94,16 +124,18 @@ func serveRaw(d protocol.InitializeResult) int {
 			reply = map[string]any{"jsonrpc": "2.0", "id": m.ID,
 				"error": map[string]any{"code": -32003, "message": "a person must act", "data": map[string]any{"kind": "human"}}}
 		}
+		if batchArray && m.Method != protocol.MethodInitialize && m.Method != protocol.MethodShutdown {
+			reply = notFound(m.ID)
+		}
 		b, _ := json.Marshal(reply)
 		os.Stdout.Write(append(b, '\n'))
 	}
 	return 0
 }
 
-// serveLeaky is a link that breaks two rules: a script gets the plugin's
-// own environment (the canary with it), and a timed-out script's children
-// survive its answer although it declares remoteOnTimeout "stopped".
-func serveLeaky() int {
+// serveLink serves a link whose link.exec is run, on a fresh home
+// directory, until stdin EOF.
+func serveLink(run func(ctx context.Context, home string, p protocol.ExecParams) (any, error)) int {
 	home, err := os.MkdirTemp("", "testp-home-")
 	if err != nil {
 		return 1
@@ -117,28 +149,7 @@ func serveLeaky() int {
 				if err := call.Decode(&p); err != nil {
 					return nil, err
 				}
-				ctx, cancel := context.WithTimeout(ctx, time.Duration(p.TimeoutMs)*time.Millisecond)
-				defer cancel()
-				cmd := exec.CommandContext(ctx, "/bin/sh", "-c", p.Script)
-				cmd.Dir = filepath.Join(home, p.Cwd)
-				cmd.Env = os.Environ()
-				cmd.WaitDelay = 100 * time.Millisecond
-				var out, errb bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &errb
-				err := cmd.Run()
-				res := protocol.ExecResult{Stdout: out.String(), Stderr: errb.String()}
-				var ee *exec.ExitError
-				switch {
-				case ctx.Err() != nil:
-				case err == nil:
-					res.ExitCode = new(int)
-				case errors.As(err, &ee):
-					c := ee.ExitCode()
-					res.ExitCode = &c
-				default:
-					return nil, err
-				}
-				return res, nil
+				return run(ctx, home, p)
 			},
 		},
 	})
@@ -146,4 +157,61 @@ func serveLeaky() int {
 		return 1
 	}
 	return 0
+}
+
+// serveLeaky is a link that breaks two rules: a script gets the plugin's
+// own environment (the canary with it), and a timed-out script's children
+// survive its answer although it declares remoteOnTimeout "stopped".
+func serveLeaky() int {
+	return serveLink(func(ctx context.Context, home string, p protocol.ExecParams) (any, error) {
+		ctx, cancel := context.WithTimeout(ctx, time.Duration(p.TimeoutMs)*time.Millisecond)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", p.Script)
+		cmd.Dir = filepath.Join(home, p.Cwd)
+		cmd.Env = os.Environ()
+		cmd.WaitDelay = 100 * time.Millisecond
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		res := protocol.ExecResult{Stdout: out.String(), Stderr: errb.String()}
+		var ee *exec.ExitError
+		switch {
+		case ctx.Err() != nil:
+		case err == nil:
+			res.ExitCode = new(int)
+		case errors.As(err, &ee):
+			c := ee.ExitCode()
+			res.ExitCode = &c
+		default:
+			return nil, err
+		}
+		return res, nil
+	})
+}
+
+// serveCutLiar is a correct link but for one rule: a run cut by its call's
+// deadline or $/cancel (when lie accepts the cut's cause) claims it never
+// started (NotStarted: retryable), although its script was running.
+func serveCutLiar(lie func(error) bool) int {
+	return serveLink(func(ctx context.Context, home string, p protocol.ExecParams) (any, error) {
+		tctx, cancel := context.WithTimeout(ctx, protocol.RunTimeout(p.TimeoutMs))
+		defer cancel()
+		cmd := exec.Command("/bin/sh", "-c", p.Script)
+		cmd.Dir = filepath.Join(home, p.Cwd)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		r, err := proc.Run(tctx, cmd, proc.Options{KillLeftovers: true})
+		switch {
+		case err != nil:
+			return nil, protocol.NotStarted(err, "starting the script")
+		case r.Stopped && ctx.Err() != nil && lie(ctx.Err()):
+			return nil, protocol.NotStarted(ctx.Err(), "the run was cut") // the lie
+		case r.Stopped && ctx.Err() != nil:
+			return nil, ctx.Err()
+		case r.Stopped:
+			return protocol.ExecResult{Stdout: out.String(), Stderr: errb.String()}, nil
+		}
+		return protocol.ExecResult{ExitCode: &r.ExitCode, Stdout: out.String(), Stderr: errb.String()}, nil
+	})
 }

@@ -1,10 +1,13 @@
 package contract
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -27,7 +30,70 @@ func wireChecks() []check {
 				t.Failf("an unknown method was not answered with an error: %v", err)
 			}
 		}},
+		{name: "wire/batch", run: checkBatch},
 	}
+}
+
+// checkBatch: each message is one JSON object on one line, so a JSON array
+// (a JSON-RPC batch) is not a message. It is refused as JSON-RPC's invalid
+// request (-32600) with id null and kind permanent, never answered with an
+// array, and its element (a request, id 7) never runs; the plugin then
+// serves on.
+func checkBatch(t *T) {
+	r := t.StartRaw()
+	el, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "contract.noSuchMethod",
+		"params": map[string]any{"deadline": time.Now().Add(10 * time.Second).UnixMilli(), "target": t.hostTarget()}})
+	r.send("[" + string(el) + "]")
+	isArray := func(l []byte) bool { return len(bytes.TrimLeft(l, " \t")) > 0 && bytes.TrimLeft(l, " \t")[0] == '[' }
+	answer := func(l []byte) bool { return isArray(l) || replyID(l) == "null" || replyID(l) == "7" }
+	line, ok := r.waitLine(protocol.Grace, answer)
+	switch {
+	case !ok:
+		t.Failf("a batch line ([ {…id 7…} ]) got no answer within 5 s: it must be refused as an invalid request with id null")
+	case isArray(line):
+		t.Failf("a batch line was answered with an array (%s): a line is one message, a batch is refused as an invalid request", clip(string(line)))
+	case replyID(line) == "7":
+		t.Failf("the element of a batch line ran and was answered (%s): the batch is refused whole", clip(string(line)))
+	}
+	code, kind := errorOf(line)
+	if code != -32600 || kind != string(protocol.Permanent) {
+		t.Failf("a batch line was answered %s: want an invalid-request error (code -32600, data.kind permanent) with id null", clip(string(line)))
+	}
+	// The plugin serves on, and never answers the element.
+	r.call(8, "contract.noSuchMethod", map[string]any{"target": t.hostTarget()}, caller.DefaultReadTimeout)
+	if _, ok := r.waitReply("8", caller.DefaultReadTimeout); !ok {
+		t.Failf("after refusing a batch the plugin answers no other call")
+	}
+	if l, ok := r.waitLine(0, func(l []byte) bool { return isArray(l) || replyID(l) == "7" }); ok {
+		t.Failf("the batch's element was answered after all: %s", clip(string(l)))
+	}
+}
+
+// replyID is a message's id as JSON text ("" when it has none).
+func replyID(line []byte) string {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return ""
+	}
+	return string(m.ID)
+}
+
+// errorOf is an error reply's code and data.kind.
+func errorOf(line []byte) (int64, string) {
+	var m struct {
+		Error *struct {
+			Code int64 `json:"code"`
+			Data struct {
+				Kind string `json:"kind"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Error == nil {
+		return 0, ""
+	}
+	return m.Error.Code, m.Error.Data.Kind
 }
 
 // wireSummaryChecks judge every message of the whole run, each by one

@@ -26,17 +26,25 @@
 // sections ask of every plugin, so no backend deals with them:
 //
 //   - one JSON object per line, at most 1 MiB each way (MaxLine); an
-//     over-long or non-UTF-8 inbound line is answered and skipped; an
-//     over-long reply is replaced by an error for the same id;
+//     over-long or non-UTF-8 inbound line, and a batch (a JSON array), is
+//     answered and skipped; an over-long reply is replaced by an error for
+//     the same id; stdout is written through a queue, so a reader that stops
+//     reading never holds the plugin;
+//   - every call's params carry deadline and target, and timeoutMs at most
+//     MaxTimeoutMs: checked before the handler runs (RunTimeout reads
+//     timeoutMs for the backends);
 //   - initialize is answered from the declaration, with the schema digest of
 //     the embedded schemas/plugin-protocol-v1.json, and refused for a
 //     protocol range without 1; a declaration that breaks a load rule stops
 //     Serve before it reads a line (ValidateDeclaration);
 //   - each call's context ends at its deadline, its $/cancel {id}, shutdown
-//     or stdin EOF; Serve returns within 3 s of EOF or shutdown even when a
-//     handler ignores its context, after running Options.Stop;
+//     or stdin EOF; Serve returns within 3 s of EOF or shutdown (a request
+//     or a notification) even when a handler ignores its context, after
+//     running Options.Stop; a request read after shutdown is refused;
 //   - every error reply carries data.kind: ToWire maps errors in one place
-//     (Errorf, HumanError and Wrap build them), jrpc2's own errors included;
+//     (Errorf, HumanError, Wrap and NotStarted build them), jrpc2's own
+//     errors included; a run (link.exec, link.fetch, link.push) cut after
+//     its handler began is unknown-outcome unless its error is NotStarted;
 //   - a reply always carries result (nil is null);
 //   - Call.Watch sends a watch's one notification strictly after the
 //     watch's reply, and never after $/cancel {watchId}.

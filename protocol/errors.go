@@ -55,6 +55,9 @@ type Error struct {
 	Remedy  string // required for Human
 	Code    jrpc2.Code
 	Err     error // the cause, never put on the wire
+	// NeverStarted: the error proves that a run (Runs) never started, so
+	// it keeps its kind even when the call was cut. Set by NotStarted only.
+	NeverStarted bool
 }
 
 func (e *Error) Error() string {
@@ -86,6 +89,24 @@ func Wrap(k Kind, err error, msg string) *Error {
 	return &Error{Kind: k, Message: m, Err: err}
 }
 
+// NotStarted builds the retryable error of a call that can show its run
+// never started: nothing was run, so a retry is safe. It is the only way a
+// link.exec, link.fetch or link.push cut by its deadline or $/cancel may
+// answer retryable (see ToWire). The cause's text is appended to msg.
+func NotStarted(err error, msg string) *Error {
+	e := Wrap(Retryable, err, msg)
+	e.NeverStarted = true
+	return e
+}
+
+// Runs lists the methods that run something on the host and answer its
+// outcome: a cut run may have happened.
+var Runs = map[string]bool{MethodLinkExec: true, MethodLinkFetch: true, MethodLinkPush: true}
+
+// mayHaveHappened reports whether an error of method, whatever its cause,
+// leaves open whether the call took effect: an effect's, or a run's.
+func mayHaveHappened(method string) bool { return Effects[method] || Runs[method] }
+
 func kindCode(k Kind) jrpc2.Code {
 	switch k {
 	case Retryable:
@@ -98,19 +119,42 @@ func kindCode(k Kind) jrpc2.Code {
 	return CodePermanent
 }
 
-// ToWire maps any error a handler returns to the wire error object. It is
-// the only place errors are mapped: an *Error keeps its kind; a context
-// error becomes retryable for a read and unknown-outcome for an effect
-// (effect tells which); anything else is permanent for a read and
-// unknown-outcome for an effect, since nothing proves it did not happen.
-func ToWire(err error, effect bool) *jrpc2.Error {
+// isCut reports whether err holds a context error: for a handler's error,
+// its call ended (its deadline, $/cancel, shutdown or stdin EOF) before it
+// answered. Serve adds the call's context error to the error of every call
+// whose context ended, so a backend need not wrap it.
+func isCut(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// ToWire maps any error a handler of method returns to the wire error
+// object. It is the only place errors are mapped:
+//
+//   - the cut-run rule: a run (Runs) whose error holds a context error was
+//     cut after its handler began, and the run may have happened: it is
+//     unknown-outcome, whatever kind the backend chose, unless the backend
+//     built the error with NotStarted (it can show the run never started);
+//   - otherwise an *Error keeps its kind;
+//   - an untyped error is unknown-outcome for an effect or a run (nothing
+//     proves it did not happen), retryable for a read cut by its context,
+//     and permanent for any other read.
+func ToWire(err error, method string) *jrpc2.Error {
 	var pe *Error
-	if !errors.As(err, &pe) {
+	typed := errors.As(err, &pe)
+	switch {
+	case Runs[method] && isCut(err) && !(typed && pe.NeverStarted):
+		msg := err.Error()
+		if typed {
+			msg = pe.Message
+		}
+		pe = &Error{Kind: UnknownOutcome, Message: msg}
+	case typed:
+	default:
 		k := Permanent
 		switch {
-		case effect:
+		case mayHaveHappened(method):
 			k = UnknownOutcome
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		case isCut(err):
 			k = Retryable
 		}
 		pe = &Error{Kind: k, Message: err.Error()}
@@ -134,15 +178,18 @@ func ToWire(err error, effect bool) *jrpc2.Error {
 }
 
 // kindForCode maps the JSON-RPC codes jrpc2 itself emits (parse errors,
-// invalid requests, unknown methods, cancelled calls) to a kind, for replies
-// that never passed through a handler.
+// invalid requests, unknown methods, calls cancelled before their handler
+// ran) to a kind, for replies that never passed through a handler. jrpc2
+// answers Cancelled or DeadlineExceeded only for a call whose handler never
+// ran (every handler's error is already a *jrpc2.Error from ToWire): nothing
+// happened, so it is retryable whatever the method.
 func kindForCode(c jrpc2.Code) Kind {
 	switch c {
-	case CodeRetryable:
+	case CodeRetryable, jrpc2.Cancelled, jrpc2.DeadlineExceeded:
 		return Retryable
 	case CodeHuman:
 		return Human
-	case CodeUnknownOutcome, jrpc2.Cancelled, jrpc2.DeadlineExceeded:
+	case CodeUnknownOutcome:
 		return UnknownOutcome
 	}
 	return Permanent

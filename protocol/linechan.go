@@ -69,13 +69,12 @@ func ReadLine(r *bufio.Reader, max int) ([]byte, error) {
 
 // lineChannel is the plugin side's jrpc2 channel: one JSON object per line,
 // capped at MaxLine both ways, UTF-8 checked on the raw bytes, every error
-// reply given a data.kind, and hooks run once a reply has been written.
+// reply given a data.kind, and hooks run once a reply has been queued.
+// Writes go through a queue (outQueue), so a stdout nobody reads never
+// holds jrpc2.
 type lineChannel struct {
-	r *bufio.Reader
-
-	wmu    sync.Mutex
-	w      io.WriteCloser
-	closed bool
+	r   *bufio.Reader
+	out *outQueue
 
 	drained   chan struct{} // closed once input ended and replies drained
 	drainOnce sync.Once
@@ -84,12 +83,15 @@ type lineChannel struct {
 	methods map[string]string          // in-flight request id -> method
 	after   map[string][]func(ok bool) // request id -> hooks to run after its reply
 	skip    map[string]bool            // request id -> its reply was written raw (RawReply); drop jrpc2's
+	// shutdown: a shutdown (request or notification) was read; every
+	// request read after it is refused here and never runs.
+	shutdown bool
 }
 
 func newLineChannel(r io.Reader, w io.WriteCloser) *lineChannel {
 	return &lineChannel{
 		r:       bufio.NewReaderSize(r, 64<<10),
-		w:       w,
+		out:     newOutQueue(w),
 		methods: make(map[string]string),
 		drained: make(chan struct{}),
 		after:   make(map[string][]func(ok bool)),
@@ -103,9 +105,9 @@ type envelope struct {
 	Method string          `json:"method"`
 }
 
-// Recv returns the next valid-looking record. A line past the cap, or one
-// that is not UTF-8, is answered here with a permanent error and skipped:
-// jrpc2 never sees it.
+// Recv returns the next valid-looking record. A line past the cap, one that
+// is not UTF-8, a batch (a JSON array) and a request read after shutdown are
+// answered here and skipped: jrpc2 never sees them.
 func (c *lineChannel) Recv() ([]byte, error) {
 	for {
 		line, err := ReadLine(c.r, MaxLine)
@@ -121,10 +123,20 @@ func (c *lineChannel) Recv() ([]byte, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
+		if bytes.TrimLeft(line, " \t\r\n")[0] == '[' {
+			// jrpc2 would run each element and answer with an array.
+			c.writeError(nil, &Error{Kind: Permanent, Code: jrpc2.InvalidRequest,
+				Message: "a JSON array (a batch) is not one message: send one request per line"})
+			continue
+		}
 		var env envelope
 		_ = json.Unmarshal(line, &env) // invalid UTF-8 still decodes, replaced
 		if !utf8.Valid(line) {
 			c.writeError(env.ID, Errorf(Permanent, "message is not valid UTF-8"))
+			continue
+		}
+		if c.afterShutdown(env) {
+			c.writeError(env.ID, NotStarted(nil, "the plugin is shutting down: "+env.Method+" came after shutdown and was not run"))
 			continue
 		}
 		if len(env.ID) > 0 && env.Method != "" {
@@ -134,6 +146,20 @@ func (c *lineChannel) Recv() ([]byte, error) {
 		}
 		return line, nil
 	}
+}
+
+// afterShutdown reports whether env is a request read after a shutdown,
+// and records a shutdown. Notifications ($/cancel) still pass.
+func (c *lineChannel) afterShutdown(env envelope) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shutdown {
+		return len(env.ID) > 0 && string(env.ID) != "null" && env.Method != ""
+	}
+	if env.Method == MethodShutdown {
+		c.shutdown = true
+	}
+	return false
 }
 
 // eofDrain bounds how long the end of stdin waits for the replies to the
@@ -174,7 +200,7 @@ func (c *lineChannel) onReply(id string, fn func(ok bool)) {
 	c.mu.Unlock()
 }
 
-// Send writes one record. An error reply without data.kind gets one; a
+// Send queues one record. An error reply without data.kind gets one; a
 // record past the cap is replaced by an error reply for the same id.
 func (c *lineChannel) Send(rec []byte) error {
 	id, field := peekReply(rec)
@@ -197,14 +223,16 @@ func (c *lineChannel) Send(rec []byte) error {
 		}
 	}
 	if field == "error" {
-		rec = ensureKind(rec, Effects[method])
+		rec = ensureKind(rec)
 	}
 	if len(rec) > MaxLine {
 		if id == "" {
 			return fmt.Errorf("outgoing message of %d bytes exceeds 1 MiB", len(rec))
 		}
+		// The call ran: for an effect or a run, what it did is lost with
+		// its reply.
 		k := Permanent
-		if Effects[method] {
+		if mayHaveHappened(method) {
 			k = UnknownOutcome
 		}
 		rec, field = errorLine(json.RawMessage(id), Errorf(k, "reply exceeds 1 MiB")), "error"
@@ -217,16 +245,10 @@ func (c *lineChannel) Send(rec []byte) error {
 	return err
 }
 
+// write queues rec and its newline; it fails once the channel is closed.
 func (c *lineChannel) write(rec []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.closed {
-		return io.ErrClosedPipe
-	}
 	buf := make([]byte, 0, len(rec)+1)
-	buf = append(append(buf, rec...), '\n')
-	_, err := c.w.Write(buf)
-	return err
+	return c.out.put(append(append(buf, rec...), '\n'))
 }
 
 // rawReply writes line as the reply to id and drops the reply jrpc2 will
@@ -244,16 +266,16 @@ func (c *lineChannel) writeError(id json.RawMessage, e *Error) {
 	_ = c.write(errorLine(id, e))
 }
 
-// Close closes the writer; further Sends fail.
+// Close takes no more records; what is queued is still written, then the
+// writer is closed (flushed). Further Sends fail.
 func (c *lineChannel) Close() error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.closed {
-		return nil
-	}
-	c.closed = true
-	return c.w.Close()
+	c.out.close()
+	return nil
 }
+
+// flushed is closed once every queued record was written (or dropped on a
+// write error) and the writer closed.
+func (c *lineChannel) flushed() <-chan struct{} { return c.out.done }
 
 // errorLine renders a complete error reply. A missing id is null.
 func errorLine(id json.RawMessage, e *Error) []byte {
@@ -264,7 +286,7 @@ func errorLine(id json.RawMessage, e *Error) []byte {
 		V  string          `json:"jsonrpc"`
 		ID json.RawMessage `json:"id"`
 		E  *jrpc2.Error    `json:"error"`
-	}{"2.0", id, ToWire(e, false)}
+	}{"2.0", id, ToWire(e, "")}
 	b, _ := json.Marshal(msg)
 	return b
 }
@@ -303,8 +325,9 @@ func peekReply(rec []byte) (id, field string) {
 }
 
 // ensureKind gives an error reply a valid data.kind when it has none
-// (jrpc2's own errors: parse failures, cancelled calls and the like).
-func ensureKind(rec []byte, effect bool) []byte {
+// (jrpc2's own errors: parse failures, calls cancelled before their handler
+// ran and the like; see kindForCode).
+func ensureKind(rec []byte) []byte {
 	var msg struct {
 		V  string          `json:"jsonrpc"`
 		ID json.RawMessage `json:"id"`
@@ -322,9 +345,6 @@ func ensureKind(rec []byte, effect bool) []byte {
 		return rec
 	}
 	k := kindForCode(msg.E.Code)
-	if k == UnknownOutcome && !effect {
-		k = Retryable
-	}
 	m := msg.E.Message
 	if m == "" {
 		m = msg.E.Code.String()
@@ -333,7 +353,7 @@ func ensureKind(rec []byte, effect bool) []byte {
 		V  string          `json:"jsonrpc"`
 		ID json.RawMessage `json:"id"`
 		E  *jrpc2.Error    `json:"error"`
-	}{"2.0", msg.ID, ToWire(&Error{Kind: k, Message: m, Code: msg.E.Code}, effect)}
+	}{"2.0", msg.ID, ToWire(&Error{Kind: k, Message: m, Code: msg.E.Code}, "")}
 	if len(out.ID) == 0 {
 		out.ID = json.RawMessage("null")
 	}

@@ -92,10 +92,10 @@ func FuzzReadLine(f *testing.F) {
 }
 
 func FuzzEnsureKind(f *testing.F) {
-	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32700,"message":"x"}}`), false)
-	f.Add([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32097}}`), true)
-	f.Fuzz(func(t *testing.T, rec []byte, effect bool) {
-		out := ensureKind(rec, effect)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32700,"message":"x"}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32097}}`))
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		out := ensureKind(rec)
 		id, field := peekReply(out)
 		_ = id
 		if field == "error" && !bytes.Equal(out, rec) && !bytes.Contains(out, []byte(`"kind":`)) {

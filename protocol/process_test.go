@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 func runChild(mode string) int {
 	err := Serve(context.Background(), Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(),
 		Handlers: map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+			if mode == "flood" { // a reply far larger than a pipe holds
+				return ExecResult{ExitCode: new(int), Stdout: strings.Repeat("x", 900<<10)}, nil
+			}
 			cmd := exec.Command("sleep", "300")
 			if err := cmd.Start(); err != nil {
 				return nil, err
@@ -79,19 +82,13 @@ func TestEOFExitRealProcess(t *testing.T) {
 			if l, err := out.ReadString('\n'); err != nil || !strings.Contains(l, `"result"`) {
 				t.Fatalf("handshake: %q %v", l, err)
 			}
-			io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{}}`+"\n")
+			io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{`+base+`}}`+"\n")
 			// Wait until the run exists in the group (ps, not a sleep).
 			for i := 0; i < 500 && !hasChild(pgid); i++ {
 				time.Sleep(10 * time.Millisecond)
 			}
 			stdin.Close()
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			select {
-			case <-exited:
-			case <-time.After(Grace):
-				t.Fatal("the plugin did not exit within 5 s of stdin EOF")
-			}
+			exitsWithin(t, cmd, Grace, "the plugin did not exit within 5 s of stdin EOF")
 			if mode == "polite" {
 				for i := 0; i < 100 && groupAlive(pgid); i++ {
 					time.Sleep(20 * time.Millisecond)
@@ -107,4 +104,42 @@ func TestEOFExitRealProcess(t *testing.T) {
 func hasChild(pgid int) bool {
 	out, _ := exec.Command("pgrep", "-g", fmt.Sprint(pgid), "sleep").Output()
 	return len(strings.TrimSpace(string(out))) > 0
+}
+
+// After stdin EOF the plugin exits within 5 s even when nobody reads its
+// stdout: a reply blocked on a full pipe holds neither jrpc2 nor the exit.
+func TestEOFExitWithStdoutUnread(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=flood", "GORACE=atexit_sleep_ms=0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, _ := cmd.StdinPipe()
+	outR, outW, err := os.Pipe() // its read end stays open and is never read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	cmd.Stdout = outW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	io.WriteString(stdin, initLine+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{`+base+`}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":3,"method":"link.exec","params":{`+base+`}}`+"\n")
+	stdin.Close()
+	exitsWithin(t, cmd, Grace, "with its stdout unread, the plugin did not exit within 5 s of stdin EOF")
+}
+
+// exitsWithin fails the test with msg unless cmd exits within d (the spec's
+// bound on a plugin's exit, not a measurement).
+func exitsWithin(t *testing.T, cmd *exec.Cmd, d time.Duration, msg string) {
+	t.Helper()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(d):
+		t.Fatal(msg)
+	}
 }

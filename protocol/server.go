@@ -221,6 +221,13 @@ func (s *server) run() error {
 		s.log.Warn("calls still running at exit; leaving them")
 	}
 	s.rpc.Stop()
+	// What is queued for stdout goes out, unless nobody reads it: a blocked
+	// write does not hold the exit.
+	select {
+	case <-s.ch.flushed():
+	case <-stopCtx.Done():
+		s.log.Warn("stdout is not being read; leaving the unwritten messages")
+	}
 	return nil
 }
 
@@ -243,8 +250,11 @@ func (a assigner) Assign(_ context.Context, method string) jrpc2.Handler {
 func (s *server) handler(method string) jrpc2.Handler {
 	return func(ctx context.Context, req *jrpc2.Request) (any, error) {
 		if req.IsNotification() {
-			if method == MethodCancel {
+			switch method {
+			case MethodCancel:
 				s.cancel(req)
+			case MethodShutdown: // the spec leaves its form open: stop as for the request
+				s.stop()
 			}
 			return nil, nil // other notifications are ignored
 		}
@@ -253,7 +263,7 @@ func (s *server) handler(method string) jrpc2.Handler {
 		start := time.Now()
 		v, err := s.serveCall(ctx, method, req)
 		if err != nil {
-			w := ToWire(err, Effects[method])
+			w := ToWire(err, method)
 			s.log.Debug("call", "method", method, "id", req.ID(), "ms", time.Since(start).Milliseconds(), "error", w.Message)
 			return nil, w
 		}
@@ -270,7 +280,7 @@ func (s *server) serveCall(ctx context.Context, method string, req *jrpc2.Reques
 	case method == MethodInitialize:
 		return s.initialize(req)
 	case shutting:
-		return nil, Errorf(Retryable, "the plugin is shutting down")
+		return nil, NotStarted(nil, "the plugin is shutting down: "+method+" was not run")
 	case !initialized:
 		return nil, Errorf(Permanent, "%s before initialize", method)
 	case method == MethodShutdown:
@@ -287,22 +297,34 @@ func (s *server) serveCall(ctx context.Context, method string, req *jrpc2.Reques
 	call := &Call{Method: method, id: req.ID(), srv: s}
 	if req.HasParams() {
 		call.Params = json.RawMessage(req.ParamString())
-		var b struct {
-			Deadline int64  `json:"deadline"`
-			Target   Target `json:"target"`
-		}
-		if err := json.Unmarshal(call.Params, &b); err != nil {
-			return nil, Errorf(Permanent, "%s: invalid params: %v", method, err)
-		}
-		call.Base = Base{Deadline: b.Deadline, Target: b.Target}
 	}
+	base, err := readBase(method, call.Params)
+	if err != nil {
+		return nil, err
+	}
+	call.Base = base
 	if call.Base.Deadline > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, time.UnixMilli(call.Base.Deadline))
 		defer cancel()
 	}
-	return h(ctx, call)
+	if err := ctx.Err(); err != nil {
+		// Its deadline had passed, or a $/cancel came, before it began.
+		return nil, NotStarted(err, method+": the call ended before it began; nothing was run")
+	}
+	v, err := h(ctx, call)
+	if err != nil && ctx.Err() != nil {
+		err = &cutError{err: err, cause: ctx.Err()}
+	}
+	return v, err
 }
+
+// cutError is a handler's error when its call's context ended first: it
+// adds the context's error, which ToWire reads (the cut-run rule).
+type cutError struct{ err, cause error }
+
+func (e *cutError) Error() string   { return e.err.Error() }
+func (e *cutError) Unwrap() []error { return []error{e.err, e.cause} }
 
 func (s *server) initialize(req *jrpc2.Request) (any, error) {
 	var p InitializeParams

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,6 +79,9 @@ func (s *session) expect(want string) {
 	}
 }
 
+// base is what every call's params carry (see readBase).
+const base = `"deadline":0,"target":{"host":{"name":"h"}}`
+
 const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":1,"max":1},"mu":"5"}}`
 
 func (s *session) init() {
@@ -132,13 +136,13 @@ func TestErrorMapping(t *testing.T) {
 		MethodHostStatus:  func(context.Context, *Call) (any, error) { return nil, io.ErrUnexpectedEOF },
 	})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"link.exec","params":{}}`)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"link.exec","params":{` + base + `}}`)
 	s.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"key locked","data":{"kind":"human","remedy":"run ssh-add"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.fetch","params":{}}`)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.fetch","params":{` + base + `}}`)
 	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32001,"message":"busy","data":{"kind":"retryable"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":3,"method":"host.acquire","params":{}}`)
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"host.acquire","params":{` + base + `}}`)
 	s.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32004,"message":"unexpected EOF","data":{"kind":"unknown-outcome"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":4,"method":"host.status","params":{}}`)
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"host.status","params":{` + base + `}}`)
 	s.expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32002,"message":"unexpected EOF","data":{"kind":"permanent"}}}`)
 }
 
@@ -173,21 +177,27 @@ func TestStrictDecode(t *testing.T) {
 }
 
 // A reply over 1 MiB is replaced by an error for the same id, of kind
-// unknown-outcome for an effect: jrpc2 would otherwise drop it silently.
+// unknown-outcome for an effect or a run (it ran; its answer is lost),
+// permanent for a read: jrpc2 would otherwise drop it silently.
 func TestOversizeReplyReplaced(t *testing.T) {
 	big := strings.Repeat("x", MaxLine)
 	s := serve(t, map[string]Handler{
-		MethodLinkExec: func(context.Context, *Call) (any, error) { return ExecResult{Stdout: big}, nil },
-		MethodJobStart: func(context.Context, *Call) (any, error) { return JobStartResult{View: View{Command: big}}, nil },
+		MethodLinkExec:  func(context.Context, *Call) (any, error) { return ExecResult{Stdout: big}, nil },
+		MethodJobStart:  func(context.Context, *Call) (any, error) { return JobStartResult{View: View{Command: big}}, nil },
+		MethodJobAttach: func(context.Context, *Call) (any, error) { return View{Command: big}, nil },
 	})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{}}`)
-	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"reply exceeds 1 MiB","data":{"kind":"permanent"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":3,"method":"job.start","params":{}}`)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{` + base + `}}`)
+	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32004,"message":"reply exceeds 1 MiB","data":{"kind":"unknown-outcome"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":3,"method":"job.start","params":{` + base + `}}`)
 	s.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32004,"message":"reply exceeds 1 MiB","data":{"kind":"unknown-outcome"}}}`)
+	s.send(`{"jsonrpc":"2.0","id":4,"method":"job.attach","params":{` + base + `}}`)
+	s.expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32002,"message":"reply exceeds 1 MiB","data":{"kind":"permanent"}}}`)
 }
 
-// $/cancel {id} ends the call's context; the call answers, the plugin lives.
+// $/cancel {id} ends the call's context; the call answers, the plugin
+// lives. A run cut after its handler began is unknown-outcome, whatever
+// kind its backend chose (the cut-run rule).
 func TestCancelByID(t *testing.T) {
 	started := make(chan struct{})
 	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
@@ -196,22 +206,30 @@ func TestCancelByID(t *testing.T) {
 		return nil, Errorf(Retryable, "cancelled")
 	}})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":"abc","method":"link.exec","params":{}}`)
+	s.send(`{"jsonrpc":"2.0","id":"abc","method":"link.exec","params":{` + base + `}}`)
 	<-started
 	s.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":"abc"}}`)
-	s.expect(`{"jsonrpc":"2.0","id":"abc","error":{"code":-32001,"message":"cancelled","data":{"kind":"retryable"}}}`)
+	s.expect(`{"jsonrpc":"2.0","id":"abc","error":{"code":-32004,"message":"cancelled","data":{"kind":"unknown-outcome"}}}`)
 }
 
-// The call's context ends at its deadline.
+// A call whose deadline passed before it began runs nothing and says so:
+// retryable, even for a run (the server can show it never started).
 func TestDeadlineEndsCall(t *testing.T) {
+	ran := make(chan struct{}, 1)
 	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+		ran <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}})
 	s.init()
 	past := time.Now().Add(-time.Second).UnixMilli()
 	s.send(`{"jsonrpc":"2.0","id":9,"method":"link.exec","params":{"deadline":` + itoa(past) + `,"target":{"host":{"name":"h"}}}}`)
-	s.expect(`{"jsonrpc":"2.0","id":9,"error":{"code":-32001,"message":"context deadline exceeded","data":{"kind":"retryable"}}}`)
+	s.expect(`{"jsonrpc":"2.0","id":9,"error":{"code":-32001,"message":"link.exec: the call ended before it began; nothing was run: context deadline exceeded","data":{"kind":"retryable"}}}`)
+	select {
+	case <-ran:
+		t.Fatal("the handler ran past its deadline")
+	default:
+	}
 }
 
 // A watch's notification goes out after its reply, exactly once, and not at
@@ -240,11 +258,11 @@ func TestWatchOrderAndCancel(t *testing.T) {
 	}})
 	s.init()
 	for i := 0; i < 50; i++ {
-		s.send(`{"jsonrpc":"2.0","id":` + itoa(int64(10+i)) + `,"method":"channel.watch","params":{"inc":"now"}}`)
+		s.send(`{"jsonrpc":"2.0","id":` + itoa(int64(10+i)) + `,"method":"channel.watch","params":{` + base + `,"inc":"now"}}`)
 		s.expect(`{"jsonrpc":"2.0","id":` + itoa(int64(10+i)) + `,"result":{"watchId":"w-now","initial":{"status":"busy","settled":false,"since":0,"runs":0,"incarnation":"a"}}}`)
 		s.expect(`{"jsonrpc":"2.0","method":"watch/settled","params":{"watchId":"w-now","observation":{"status":"idle","settled":true,"since":0,"runs":1,"incarnation":"a"}}}`)
 	}
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"channel.watch","params":{"inc":"later"}}`)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"channel.watch","params":{` + base + `,"inc":"later"}}`)
 	s.expect(`{"jsonrpc":"2.0","id":2,"result":{"watchId":"w-later","initial":{"status":"busy","settled":false,"since":0,"runs":0,"incarnation":"a"}}}`)
 	s.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"watchId":"w-later"}}`)
 	time.Sleep(50 * time.Millisecond) // let the cancel land before the release: order, not timing, is asserted below
@@ -282,7 +300,7 @@ func TestEOFReturnsDespiteStuckHandler(t *testing.T) {
 		select {} // never returns
 	}})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{}}`)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{` + base + `}}`)
 	<-started
 	s.in.Close()
 	select {
@@ -313,7 +331,94 @@ func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 func TestEOFDrainsQuickReplies(t *testing.T) {
 	s := serve(t, map[string]Handler{MethodHostRelease: nilHandler})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"host.release","params":{}}`)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"host.release","params":{` + base + `}}`)
 	s.in.Close()
 	s.expect(`{"jsonrpc":"2.0","id":2,"result":null}`)
+}
+
+// A JSON array on a line (a JSON-RPC batch) is not one message: it is
+// refused as an invalid request with id null, never answered with an array,
+// and none of its elements runs.
+func TestBatchRefused(t *testing.T) {
+	var ran atomic.Int64
+	s := serve(t, map[string]Handler{MethodHostRelease: func(context.Context, *Call) (any, error) { ran.Add(1); return nil, nil }})
+	s.init()
+	one := `{"jsonrpc":"2.0","id":2,"method":"host.release","params":{` + base + `,"key":"k"}}`
+	const refused = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a JSON array (a batch) is not one message: send one request per line","data":{"kind":"permanent"}}}`
+	for _, line := range []string{"[" + one + "]", " \t[" + one + "," + one + "]", "[]", `[{"jsonrpc":"2.0","method":"shutdown"}]`} {
+		s.send(line)
+		s.expect(refused)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Fatalf("an element of a batch ran %d time(s)", n)
+	}
+	s.send(one) // the plugin still serves, and the notification in a batch did not stop it
+	s.expect(`{"jsonrpc":"2.0","id":2,"result":null}`)
+}
+
+// shutdown sent as a notification stops the plugin as the request does:
+// the Stop hook runs and Serve returns, with no reply and no stdin EOF.
+func TestShutdownNotificationStops(t *testing.T) {
+	var once sync.Once
+	stopped := make(chan struct{})
+	s := serve(t, nil, func(o *Options) { o.Stop = func(context.Context) { once.Do(func() { close(stopped) }) } })
+	s.init()
+	s.send(`{"jsonrpc":"2.0","method":"shutdown"}`)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after a shutdown notification")
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("Stop hook did not run")
+	}
+	if l, err := s.out.ReadString('\n'); err == nil {
+		t.Fatalf("a shutdown notification was answered: %s", l)
+	}
+	s.done <- nil // for Cleanup
+}
+
+// A request that arrives after shutdown (request or notification) runs
+// nothing: it is refused as retryable (nothing happened; a fresh plugin
+// would serve it).
+func TestRequestAfterShutdownRefused(t *testing.T) {
+	for _, shutdown := range []string{`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`, `{"jsonrpc":"2.0","method":"shutdown"}`} {
+		t.Run(shutdown, func(t *testing.T) {
+			var ran atomic.Int64
+			// The Stop hook holds the stop (and so stdout) open until the
+			// refusal was read: a plugin refuses what it reads while it stops.
+			gate := make(chan struct{})
+			s := serve(t, map[string]Handler{MethodHostRelease: func(context.Context, *Call) (any, error) { ran.Add(1); return nil, nil }},
+				func(o *Options) {
+					o.Stop = func(ctx context.Context) {
+						select {
+						case <-gate:
+						case <-ctx.Done():
+						}
+					}
+				})
+			s.init()
+			// One write: the request is read right behind shutdown.
+			s.send(shutdown + "\n" + `{"jsonrpc":"2.0","id":4,"method":"host.release","params":{` + base + `,"key":"k"}}`)
+			want := map[string]bool{
+				`{"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"the plugin is shutting down: host.release came after shutdown and was not run","data":{"kind":"retryable"}}}`: true,
+			}
+			if strings.Contains(shutdown, `"id"`) {
+				want[`{"jsonrpc":"2.0","id":3,"result":null}`] = true
+			}
+			for len(want) > 0 {
+				got := s.recv()
+				if !want[got] {
+					t.Fatalf("unexpected line %s", got)
+				}
+				delete(want, got)
+			}
+			close(gate)
+			if n := ran.Load(); n != 0 {
+				t.Fatalf("a request after shutdown ran")
+			}
+		})
+	}
 }

@@ -16,19 +16,9 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// defaultTimeout is the spec's default timeoutMs.
-const defaultTimeout = 20 * time.Second
-
 // killWait bounds the wait for a killed run's end marker, once the kill was
 // proven: the answer must come inside mu's grace (5 s) after timeoutMs.
 const killWait = 3 * time.Second
-
-func timeoutOf(ms int64) time.Duration {
-	if ms <= 0 {
-		return defaultTimeout
-	}
-	return time.Duration(ms) * time.Millisecond
-}
 
 // exec serves link.exec.
 func (b *Backend) exec(ctx context.Context, call *protocol.Call) (any, error) {
@@ -50,7 +40,7 @@ func (b *Backend) exec(ctx context.Context, call *protocol.Call) (any, error) {
 	if cwd == "" {
 		cwd = "."
 	}
-	return b.runScript(ctx, ctr, p.Script, cwd, timeoutOf(p.TimeoutMs))
+	return b.runScript(ctx, ctr, p.Script, cwd, protocol.RunTimeout(p.TimeoutMs))
 }
 
 // runScript runs script in ctr over a pooled exec channel. On timeout it

@@ -43,7 +43,7 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call) (any, error) {
 		return nil, err
 	}
 	mark := randomHex()
-	return b.runGit(ctx, ctr, mark, timeoutOf(p.TimeoutMs),
+	return b.runGit(ctx, ctr, mark, protocol.RunTimeout(p.TimeoutMs),
 		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
 		"fetch", "--no-tags", "--no-recurse-submodules", b.extURL(ctr, mark, p.RemoteCwd), "HEAD")
 }
@@ -79,7 +79,7 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
 	if err := checkPaths(p.LocalRepo, p.RemoteRepo); err != nil {
 		return nil, err
 	}
-	timeout := timeoutOf(p.TimeoutMs)
+	timeout := protocol.RunTimeout(p.TimeoutMs)
 	start := time.Now()
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	code, _, stderr, err := execOnce(pctx, b.api, ctr, []string{"/bin/sh", "-c", prepScript, "sh", p.RemoteRepo, p.Rev}, nil, nil)

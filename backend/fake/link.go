@@ -11,15 +11,11 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
-
-// defaultTimeout is the spec's 20 s, for a call that gives no timeoutMs.
-const defaultTimeout = 20 * time.Second
 
 var hostNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$`)
 
@@ -87,11 +83,7 @@ type step struct {
 // of the step and answers exitCode null; the call's own end (its deadline,
 // $/cancel, EOF) is an error.
 func (f *Fake) runSteps(ctx context.Context, home string, timeoutMs int64, steps []step) (protocol.ExecResult, error) {
-	timeout := defaultTimeout
-	if timeoutMs > 0 {
-		timeout = time.Duration(timeoutMs) * time.Millisecond
-	}
-	tctx, cancel := context.WithTimeout(ctx, timeout)
+	tctx, cancel := context.WithTimeout(ctx, protocol.RunTimeout(timeoutMs))
 	defer cancel()
 	stdout := outcap.New(protocol.MaxLine)
 	stderr := outcap.New(protocol.MaxLine)

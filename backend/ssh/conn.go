@@ -61,7 +61,7 @@ func (p *pool) get(ctx context.Context, dest string) (*conn, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, protocol.Errorf(protocol.Retryable, "the plugin is shutting down")
+		return nil, protocol.NotStarted(nil, "the plugin is shutting down")
 	}
 	e := p.entries[dest]
 	if e == nil {
@@ -72,7 +72,7 @@ func (p *pool) get(ctx context.Context, dest string) (*conn, error) {
 	select {
 	case e.lock <- struct{}{}:
 	case <-ctx.Done():
-		return nil, protocol.Wrap(protocol.Retryable, ctx.Err(), "waiting for the connection to "+dest)
+		return nil, protocol.NotStarted(ctx.Err(), "waiting for the connection to "+dest)
 	}
 	defer func() { <-e.lock }()
 	if e.c != nil && !e.c.dead() {
@@ -87,7 +87,7 @@ func (p *pool) get(ctx context.Context, dest string) (*conn, error) {
 	p.mu.Unlock()
 	if closed {
 		c.close()
-		return nil, protocol.Errorf(protocol.Retryable, "the plugin is shutting down")
+		return nil, protocol.NotStarted(nil, "the plugin is shutting down")
 	}
 	e.c = c
 	return c, nil
@@ -184,7 +184,7 @@ func (p *pool) handshake(ctx context.Context, r *Resolved, via *ssh.Client) (*ss
 		nc, err = via.DialContext(ctx, "tcp", r.Addr())
 	}
 	if err != nil {
-		return nil, protocol.Wrap(protocol.Retryable, err, fmt.Sprintf("cannot reach %s (%s)", r.Alias, r.Addr()))
+		return nil, protocol.NotStarted(err, fmt.Sprintf("cannot reach %s (%s)", r.Alias, r.Addr()))
 	}
 	tr, err := newTrust(r, p.knownHosts)
 	if err != nil {
@@ -215,9 +215,9 @@ func (p *pool) handshake(ctx context.Context, r *Resolved, via *ssh.Client) (*ss
 			return nil, au.failure(r, err)
 		}
 		if ctx.Err() != nil {
-			return nil, protocol.Wrap(protocol.Retryable, ctx.Err(), fmt.Sprintf("SSH handshake with %s (%s) did not finish within %s", r.Alias, r.Addr(), timeout))
+			return nil, protocol.NotStarted(ctx.Err(), fmt.Sprintf("SSH handshake with %s (%s) did not finish within %s", r.Alias, r.Addr(), timeout))
 		}
-		return nil, protocol.Wrap(protocol.Retryable, err, fmt.Sprintf("SSH handshake with %s (%s) failed", r.Alias, r.Addr()))
+		return nil, protocol.NotStarted(err, fmt.Sprintf("SSH handshake with %s (%s) failed", r.Alias, r.Addr()))
 	}
 	_ = nc.SetDeadline(time.Time{})
 	return ssh.NewClient(sc, chans, reqs), nil

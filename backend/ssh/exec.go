@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"io"
 	"sync"
@@ -13,9 +14,6 @@ import (
 
 	"github.com/mu-org/mu-plugins/protocol"
 )
-
-// defaultTimeout is the spec's default timeoutMs.
-const defaultTimeout = 20 * time.Second
 
 // run is one remote process under the wrapper, holding one slot until its
 // session ends.
@@ -50,18 +48,18 @@ func (b *Backend) openSession(ctx context.Context, c *conn, until time.Time) (*s
 	defer cancel()
 	for {
 		if err := c.slots.acquire(ctx); err != nil {
-			return nil, protocol.Wrap(protocol.Retryable, err, "no free session on the connection to "+c.r.Alias+" within the call's timeout; nothing started")
+			return nil, protocol.NotStarted(err, "no free session on the connection to "+c.r.Alias+" within the call's timeout; nothing started")
 		}
 		if c.dead() {
 			c.slots.release()
-			return nil, protocol.Errorf(protocol.Retryable, "the connection to %s was lost", c.r.Alias)
+			return nil, protocol.NotStarted(nil, "the connection to "+c.r.Alias+" was lost")
 		}
 		s, err := c.newSession(ctx)
 		if err == nil {
 			return s, nil
 		}
 		if errors.Is(err, errAbandoned) {
-			return nil, protocol.Wrap(protocol.Retryable, ctx.Err(), "opening a session on "+c.r.Alias+"; nothing started")
+			return nil, protocol.NotStarted(ctx.Err(), "opening a session on "+c.r.Alias+"; nothing started")
 		}
 		var oce *ssh.OpenChannelError
 		if errors.As(err, &oce) {
@@ -71,14 +69,14 @@ func (b *Backend) openSession(ctx context.Context, c *conn, until time.Time) (*s
 			if backoff {
 				select {
 				case <-ctx.Done():
-					return nil, protocol.Wrap(protocol.Retryable, err, "the server refused every session until the call's timeout; nothing started")
+					return nil, protocol.NotStarted(err, "the server refused every session until the call's timeout; nothing started")
 				case <-time.After(50 * time.Millisecond):
 				}
 			}
 			continue
 		}
 		c.slots.release()
-		return nil, protocol.Wrap(protocol.Retryable, err, "cannot open a session on "+c.r.Alias)
+		return nil, protocol.NotStarted(err, "cannot open a session on "+c.r.Alias)
 	}
 }
 
@@ -136,12 +134,12 @@ func (b *Backend) start(ctx context.Context, c *conn, spec runSpec) (*run, error
 	if err := errors.Join(err0, err1, err2); err != nil {
 		sess.Close()
 		c.slots.closed()
-		return nil, protocol.Wrap(protocol.Retryable, err, "session setup")
+		return nil, protocol.NotStarted(err, "session setup")
 	}
 	if err := sess.Start(wrapperCommand(time.Until(spec.until), spec.cwd, spec.argv...)); err != nil {
 		sess.Close()
 		c.slots.closed()
-		return nil, protocol.Wrap(protocol.Retryable, err, "cannot start the script on "+c.r.Alias)
+		return nil, protocol.NotStarted(err, "cannot start the script on "+c.r.Alias)
 	}
 	b.track(r)
 	// Not sess.Stdin: Wait would wait for a stdin that may never end.
@@ -195,7 +193,7 @@ func (b *Backend) outcome(ctx context.Context, r *run) (exit *int, err error) {
 		return nil, nil
 	case <-ctx.Done():
 		r.stop(b)
-		return nil, protocol.Wrap(protocol.UnknownOutcome, ctx.Err(), "the call ended while the script ran; it is being stopped")
+		return nil, fmt.Errorf("the call ended while the script ran; it is being stopped: %w", ctx.Err()) // unknown-outcome: protocol.ToWire
 	}
 }
 
@@ -291,7 +289,7 @@ func (b *Backend) execScript(ctx context.Context, call *protocol.Call) (any, err
 	if int64(len(p.Script)) > MaxScriptBytes {
 		return nil, protocol.Errorf(protocol.Permanent, "script of %d bytes exceeds maxScriptBytes %d", len(p.Script), MaxScriptBytes)
 	}
-	until := time.Now().Add(msOr(p.TimeoutMs, defaultTimeout))
+	until := time.Now().Add(protocol.RunTimeout(p.TimeoutMs))
 	c, err := b.pool.get(ctx, p.Target.Host.Name)
 	if err != nil {
 		return nil, err
@@ -313,13 +311,6 @@ func result(exit *int, out, errb *outcap.Capture) *protocol.ExecResult {
 	e, ce := errb.Bytes()
 	so, se, partial := outcap.Fit(o, e, co || ce, outcap.ReplyBudget)
 	return &protocol.ExecResult{ExitCode: exit, Stdout: so, Stderr: se, Partial: partial}
-}
-
-func msOr(ms int64, def time.Duration) time.Duration {
-	if ms <= 0 {
-		return def
-	}
-	return time.Duration(ms) * time.Millisecond
 }
 
 type strReader struct {

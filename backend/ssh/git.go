@@ -2,6 +2,7 @@ package sshlink
 
 import (
 	"context"
+	"fmt"
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"os"
 	"os/exec"
@@ -33,7 +34,7 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call) (any, error) {
 	if p.RemoteCwd == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "link.fetch: remoteCwd is required")
 	}
-	timeout := msOr(p.TimeoutMs, defaultTimeout)
+	timeout := protocol.RunTimeout(p.TimeoutMs)
 	// No auto maintenance: a `git gc --auto` detached from a collect would
 	// be killed with the run's leftovers, possibly holding gc.pid.
 	return b.git(ctx, p.Target.Host.Name, timeout, p.LocalRepo,
@@ -65,7 +66,7 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
 	if p.RemoteRepo == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "link.push: remoteRepo is required")
 	}
-	deadline := time.Now().Add(msOr(p.TimeoutMs, defaultTimeout))
+	deadline := time.Now().Add(protocol.RunTimeout(p.TimeoutMs))
 	c, err := b.pool.get(ctx, p.Target.Host.Name)
 	if err != nil {
 		return nil, err
@@ -104,7 +105,7 @@ func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, r
 	}
 	sh, err := b.ensureShim()
 	if err != nil {
-		return nil, protocol.Wrap(protocol.Retryable, err, "cannot start the git transport")
+		return nil, protocol.NotStarted(err, "cannot start the git transport")
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -126,11 +127,11 @@ func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, r
 	// and whatever else stays in the plugin's group, which mu empties.
 	res, err := proc.Run(runCtx, cmd, proc.Options{})
 	if err != nil {
-		return nil, protocol.Wrap(protocol.Retryable, err, "cannot run git")
+		return nil, protocol.NotStarted(err, "cannot run git")
 	}
 	if res.Stopped {
 		if ctx.Err() != nil {
-			return nil, protocol.Wrap(protocol.UnknownOutcome, ctx.Err(), "the call ended while git ran; it was stopped")
+			return nil, fmt.Errorf("the call ended while git ran; it was stopped: %w", ctx.Err()) // unknown-outcome: protocol.ToWire
 		}
 		return result(nil, out, errb), nil
 	}

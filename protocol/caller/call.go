@@ -69,12 +69,8 @@ func (p *Plugin) Timeout(r *Request) time.Duration {
 	if r.Method == protocol.MethodInitialize {
 		return p.cfg.HandshakeTimeout
 	}
-	if execLike(r.Method) {
-		t := DefaultExecTimeout
-		if r.timeoutMs > 0 {
-			t = time.Duration(r.timeoutMs) * time.Millisecond
-		}
-		return t + protocol.Grace
+	if protocol.Runs[r.Method] {
+		return protocol.RunTimeout(r.timeoutMs) + protocol.Grace
 	}
 	return p.cfg.ReadTimeout
 }

@@ -15,7 +15,7 @@ const (
 	DefaultReadTimeout = 10 * time.Second
 	// DefaultExecTimeout is link.exec's and link.fetch's timeoutMs when the
 	// caller gives none.
-	DefaultExecTimeout = 20 * time.Second
+	DefaultExecTimeout = protocol.DefaultRunTimeout
 	// DefaultRetries is how often a retryable error is retried.
 	DefaultRetries = 3
 	// MuVersion is the mu version sent in initialize.

@@ -221,7 +221,7 @@ func (s *wireState) checkReply(env envelope, bad func(string, string, ...any) *V
 		}
 	}
 	in.out.result = env.result
-	if call.method == protocol.MethodChannelWatch && !call.cancelled {
+	if call.method == protocol.MethodChannelWatch {
 		var wr struct {
 			WatchID string `json:"watchId"`
 		}
@@ -232,6 +232,13 @@ func (s *wireState) checkReply(env envelope, bad func(string, string, ...any) *V
 			return in, bad(VSchema, "channel.watch result reuses watchId %q", wr.WatchID)
 		}
 		w := &watchState{id: wr.WatchID, ch: make(chan Notification, 1)}
+		if call.cancelled {
+			// The reply crossed mu's $/cancel (or the stop): it is ignored,
+			// and so is the notification of the watch it opened, which
+			// crosses the same cancel. Nobody waits on the watch.
+			w.cancelled = true
+			close(w.ch)
+		}
 		s.watches[wr.WatchID] = w
 		in.out.watch = w
 	}

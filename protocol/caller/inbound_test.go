@@ -118,6 +118,33 @@ func TestInboundReplyToCancelledIgnored(t *testing.T) {
 	}
 }
 
+// TestInboundWatchReplyCrossingCancel: a channel.watch reply that arrives
+// after mu's $/cancel, then that watch's notification, are both ignored
+// (spec: "a reply that arrives meanwhile is ignored", "a notification that
+// crosses the cancel is ignored"). A second reply to the same id, and a
+// reply to an id never sent, are still violations.
+func TestInboundWatchReplyCrossingCancel(t *testing.T) {
+	s := state()
+	s.pending[3].cancelled = true
+	reply := `{"jsonrpc":"2.0","id":3,"result":{"watchId":"w9","initial":` + obsJSON + `}}`
+	in, v := s.check([]byte(reply))
+	if v != nil || in.call == nil || !in.call.cancelled {
+		t.Fatalf("the crossing reply: %v %+v", v, in)
+	}
+	note := strings.ReplaceAll(settledW0, "w0", "w9")
+	for i := 0; i < 2; i++ {
+		if in, v = s.check([]byte(note)); v != nil || !in.isNotification || in.watch != nil {
+			t.Fatalf("its notification (%d): %v %+v", i, v, in)
+		}
+	}
+	if _, v = s.check([]byte(reply)); v == nil || v.Rule != VNoPending {
+		t.Fatalf("a second reply: %v", v)
+	}
+	if _, v = state().check([]byte(strings.ReplaceAll(reply, `"id":3`, `"id":77`))); v == nil || v.Rule != VNoPending {
+		t.Fatalf("a reply to an id never sent: %v", v)
+	}
+}
+
 func TestViolationErrors(t *testing.T) {
 	v := &Violation{Rule: VNotJSON}
 	e := &InvalidReplyError{Method: "m", Violation: v}

@@ -9,12 +9,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -75,6 +77,7 @@ func runTestPlugin(mode string) int {
 	err := protocol.Serve(context.Background(), protocol.Options{
 		Name: name, Version: d.Plugin.Version, Instance: d.Instance, Seams: d.Seams,
 		Handlers: goodHandlers(),
+		Stop:     func(context.Context) { stopOnce.Do(func() { close(stopping) }) },
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -82,6 +85,12 @@ func runTestPlugin(mode string) int {
 	}
 	return 0
 }
+
+// stopping is closed when the good plugin stops (its Stop hook).
+var (
+	stopping = make(chan struct{})
+	stopOnce sync.Once
+)
 
 // extraPlugins are more test plugin modes, added by other test files.
 var extraPlugins = map[string]func(name string) int{}
@@ -113,6 +122,13 @@ func goodHandlers() map[string]protocol.Handler {
 			case "sleep":
 				<-ctx.Done()
 				fmt.Fprintln(os.Stderr, "exec cancelled:", ctx.Err())
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					// The caller's timer ends the call at this same deadline:
+					// answer only once it stops the plugin, so its deadline,
+					// not this answer (unknown-outcome: a cut run), is what
+					// the tests see.
+					<-stopping
+				}
 				return nil, ctx.Err()
 			case "retry-twice":
 				if retries.Add(1) <= 2 {
@@ -257,6 +273,15 @@ func runRaw(name, behaviour string) int {
 			if behaviour == "cancel-crossing" && strings.Contains(string(req.Params), "watchId") {
 				write("", settled)
 			}
+			var c struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if behaviour == "watch-reply-crossing" && json.Unmarshal(req.Params, &c) == nil && c.ID != nil {
+				// The held channel.watch answers only now, then its watch
+				// settles: both cross the cancel.
+				write(string(c.ID), watchOK)
+				write("", settled)
+			}
 		case protocol.MethodShutdown:
 			fmt.Fprintln(os.Stderr, "shutdown")
 			write(id, `{"jsonrpc":"2.0","id":{id},"result":null}`)
@@ -264,7 +289,7 @@ func runRaw(name, behaviour string) int {
 			if behaviour != "quiet" {
 				fmt.Fprintln(os.Stderr, "call", req.Method)
 			}
-			if behaviour == "hang" {
+			if behaviour == "hang" || behaviour == "watch-reply-crossing" && req.Method == protocol.MethodChannelWatch {
 				continue
 			}
 			lines := []string{okExec}

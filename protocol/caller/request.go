@@ -35,7 +35,7 @@ func NewRequest(method string, params any) (*Request, error) {
 	if err := r.split(b); err != nil {
 		return nil, fmt.Errorf("%s: params: %w", method, err)
 	}
-	if execLike(method) {
+	if protocol.Runs[method] {
 		var t struct {
 			TimeoutMs int64 `json:"timeoutMs"`
 		}
@@ -147,13 +147,4 @@ func (r *Request) line(id, deadline int64) []byte {
 func marshalString(s string) (string, error) {
 	b, err := json.Marshal(s)
 	return string(b), err
-}
-
-// execLike: the methods whose deadline is their timeoutMs plus one grace.
-func execLike(method string) bool {
-	switch method {
-	case protocol.MethodLinkExec, protocol.MethodLinkFetch, protocol.MethodLinkPush:
-		return true
-	}
-	return false
 }

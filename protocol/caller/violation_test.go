@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -160,5 +161,32 @@ func TestNotificationCrossingCancelIgnored(t *testing.T) {
 	}
 	if !strings.Contains(h.stderr.String(), `cancel {"watchId":"w1"}`) {
 		t.Fatalf("the plugin did not see the cancel: %s", h.stderr.String())
+	}
+}
+
+// TestWatchReplyCrossingCancelIgnored: the plugin answers a channel.watch
+// only once mu's $/cancel {id} for it arrived (mu gave up at the call's
+// deadline), then sends that watch's notification. Both crossed the cancel:
+// both are ignored, nothing is refused, and the stop is the deadline's.
+func TestWatchReplyCrossingCancelIgnored(t *testing.T) {
+	h := newHarness(t, "raw", "raw:watch-reply-crossing")
+	p := h.start(t)
+	_, err := p.Watch(context.Background(), protocol.WatchParams{Base: protocol.Base{Target: tgt}}, 200*time.Millisecond)
+	if !errors.Is(err, ErrUnanswered) {
+		t.Fatalf("the watch: %v, want unanswered", err)
+	}
+	<-p.Done()
+	if len(h.tr.outWith(`"method":"$/cancel","params":{"id":2}`)) != 1 {
+		t.Fatalf("no $/cancel for the watch: %q", h.tr.lines(Out))
+	}
+	in := strings.Join(h.tr.lines(In), "\n")
+	if !strings.Contains(in, `"id":2,"result":{"watchId":"w1"`) || !strings.Contains(in, `"method":"watch/settled"`) {
+		t.Fatalf("the plugin did not send the crossing reply and notification: %s", in)
+	}
+	if v := p.Violation(); v != nil {
+		t.Fatalf("refused for a reply and a notification that crossed the cancel: %v", v)
+	}
+	if rep := p.Report(); !errors.Is(rep.Cause, ErrDeadline) || !rep.GroupEmpty {
+		t.Fatalf("stop report %+v", rep)
 	}
 }

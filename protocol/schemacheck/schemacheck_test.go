@@ -1,6 +1,7 @@
 package schemacheck
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -176,9 +177,11 @@ func TestErrorObject(t *testing.T) {
 		protocol.Errorf(protocol.UnknownOutcome, "connection lost"),
 		protocol.Errorf(protocol.Human, "no remedy given"), // ToWire supplies one
 		protocol.Errorf("bogus", "bad kind"),               // ToWire maps it to permanent
+		protocol.NotStarted(context.Canceled, "nothing ran"),
+		context.DeadlineExceeded, // a cut run: unknown-outcome
 	} {
-		for _, effect := range []bool{false, true} {
-			raw := mustJSON(protocol.ToWire(e, effect))
+		for _, method := range []string{protocol.MethodHostStatus, protocol.MethodHostAcquire, protocol.MethodLinkExec} {
+			raw := mustJSON(protocol.ToWire(e, method))
 			if err := ErrorObject(raw); err != nil {
 				t.Errorf("ToWire(%v): %s: %v", e, raw, err)
 			}
