@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +239,93 @@ func TestAtStartFirstPrompt(t *testing.T) {
 	}
 	if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: spec("ws", "a2")}); re == nil {
 		t.Fatal("an at-start start without a first prompt was accepted")
+	}
+}
+
+func (a agentEnv) watchInc(t *testing.T, after int64, inc string) caller.Notification {
+	t.Helper()
+	w, err := a.p.Watch(ctx(t), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: &after, Inc: inc}, 0)
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	n, err := w.Wait(ctx(t))
+	if err != nil {
+		t.Fatalf("watch wait: %v\n%s", err, tail(a.p.wire.String()))
+	}
+	return n
+}
+
+func (a agentEnv) lastRun(t *testing.T, after int64, inc string) *protocol.Observation {
+	t.Helper()
+	return call[*protocol.Observation](t, a.p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: after, Inc: inc})
+}
+
+// With three turns settled past afterRuns, lastRun and watch answer turn
+// afterRuns+1 (the one a delivery with that baseline started), of the asked
+// incarnation only: another one's lastRun is null and its watch restarted.
+func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
+	p := start(t, "--turn-ms", "20")
+	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
+	inc := a.start.Baseline.Incarnation
+	for i, text := range []string{"one", "two", "three"} {
+		a.send(t, text, "m-"+text)
+		if n := a.watchInc(t, int64(i), ""); n.Settled == nil || n.Settled.Observation.Runs != int64(i+1) {
+			t.Fatalf("turn %d: %s", i+1, n.Params)
+		}
+	}
+	for after, text := range []string{"one", "two", "three"} {
+		o := a.lastRun(t, int64(after), "")
+		if o == nil || o.Runs != int64(after+1) || o.LastText != "fake: done: "+text || o.Incarnation != inc || !o.Settled {
+			t.Fatalf("lastRun afterRuns %d: %s, want turn %d (%s)", after, mustJSON(o), after+1, text)
+		}
+		if o := a.lastRun(t, int64(after), inc); o == nil || o.Runs != int64(after+1) {
+			t.Fatalf("lastRun afterRuns %d inc %s: %s", after, inc, mustJSON(o))
+		}
+		n := a.watchInc(t, int64(after), "")
+		if n.Settled == nil || n.Settled.Observation.Runs != int64(after+1) || n.Settled.Observation.LastText != "fake: done: "+text {
+			t.Fatalf("watch afterRuns %d: %s, want turn %d at once", after, n.Params, after+1)
+		}
+	}
+	if o := a.lastRun(t, 3, ""); o != nil {
+		t.Fatalf("lastRun past the last settled turn: %s", mustJSON(o))
+	}
+	if o := a.lastRun(t, 0, "inc-999"); o != nil {
+		t.Fatalf("lastRun of an incarnation the fake never had: %s", mustJSON(o))
+	}
+	if n := a.watchInc(t, 0, "inc-999"); n.Restarted == nil || n.Restarted.Incarnation != inc {
+		t.Fatalf("watch on an incarnation the fake never had: %s, want watch/restarted to %s", n.Params, inc)
+	}
+	// After a fresh, the old incarnation is another one.
+	call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m-fresh"})
+	if o := a.lastRun(t, 0, inc); o != nil {
+		t.Fatalf("lastRun of the incarnation before a fresh: %s", mustJSON(o))
+	}
+	if n := a.watchInc(t, 0, inc); n.Restarted == nil || n.Restarted.Incarnation == inc {
+		t.Fatalf("watch on the incarnation before a fresh: %s", n.Params)
+	}
+}
+
+// A turn whose text escapes past the 1 MiB line (300 KB of `<`, six bytes
+// each in JSON: here a send and two steers of 100 KB each, every request
+// under the cap) settles with its text cut to fit and lastTextTruncated;
+// its watch notification arrives, and later reads and turns still work.
+func TestOversizeTurnTextIsCutToFit(t *testing.T) {
+	p := start(t, "--turn-ms", "20")
+	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
+	big := strings.Repeat("<", 100<<10)
+	a.send(t, "[[ms:500]]"+big, "m-big")
+	for i := 0; i < 2; i++ {
+		call[protocol.SendResult](t, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: big, MsgID: fmt.Sprint("m-steer-", i), Mode: protocol.ModeSteer})
+	}
+	n := a.watchInc(t, 0, "")
+	if n.Settled == nil || !n.Settled.Observation.LastTextTruncated || !strings.HasPrefix(n.Settled.Observation.LastText, "fake: done: [[ms:500]]<<<") {
+		t.Fatalf("the big turn's notification: %.200s", n.Params)
+	}
+	if o := a.lastRun(t, 0, ""); o == nil || !o.LastTextTruncated || o.Runs != 1 {
+		t.Fatalf("lastRun of the big turn: %.200s", mustJSON(o))
+	}
+	a.send(t, "small", "m-small")
+	if n := a.watchInc(t, 1, ""); n.Settled == nil || n.Settled.Observation.LastText != "fake: done: small" || n.Settled.Observation.LastTextTruncated {
+		t.Fatalf("the turn after: %.200s", n.Params)
 	}
 }
