@@ -20,7 +20,7 @@ func (f *Fake) withAgent(ctx context.Context, t protocol.Target, write bool, fn 
 		return errNoAgentTarget
 	}
 	key := agentKey(t.Agent.Workstream, t.Agent.Name)
-	return f.store.Do(ctx, write, func(w *World) error {
+	return f.do(ctx, write, func(w *World) error {
 		now := f.now()
 		a := w.Agents[key]
 		var j *Job
@@ -44,7 +44,7 @@ func (f *Fake) readStates(ctx context.Context, call *protocol.Call) (any, error)
 		return nil, err
 	}
 	out := map[string]protocol.Reading{}
-	err := f.store.Do(ctx, false, func(w *World) error {
+	err := f.do(ctx, false, func(w *World) error {
 		now := f.now()
 		for _, t := range p.Targets {
 			k := agentKey(t.Workstream, t.Name)
