@@ -27,6 +27,9 @@ func (f *Fake) checkSpec(s protocol.JobSpec) error {
 	if s.Workstream == "" || s.Name == "" {
 		return protocol.Errorf(protocol.Permanent, "job.start: spec.workstream and spec.name are required")
 	}
+	if err := protocol.CheckEnv(s.Env); err != nil {
+		return protocol.Errorf(protocol.Permanent, "job.start: %v", err)
+	}
 	if !slices.Contains(f.Seams().Job.Honours.Roles, s.Role) {
 		return protocol.Errorf(protocol.Permanent, "job.start: role %q is not one the fake honours", s.Role)
 	}

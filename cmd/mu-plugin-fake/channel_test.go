@@ -329,3 +329,21 @@ func TestOversizeTurnTextIsCutToFit(t *testing.T) {
 		t.Fatalf("the turn after: %.200s", n.Params)
 	}
 }
+
+// An env name that is not a shell variable name (`=`, a newline) or a
+// value holding NUL is refused, as mu-plugin-docker refuses it
+// (protocol.CheckEnv), and no job is recorded.
+func TestJobStartRefusesEnvNoProcessCanCarry(t *testing.T) {
+	p := start(t)
+	for i, env := range []map[string]string{{"A=B": "x"}, {"A\nB": "x"}, {"": "x"}, {"A": "nul\x00"}} {
+		sp := spec("ws", "a1")
+		sp.Env = env
+		key := fmt.Sprint("j", i)
+		if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: key, Spec: sp}); re == nil || re.Kind != protocol.Permanent {
+			t.Errorf("env %q: %v, want a permanent refusal", env, re)
+		}
+		if l := call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: key}); !l.None {
+			t.Errorf("env %q: a refused start was recorded: %s", env, mustJSON(l))
+		}
+	}
+}
