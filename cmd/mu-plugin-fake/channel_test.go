@@ -48,7 +48,19 @@ func (a agentEnv) reading(t *testing.T) protocol.Reading {
 
 func (a agentEnv) watch(t *testing.T, after *int64) caller.Notification {
 	t.Helper()
-	w, err := a.p.Watch(ctx(t), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: after}, 0)
+	return a.watchP(t, protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: after})
+}
+
+// watchInc watches from afterRuns after on incarnation inc ("" for none).
+func (a agentEnv) watchInc(t *testing.T, after int64, inc string) caller.Notification {
+	t.Helper()
+	return a.watchP(t, protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: &after, Inc: inc})
+}
+
+// watchP runs channel.watch and waits for its one notification.
+func (a agentEnv) watchP(t *testing.T, params protocol.WatchParams) caller.Notification {
+	t.Helper()
+	w, err := a.p.Watch(ctx(t), params, 0)
 	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}
@@ -240,19 +252,6 @@ func TestAtStartFirstPrompt(t *testing.T) {
 	if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: spec("ws", "a2")}); re == nil {
 		t.Fatal("an at-start start without a first prompt was accepted")
 	}
-}
-
-func (a agentEnv) watchInc(t *testing.T, after int64, inc string) caller.Notification {
-	t.Helper()
-	w, err := a.p.Watch(ctx(t), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: &after, Inc: inc}, 0)
-	if err != nil {
-		t.Fatalf("watch: %v", err)
-	}
-	n, err := w.Wait(ctx(t))
-	if err != nil {
-		t.Fatalf("watch wait: %v\n%s", err, tail(a.p.wire.String()))
-	}
-	return n
 }
 
 func (a agentEnv) lastRun(t *testing.T, after int64, inc string) *protocol.Observation {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -172,17 +173,9 @@ func TestCheckSteps(t *testing.T) {
 // link.exec answers, many times over.
 func TestExecLeavesNoEscapeRunning(t *testing.T) {
 	p := start(t)
-	patterns := []string{
-		`setsid sh -c 'sleep %d' &`,
-		`setsid sleep %d &`,
-		`(setsid sleep %d &)`,
-		`setsid -f sleep %d`,
-		`sh -c 'setsid sleep %d & exit'`,
-		`setsid sh -c 'sleep %d & exit' &`,
-	}
 	base := 4_000_000 + os.Getpid()%1000*1000 // this run's own sleep lengths
 	n := base
-	for _, pat := range patterns {
+	for _, pat := range proc.EscapePatterns {
 		var left []string
 		for i := 0; i < 15; i++ {
 			n++
@@ -190,7 +183,7 @@ func TestExecLeavesNoEscapeRunning(t *testing.T) {
 			if r.ExitCode == nil || *r.ExitCode != 0 {
 				t.Fatalf("%s: exit %v: %s", pat, r.ExitCode, r.Stderr)
 			}
-			for _, pid := range liveWithArgv("sleep", strconv.Itoa(n)) {
+			for _, pid := range proc.WithArgv("sleep", strconv.Itoa(n)) {
 				left = append(left, fmt.Sprintf("sleep %d (pid %d)", n, pid))
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
@@ -199,27 +192,4 @@ func TestExecLeavesNoEscapeRunning(t *testing.T) {
 			t.Errorf("%s: still running after link.exec answered: %v", pat, left)
 		}
 	}
-}
-
-// liveWithArgv lists the live (not zombie) processes whose argv is argv.
-func liveWithArgv(argv ...string) []int {
-	want := strings.Join(argv, "\x00") + "\x00"
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || string(b) != want {
-			continue
-		}
-		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
-			if i := strings.LastIndexByte(string(st), ')'); i > 0 && i+2 < len(st) && st[i+2] != 'Z' {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
 }

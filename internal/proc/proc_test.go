@@ -168,22 +168,12 @@ func TestRunOrphanComesBackAndIsReaped(t *testing.T) {
 // once), many times each: none survives Run with KillLeftovers, however
 // the scan and the escape's exec interleave.
 func TestRunLeavesNoEscapeAlive(t *testing.T) {
-	patterns := []string{
-		`setsid sh -c 'sleep %d' &`,
-		`setsid sleep %d &`,
-		`(setsid sleep %d &)`,
-		`setsid -f sleep %d`,
-		`sh -c 'setsid sleep %d & exit'`,
-		`nohup setsid sleep %d >/dev/null 2>&1 &`,
-		`(sleep %d &)`,
-		`setsid sh -c 'sleep %d & exit' &`,
-	}
 	trials := 30
 	if testing.Short() {
 		trials = 5
 	}
 	n := 7000
-	for _, pat := range patterns {
+	for _, pat := range EscapePatterns {
 		var survived []string
 		for i := 0; i < trials; i++ {
 			n++
@@ -205,10 +195,13 @@ func TestRunLeavesNoEscapeAlive(t *testing.T) {
 // withArgv lists the live processes of this test's runs whose argv is
 // exactly argv.
 func withArgv(argv ...string) []int {
-	want := strings.Join(argv, "\x00") + "\x00"
-	var out []int
+	mine := map[int]bool{}
 	for _, pid := range ours() {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && string(b) == want {
+		mine[pid] = true
+	}
+	var out []int
+	for _, pid := range WithArgv(argv...) {
+		if mine[pid] {
 			out = append(out, pid)
 		}
 	}

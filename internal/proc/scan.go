@@ -243,3 +243,39 @@ func Environ(pid int) (env []byte, whole bool) {
 }
 
 var envPool = sync.Pool{New: func() any { b := make([]byte, envBuf); return &b }}
+
+// WithArgv lists the live (not zombie) processes whose argv is exactly argv:
+// for tests that look for what a run left.
+func WithArgv(argv ...string) []int {
+	want := strings.Join(argv, "\x00") + "\x00"
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err != nil || string(b) != want {
+			continue
+		}
+		if _, state, _, ok := stat(pid); ok && state != "Z" && state != "X" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// EscapePatterns are scripts (`%d` the sleep's length, unique per run) that
+// leave a process outside a run's tree: setsid, with and without -f,
+// directly or through a shell that exits at once, double forks. The tests
+// here and the fake's prove that no run leaves one of them alive.
+var EscapePatterns = []string{
+	`setsid sh -c 'sleep %d' &`,
+	`setsid sleep %d &`,
+	`(setsid sleep %d &)`,
+	`setsid -f sleep %d`,
+	`sh -c 'setsid sleep %d & exit'`,
+	`nohup setsid sleep %d >/dev/null 2>&1 &`,
+	`(sleep %d &)`,
+	`setsid sh -c 'sleep %d & exit' &`,
+}
