@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -304,20 +305,24 @@ func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
 	}
 }
 
-// A turn whose text escapes past the 1 MiB line (300 KB of `<`, six bytes
-// each in JSON: here a send and two steers of 100 KB each, every request
-// under the cap) settles with its text cut to fit and lastTextTruncated;
-// its watch notification arrives, and later reads and turns still work.
+// A turn whose text escapes past the 1 MiB line (300 KB of `<`, sent as
+// mu sends it, unescaped, and six bytes each once encoding/json escapes the
+// reply) settles with its text cut to fit and lastTextTruncated; its watch
+// notification arrives, and later reads and turns still work.
 func TestOversizeTurnTextIsCutToFit(t *testing.T) {
 	p := start(t, "--turn-ms", "20")
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
-	big := strings.Repeat("<", 100<<10)
-	a.send(t, "[[ms:500]]"+big, "m-big")
-	for i := 0; i < 2; i++ {
-		call[protocol.SendResult](t, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: big, MsgID: fmt.Sprint("m-steer-", i), Mode: protocol.ModeSteer})
+	var raw bytes.Buffer
+	enc := json.NewEncoder(&raw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(a.sendP(strings.Repeat("<", 300<<10), "m-big")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Call(ctx(t), protocol.MethodChannelSend, json.RawMessage(raw.Bytes()), 0); err != nil {
+		t.Fatalf("send: %v", err)
 	}
 	n := a.watchInc(t, 0, "")
-	if n.Settled == nil || !n.Settled.Observation.LastTextTruncated || !strings.HasPrefix(n.Settled.Observation.LastText, "fake: done: [[ms:500]]<<<") {
+	if n.Settled == nil || !n.Settled.Observation.LastTextTruncated || !strings.HasPrefix(n.Settled.Observation.LastText, "fake: done: <<<") {
 		t.Fatalf("the big turn's notification: %.200s", n.Params)
 	}
 	if o := a.lastRun(t, 0, ""); o == nil || !o.LastTextTruncated || o.Runs != 1 {
