@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -142,5 +144,38 @@ func TestHostPastItsTTLIsGoneWithItsJobsAndDirectory(t *testing.T) {
 	}
 	if _, err := f.hostRelease(ctx, mkCall(t, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: hostT}, Key: "h"})); err != nil {
 		t.Fatalf("host.release of a gone host: %v", err)
+	}
+}
+
+// A run on a host whose ttl runs out during it is killed with the host
+// (nothing runs on a host that is gone) and answers unknown-outcome. The
+// clock stands still, so the host reads up when the run starts however
+// slow the machine; the run's end comes from the ttl left (300 ms).
+func TestRunEndsWhenItsHostsTTLRunsOut(t *testing.T) {
+	clk := &clock{t: time.UnixMilli(1_000_000)}
+	f, err := New(Config{Root: t.TempDir(), Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	acq, err := f.hostAcquire(ctx, mkCall(t, protocol.MethodHostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "300ms"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostT := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: acq.(protocol.AcquireResult).Handle}}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	_, err = f.linkExec(ctx, mkCall(t, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT},
+		Script: "echo $$ > '" + pidFile + "'; exec sleep 30", Cwd: ".", TimeoutMs: 20000}))
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Kind != protocol.UnknownOutcome {
+		t.Fatalf("a run cut by its host's ttl: %v, want unknown-outcome", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("the script (pid %d) still runs on a host that is gone", pid)
 	}
 }

@@ -2,11 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -108,37 +103,5 @@ func TestHostLookupPendingThenNone(t *testing.T) {
 	l = call[protocol.HostLookupResult](t, other, protocol.MethodHostLookup, lp)
 	if !l.None {
 		t.Fatalf("lookup after the acquirer died: %s, want none", mustJSON(l))
-	}
-}
-
-// A run on a host whose ttl runs out during it is killed with the host
-// (nothing runs on a host that is gone) and answers unknown-outcome; the
-// host then reads gone and its link refuses.
-func TestRunEndsWhenItsHostsTTLRunsOut(t *testing.T) {
-	p := start(t)
-	a := call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k1", map[string]string{"ttl": "1s"}))
-	ht := protocol.Target{Host: protocol.HostRef{Name: "pool", Handle: a.Handle, Instance: "fake"}}
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	re := callErr(t, p, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ht},
-		Script: "echo $$ > '" + pidFile + "'; exec sleep 30", Cwd: ".", TimeoutMs: 20000})
-	if re == nil || re.Kind != protocol.UnknownOutcome {
-		t.Fatalf("a run cut by its host's ttl: %v, want unknown-outcome", re)
-	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err := syscall.Kill(pid, 0); err == nil {
-		t.Fatalf("the script (pid %d) still runs on a host that is gone", pid)
-	}
-	if s := call[protocol.HostStatus](t, p, protocol.MethodHostStatus, protocol.Base{Target: ht}); s.State != protocol.HostGone {
-		t.Fatalf("status: %s", mustJSON(s))
-	}
-	if re := callErr(t, p, protocol.MethodLinkExec, execP("x", "true", ".", 5000)); re != nil {
-		t.Fatalf("a host that is not a provider's is not touched: %v", re)
-	}
-	if re := callErr(t, p, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: "true", Cwd: ".", TimeoutMs: 5000}); re == nil || re.Kind != protocol.Permanent {
-		t.Fatalf("exec on a gone host: %v, want a permanent refusal", re)
 	}
 }
