@@ -180,8 +180,7 @@ func killTree(mark string, leader int, since uint64) {
 // mark, and their descendants and the leader's.
 func Find(mark string, leader int) []int {
 	want := []byte(MarkVar + "=" + mark + "\x00")
-	k := &killer{want: func(env []byte) bool { return containsEnv(env, want) }, leader: leader, self: os.Getpid(), dead: map[int]bool{}, reap: map[int]bool{}}
-	pids, _ := k.scan()
+	pids, _ := newKiller(func(env []byte) bool { return containsEnv(env, want) }, leader, 0, false).scan()
 	return pids
 }
 

@@ -45,12 +45,20 @@ type killer struct {
 	self   int
 	dead   map[int]bool // orphans seen dead (zombies) by an earlier scan
 	reap   map[int]bool // orphans killed: reaped at the end
+	empty  map[int]int  // how many scans read an orphan's environment empty
+}
+
+func newKiller(want func(env []byte) bool, leader int, since uint64, all bool) *killer {
+	return &killer{want: want, leader: leader, since: since, all: all, self: os.Getpid(),
+		dead: map[int]bool{}, reap: map[int]bool{}, empty: map[int]int{}}
 }
 
 // scan lists the live processes to kill, and whether a process could not
 // be judged (look again):
 //   - a child of this process (an orphan re-parented here) mid-exec: its
-//     environment cannot be read whole yet;
+//     environment cannot be read whole yet (read in part, or not at all;
+//     one that reads empty emptyRounds times running has cleared it,
+//     env -i, and is no longer in doubt);
 //   - an orphan of the run that has died since the last scan: /proc is
 //     listed before each process is read, so a child it forked in between,
 //     now re-parented here, is not in this listing.
@@ -91,7 +99,8 @@ func (k *killer) scan() (pids []int, unsure bool) {
 			switch {
 			case whole && k.want(env):
 				in[pid] = true
-			case orphan && !whole:
+			case orphan && !whole && (len(env) > 0 || k.empty[pid] < emptyRounds):
+				k.empty[pid]++
 				unsure = true
 			}
 		}
@@ -114,31 +123,28 @@ func (k *killer) scan() (pids []int, unsure bool) {
 	return pids, unsure
 }
 
-// Scanning bounds: a kill repeats until a scan finds nothing (at most
-// killRounds), and looks again while something is in doubt (at most
-// unsureRounds more).
+// Scanning bounds: a kill repeats until a scan finds nothing and nothing
+// is in doubt, at most killRounds times, scanPause apart (about 2 s). An
+// environment that reads empty emptyRounds scans running is empty (env -i):
+// an exec's window, where it reads empty too, lasts far less.
 const (
-	killRounds   = 200
-	unsureRounds = 50
-	scanPause    = 10 * time.Millisecond
+	killRounds  = 200
+	emptyRounds = 10
+	scanPause   = 10 * time.Millisecond
 )
 
 // kill SIGKILLs what its scans find until one finds nothing and nothing is
 // in doubt, then reaps the orphans it killed (never a run's leader, whose
 // Cmd waits for it).
 func kill(want func(env []byte) bool, leader int, since uint64, all bool) {
-	k := &killer{want: want, leader: leader, since: since, all: all, self: os.Getpid(), dead: map[int]bool{}, reap: map[int]bool{}}
+	k := newKiller(want, leader, since, all)
 	if leader > 0 {
 		_ = syscall.Kill(leader, syscall.SIGKILL)
 	}
-	unsure := unsureRounds
 	for i := 0; i < killRounds; i++ {
 		pids, doubt := k.scan()
-		if len(pids) == 0 {
-			if !doubt || unsure == 0 {
-				break
-			}
-			unsure--
+		if len(pids) == 0 && !doubt {
+			break
 		}
 		for _, p := range pids {
 			_ = syscall.Kill(p, syscall.SIGKILL)
