@@ -3,6 +3,7 @@ package contract
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mu-org/mu-plugins/protocol"
@@ -87,6 +88,7 @@ func channelChecks() []check {
 			t.Check(o.Runs == b+1 && o.Settled, "channel.lastRun afterRuns %d: runs %d settled %v", b, o.Runs, o.Settled)
 			t.Check(ch.lastRun(b+1) == nil, "channel.lastRun past the last settled turn is not null")
 		}),
+		c("channel/after-runs", checkAfterRuns),
 		c("channel/runs-dense", func(t *T, ch *chanSession) {
 			b := ch.settledBaseline()
 			for i := int64(1); i <= 3; i++ {
@@ -284,10 +286,13 @@ func (ch *chanSession) receipt(msg string) protocol.Receipt {
 	return r
 }
 
-func (ch *chanSession) lastRun(after int64) *protocol.Observation {
-	o, err := ch.p.LastRun(ch.t.Ctx(), protocol.LastRunParams{Base: ch.base(), AfterRuns: after})
+func (ch *chanSession) lastRun(after int64) *protocol.Observation { return ch.lastRunOf(after, "") }
+
+// lastRunOf is channel.lastRun with inc ("" sends none).
+func (ch *chanSession) lastRunOf(after int64, inc string) *protocol.Observation {
+	o, err := ch.p.LastRun(ch.t.Ctx(), protocol.LastRunParams{Base: ch.base(), AfterRuns: after, Inc: inc})
 	if err != nil {
-		ch.t.Failf("channel.lastRun: %v", err)
+		ch.t.Failf("channel.lastRun afterRuns %d: %v", after, err)
 	}
 	return o
 }
@@ -296,8 +301,18 @@ func (ch *chanSession) lastRun(after int64) *protocol.Observation {
 // observation: exactly one notification, after the reply (the caller side
 // enforces both).
 func (ch *chanSession) waitSettled(after int64) protocol.Observation {
+	n := ch.watchOf(after, "")
+	if n.Settled == nil {
+		ch.t.Failf("channel.watch afterRuns %d: %s, not watch/settled", after, n.Method)
+	}
+	return n.Settled.Observation
+}
+
+// watchOf is channel.watch from afterRuns after, on inc ("" sends none),
+// and its one notification.
+func (ch *chanSession) watchOf(after int64, inc string) caller.Notification {
 	t := ch.t
-	w, err := ch.p.Watch(t.Ctx(), protocol.WatchParams{Base: ch.base(), AfterRuns: protocol.Int64(after)}, 0)
+	w, err := ch.p.Watch(t.Ctx(), protocol.WatchParams{Base: ch.base(), AfterRuns: protocol.Int64(after), Inc: inc}, 0)
 	if err != nil {
 		t.Failf("channel.watch: %v", err)
 	}
@@ -311,8 +326,47 @@ func (ch *chanSession) waitSettled(after int64) protocol.Observation {
 		}
 		t.Failf("channel.watch afterRuns %d: %v", after, err)
 	}
-	if n.Settled == nil {
-		t.Failf("channel.watch afterRuns %d: %s, not watch/settled", after, n.Method)
+	return n
+}
+
+// checkAfterRuns: "the settled turn past afterRuns" is turn afterRuns+1 (a
+// delivery's baseline is the count before the turn it starts, and mu's wait
+// counts from it), of the asked incarnation: with three turns settled past
+// afterRuns, lastRun and watch answer the first of them, and an
+// incarnation that is not the channel's now reads null and restarted.
+func checkAfterRuns(t *T, ch *chanSession) {
+	b := ch.settledBaseline()
+	inc := ch.read().Incarnation
+	for i := int64(1); i <= 3; i++ {
+		ch.send(protocol.ModeFollowUp, textHello, t.Unique("msg"))
+		ch.waitSettled(b + i - 1)
 	}
-	return n.Settled.Observation
+	for k := int64(0); k < 3; k++ {
+		after := b + k
+		o := ch.lastRun(after)
+		if !t.Check(o != nil, "channel.lastRun afterRuns %d is null with turns up to %d settled", after, b+3) {
+			continue
+		}
+		t.Check(o.Runs == after+1 && o.Settled && o.Incarnation == inc, "channel.lastRun afterRuns %d with turns up to %d settled: runs %d settled %v incarnation %q, want turn %d of %q",
+			after, b+3, o.Runs, o.Settled, o.Incarnation, after+1, inc)
+		w := ch.waitSettled(after)
+		t.Check(w.Runs == after+1 && w.Incarnation == inc, "channel.watch afterRuns %d with turns up to %d settled: watch/settled runs %d of %q, want turn %d of %q",
+			after, b+3, w.Runs, w.Incarnation, after+1, inc)
+	}
+	o := ch.lastRunOf(b, inc)
+	t.Check(o != nil && o.Runs == b+1, "channel.lastRun afterRuns %d inc %q (the current one): %s, want turn %d", b, inc, showObs(o), b+1)
+	t.Check(ch.lastRun(b+3) == nil, "channel.lastRun past the last settled turn is not null")
+	other := t.Unique("no-such-inc")
+	t.Check(ch.lastRunOf(b, other) == nil, "channel.lastRun afterRuns %d of an incarnation the channel never had (%q) is not null", b, other)
+	n := ch.watchOf(b, other)
+	if t.Check(n.Restarted != nil, "channel.watch of an incarnation the channel never had (%q) ended %s, want watch/restarted", other, n.Method) {
+		t.Check(n.Restarted.Incarnation == inc, "channel.watch of incarnation %q: watch/restarted names %q, the channel's is %q", other, n.Restarted.Incarnation, inc)
+	}
+}
+
+func showObs(o *protocol.Observation) string {
+	if o == nil {
+		return "null"
+	}
+	return fmt.Sprintf("runs %d of %q", o.Runs, o.Incarnation)
 }

@@ -106,6 +106,9 @@ var faultCases = []struct {
 	{fake.FaultEscapeGroup, `{"method":"host.status","fault":"escape-group"}`, "process/group", ""},
 	{fake.FaultCanary, `{"method":"host.status","fault":"canary-stderr"}`, "secrets/canary", ""},
 	{fake.FaultIgnoreEOF, `{"fault":"ignore-eof"}`, "process/eof-exit", `^(process|registration)/`},
+	{fake.FaultEarlyTimeout, `{"method":"link.exec","fault":"early-timeout"}`, "link/exec-timeout", `^(link|registration)/`},
+	{fake.FaultSetsidRuns, `{"method":"link.exec","fault":"setsid-runs"},{"method":"link.fetch","fault":"setsid-runs"},{"method":"link.push","fault":"setsid-runs"}`, "process/group", `^(link|process|registration)/`},
+	{fake.FaultNewestTurn, `{"method":"channel.lastRun","fault":"newest-turn"},{"method":"channel.watch","fault":"newest-turn"}`, "channel/after-runs", `^(channel|registration)/`},
 }
 
 // TestFaultsCaught: the suite is able to fail. Each fault the fake injects

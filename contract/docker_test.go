@@ -8,13 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testimage"
 )
 
 // TestDockerPlugin runs the suite's link, host and process checks against
 // mu-plugin-docker on the real Engine: a provider, whose link runs on the
-// hosts the suite acquires. Every check, jobs and channel included (its
-// jobs running the test agent), runs in backend/docker/contract_test.go.
+// hosts the suite acquires; and channel/after-runs on its tmux channel, its
+// job running the test agent. Every check, jobs and channel included, runs
+// in backend/docker/contract_test.go.
 func TestDockerPlugin(t *testing.T) {
 	image := testimage.Ensure(t)
 	bin := filepath.Join(t.TempDir(), "mu-plugin-docker")
@@ -24,8 +26,8 @@ func TestDockerPlugin(t *testing.T) {
 	if err := os.Chmod(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rep := run(t, Options{Argv: []string{bin, "--image", image, "--label", testimage.Label + "=1"},
-		Run: `^(registration|handshake|wire|process|link|host)/|^secrets/`})
+	rep := run(t, Options{Argv: []string{bin, "--image", image, "--label", testimage.Label + "=1"}, JobCmd: string(agent.Script),
+		Run: `^(registration|handshake|wire|process|link|host)/|^secrets/|^channel/after-runs$`})
 	t.Cleanup(func() { removeContainers(t, rep.RunID) })
 	for _, r := range rep.Results {
 		switch {
@@ -35,7 +37,7 @@ func TestDockerPlugin(t *testing.T) {
 			t.Errorf("SKIP %s says no why", r.Name)
 		}
 	}
-	for _, name := range []string{"host/acquire", "link/exec-timeout-remote", "link/fetch", "link/push", "process/eof-exit"} {
+	for _, name := range []string{"host/acquire", "link/exec-timeout", "link/exec-timeout-remote", "link/fetch", "link/push", "process/eof-exit", "process/group", "channel/after-runs"} {
 		if r := status(t, rep, name); r.Status != Pass {
 			t.Errorf("%s %s: %s", name, r.Status, r.Reason)
 		}

@@ -46,11 +46,7 @@ func linkChecks() []check {
 			t.Check(home != "" && got == strings.TrimSuffix(home, "/")+"/"+dir,
 				"cwd %q ran in %q; the login directory (cwd \".\") is %q", dir, got, home)
 		}},
-		{name: "link/exec-timeout", needs: need, run: func(t *T) {
-			p, tg := t.linkSession()
-			r := t.exec(p, tg, "sleep 30", ".", time.Second)
-			t.Check(r.ExitCode == nil, "`sleep 30` with timeoutMs 1000 gave exitCode %s, want null", showCode(r.ExitCode))
-		}},
+		{name: "link/exec-timeout", needs: need, run: checkExecTimeout},
 		{name: "link/exec-timeout-remote", needs: need, run: checkRemoteOnTimeout},
 		{name: "link/exec-partial", needs: need, run: func(t *T) {
 			p, tg := t.linkSession()
@@ -123,6 +119,26 @@ func (t *T) mustExec(p *caller.Plugin, tg protocol.Target, script, cwd string) p
 // quietExec runs a clean-up script and ignores the outcome.
 func (t *T) quietExec(p *caller.Plugin, tg protocol.Target, script string) {
 	_, _ = p.Exec(t.Ctx(), tg, script, ".", execBudget)
+}
+
+// checkExecTimeout: the plugin enforces timeoutMs, and only it: `sleep 30`
+// with 1 s answers exitCode null, not before 1 s has passed since the
+// request was written (a lower bound, measured on this side, so it cannot
+// fail a plugin that keeps it however slow the machine); and a script that
+// ends well inside its timeoutMs answers its exit code, never null.
+func checkExecTimeout(t *T) {
+	p, tg := t.linkSession()
+	const timeout = time.Second
+	start := time.Now()
+	r := t.exec(p, tg, "sleep 30", ".", timeout)
+	took := time.Since(start)
+	if t.Check(r.ExitCode == nil, "`sleep 30` with timeoutMs 1000 gave exitCode %s, want null", showCode(r.ExitCode)) {
+		t.Check(took >= timeout, "`sleep 30` with timeoutMs 1000 was answered timed out %s after the request: before its timeoutMs had passed",
+			took.Round(time.Millisecond))
+	}
+	r = t.exec(p, tg, "sleep 0.2; exit 3", ".", execBudget)
+	t.Check(r.ExitCode != nil && *r.ExitCode == 3, "`sleep 0.2; exit 3` with timeoutMs %d gave exitCode %s, want 3: a script that ends inside its timeoutMs answers its exit code",
+		execBudget.Milliseconds(), showCode(r.ExitCode))
 }
 
 // checkRemoteOnTimeout: a timed-out script's processes are gone when the

@@ -74,8 +74,10 @@ func (t *T) StartRaw() *rawProc {
 	stdout := outR
 	r := &rawProc{ss: ss, cmd: cmd, stdin: stdin, replies: map[string][]byte{}, exited: make(chan struct{})}
 	r.cond = sync.NewCond(&r.mu)
+	ss.mu.Lock()
 	ss.raw = r
 	ss.pgid = cmd.Process.Pid
+	ss.mu.Unlock()
 	go r.read(stdout)
 	go func() {
 		_ = cmd.Wait()

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/mu-org/mu-plugins/internal/proc"
 )
 
 // procInfo is one process as /proc shows it.
@@ -65,9 +67,11 @@ func allProcs() []procInfo {
 }
 
 // hasMark reports whether the process's environment carries MarkVar=mark.
+// It is read in one call (proc.Environ): read in several across an exec, an
+// environment loses its tail, where the mark may be.
 func hasMark(pid int, mark string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
+	b, _ := proc.Environ(pid)
+	if len(b) == 0 {
 		return false
 	}
 	want := []byte(MarkVar + "=" + mark)

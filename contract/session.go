@@ -3,11 +3,13 @@ package contract
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -96,6 +98,11 @@ type session struct {
 	ended  bool
 	report caller.StopReport
 	raw    *rawProc
+
+	running map[string]string // calls in flight whose processes run, by id: their method
+	escaped map[int]bool      // processes already reported outside the group
+	wake    chan struct{}
+	quit    chan struct{}
 }
 
 func (t *T) newSession() *session {
@@ -103,8 +110,10 @@ func (t *T) newSession() *session {
 	t.s.sessions++
 	n := t.s.sessions
 	t.s.mu.Unlock()
-	ss := &session{t: t, mark: fmt.Sprintf("%s-%d", t.s.run, n)}
+	ss := &session{t: t, mark: fmt.Sprintf("%s-%d", t.s.run, n),
+		running: map[string]string{}, escaped: map[int]bool{}, wake: make(chan struct{}, 1), quit: make(chan struct{})}
 	t.sessions = append(t.sessions, ss)
+	go ss.scanWhileRunning()
 	return ss
 }
 
@@ -132,6 +141,7 @@ func (ss *session) record(e caller.Event) {
 		ss.events = ss.events[1:]
 		ss.dropped++
 	}
+	ss.track(e)
 }
 
 func clip(s string) string {
@@ -169,6 +179,7 @@ func (ss *session) endedWith(err error) {
 	ss.mu.Lock()
 	ss.ended = true
 	ss.mu.Unlock()
+	close(ss.quit)
 	var lr *caller.LoadRefusal
 	if errors.As(err, &lr) {
 		var v *caller.Violation
@@ -190,6 +201,7 @@ func (ss *session) end() {
 	}
 	ss.ended = true
 	ss.mu.Unlock()
+	close(ss.quit)
 	pgid := ss.pgid
 	if ss.p != nil {
 		pgid = ss.p.Pgid()
@@ -236,14 +248,112 @@ func (ss *session) excerpt(n int) []string {
 }
 
 // scanBefore looks, while the plugin still runs, for its descendants that
-// left its process group.
+// left its process group, and kills them (with any an earlier scan saw).
 func (ss *session) scanBefore(pgid int) {
 	if pgid <= 0 {
 		return
 	}
+	ss.scanGroup(pgid, "")
+	ss.mu.Lock()
+	pids := make([]int, 0, len(ss.escaped))
+	for pid := range ss.escaped {
+		pids = append(pids, pid)
+	}
+	ss.mu.Unlock()
+	for _, pid := range pids {
+		killPid(pid)
+	}
+}
+
+// scanGroup records each process outside the group not reported yet.
+func (ss *session) scanGroup(pgid int, during string) {
 	for _, pr := range outsideGroup(pgid, ss.mark) {
-		ss.t.s.addEscape(ss.t, pr.String())
-		killPid(pr.pid)
+		ss.mu.Lock()
+		seen := ss.escaped[pr.pid]
+		ss.escaped[pr.pid] = true
+		ss.mu.Unlock()
+		if seen {
+			continue
+		}
+		what := pr.String()
+		if during != "" {
+			what += " (while " + during + " ran)"
+		}
+		ss.t.s.addEscape(ss.t, what)
+	}
+}
+
+// runningMethods are the calls whose processes a plugin may run locally
+// while they are in flight: scanWhileRunning looks at the group then, so a
+// process that leaves it only for a moment (a run started with setsid, which
+// has exited by the time the session ends) is still seen.
+var runningMethods = map[string]bool{
+	protocol.MethodLinkExec: true, protocol.MethodLinkFetch: true, protocol.MethodLinkPush: true,
+	protocol.MethodJobStart: true, protocol.MethodJobStop: true,
+	protocol.MethodHostAcquire: true, protocol.MethodHostRelease: true,
+}
+
+// scanEvery is how often the group is looked at while such a call runs.
+const scanEvery = 20 * time.Millisecond
+
+// track keeps the set of running calls from the transcript (ss.mu held):
+// a request of runningMethods adds its id, the reply to it removes it.
+func (ss *session) track(e caller.Event) {
+	if e.Line == nil {
+		return
+	}
+	var env struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(e.Line, &env) != nil || len(env.ID) == 0 {
+		return
+	}
+	switch {
+	case e.Dir == caller.Out && runningMethods[env.Method]:
+		ss.running[string(env.ID)] = env.Method
+		select {
+		case ss.wake <- struct{}{}:
+		default:
+		}
+	case e.Dir == caller.In && env.Method == "":
+		delete(ss.running, string(env.ID))
+	}
+}
+
+// scanWhileRunning looks for processes outside the plugin's group every
+// scanEvery while a running call is in flight, until the session ends.
+func (ss *session) scanWhileRunning() {
+	for {
+		select {
+		case <-ss.quit:
+			return
+		case <-ss.wake:
+		}
+		for {
+			ss.mu.Lock()
+			var during string
+			for _, m := range ss.running {
+				during = m
+				break
+			}
+			pgid := ss.pgid
+			if ss.p != nil {
+				pgid = ss.p.Pgid()
+			}
+			ss.mu.Unlock()
+			if during == "" {
+				break
+			}
+			if pgid > 0 {
+				ss.scanGroup(pgid, during)
+			}
+			select {
+			case <-ss.quit:
+				return
+			case <-time.After(scanEvery):
+			}
+		}
 	}
 }
 

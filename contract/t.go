@@ -202,8 +202,10 @@ func (t *T) tryStart(mods ...func(*caller.Config)) (*caller.Plugin, error) {
 		ss.endedWith(err)
 		return nil, err
 	}
+	ss.mu.Lock()
 	ss.p = p
 	ss.pgid = p.Pgid()
+	ss.mu.Unlock()
 	return p, nil
 }
 

@@ -12,22 +12,34 @@ import (
 // state at time t is a pure function of what was delivered and when, so a
 // read computes it (advance) and two invocations agree.
 type Agent struct {
-	Job        string                `json:"job"` // the job's key
-	Inc        string                `json:"inc"`
-	Runs       int64                 `json:"runs"`
-	Since      int64                 `json:"since"` // ms: when the current state began
-	Turn       *Turn                 `json:"turn,omitempty"`
-	Queue      []Msg                 `json:"queue,omitempty"`
-	Last       *protocol.Observation `json:"last,omitempty"` // the last settled turn in Inc
-	Deliveries map[string]*Delivery  `json:"deliveries"`     // by msgId
-	Events     []Event               `json:"events,omitempty"`
-	TurnMs     int64                 `json:"turnMs"`
+	Job        string               `json:"job"` // the job's key
+	Inc        string               `json:"inc"`
+	Runs       int64                `json:"runs"`
+	Since      int64                `json:"since"` // ms: when the current state began
+	Turn       *Turn                `json:"turn,omitempty"`
+	Queue      []Msg                `json:"queue,omitempty"`
+	Turns      []TurnRec            `json:"turns,omitempty"`  // the settled turns of Inc, the newest last (bounded: limits.go)
+	Forgot     int                  `json:"forgot,omitempty"` // deliveries forgotten (bounded: limits.go)
+	Deliveries map[string]*Delivery `json:"deliveries"`       // by msgId
+	Events     []Event              `json:"events,omitempty"`
+	TurnMs     int64                `json:"turnMs"`
 }
 
-// Msg is a delivery waiting for, or making, a turn.
+// Msg is a delivery waiting for, or making, a turn. Text is kept cut to
+// what a settled turn's lastText can carry (Cut says so).
 type Msg struct {
 	ID   string `json:"id,omitempty"`
 	Text string `json:"text"`
+	Cut  bool   `json:"cut,omitempty"`
+}
+
+// TurnRec is one settled turn: Runs is its number in the incarnation.
+type TurnRec struct {
+	Runs  int64  `json:"runs"`
+	Since int64  `json:"since"`
+	Text  string `json:"text,omitempty"`
+	Cut   bool   `json:"cut,omitempty"` // lastTextTruncated
+	Error string `json:"error,omitempty"`
 }
 
 // Turn is the turn in progress.
@@ -99,7 +111,7 @@ func (a *Agent) advance(now int64) {
 			a.event(t.SettleAt, "agent", "asks: "+t.Block+" (waiting for an answer)")
 			return
 		}
-		a.settle(t.SettleAt, replyTo(t.Text), t.Error)
+		a.settle(t.SettleAt, replyTo(t.Text), t.Cut, t.Error)
 		if len(a.Queue) > 0 {
 			m := a.Queue[0]
 			a.Queue = a.Queue[1:]
@@ -126,15 +138,16 @@ func (a *Agent) start(m Msg, at int64) {
 	a.event(at, "user", m.Text)
 }
 
-// settle ends the turn in progress: runs goes up by one.
-func (a *Agent) settle(at int64, text, errText string) {
+// settle ends the turn in progress: runs goes up by one, and the turn is
+// kept (its text cut to fit a reply) for lastRun and watch.
+func (a *Agent) settle(at int64, text string, cut bool, errText string) {
 	a.Runs++
 	a.Turn = nil
 	a.Since = at
-	a.Last = &protocol.Observation{
-		Status: protocol.TurnIdle, Settled: true, Since: at, Runs: a.Runs,
-		Incarnation: a.Inc, LastText: text, LastError: errText,
-	}
+	text, c := fitText(text, maxSettleText)
+	errText, _ = fitText(errText, maxErrorText)
+	a.Turns = append(a.Turns, TurnRec{Runs: a.Runs, Since: at, Text: text, Cut: cut || c, Error: errText})
+	a.Turns = boundTurns(a.Turns)
 	if errText != "" {
 		a.event(at, "agent", "error: "+errText)
 	} else {
@@ -146,12 +159,13 @@ func (a *Agent) settle(at int64, text, errText string) {
 // (steer: folded into the turn in progress). It returns the delivery's
 // baseline: the turn count before the turn it starts.
 func (a *Agent) deliver(m Msg, now int64, steer bool) int64 {
+	m.Text, m.Cut = cutMsg(m.Text, m.Cut)
 	switch {
 	case a.Turn == nil:
 		a.start(m, now)
 		return a.Runs
 	case steer && !a.Turn.Blocked:
-		a.Turn.Text += "\n" + m.Text
+		a.Turn.Text, a.Turn.Cut = cutMsg(a.Turn.Text+"\n"+m.Text, a.Turn.Cut || m.Cut)
 		a.event(now, "user", "(steer) "+m.Text)
 		return a.Runs
 	}
@@ -161,7 +175,7 @@ func (a *Agent) deliver(m Msg, now int64, steer bool) int64 {
 
 // restart begins a new incarnation: runs back to 0, nothing in progress.
 func (a *Agent) restart(inc string, now int64) {
-	a.Inc, a.Runs, a.Turn, a.Queue, a.Last, a.Since = inc, 0, nil, nil, nil, now
+	a.Inc, a.Runs, a.Turn, a.Queue, a.Turns, a.Since = inc, 0, nil, nil, nil, now
 	a.event(now, "fake", "new session "+inc)
 }
 
@@ -174,27 +188,44 @@ func (a *Agent) cut(now int64, errText string, drop bool) bool {
 	if a.Turn == nil {
 		return false
 	}
-	a.settle(now, "", errText)
+	a.settle(now, "", false, errText)
 	return true
 }
 
 func (a *Agent) event(at int64, who, text string) {
-	a.Events = append(a.Events, Event{At: at, Who: who, Text: text})
-	if n := len(a.Events); n > 500 {
-		a.Events = append([]Event(nil), a.Events[n-500:]...)
+	a.Events = append(a.Events, Event{At: at, Who: who, Text: clipEvent(text)})
+	if n := len(a.Events); n > maxEvents {
+		a.Events = append([]Event(nil), a.Events[n-maxEvents:]...)
 	}
 }
 
-// observation is the agent's turn now, as the channel reports it.
+// turn is settled turn n of the current incarnation: nil when it has not
+// settled; forgotten when it settled but is no longer kept.
+func (a *Agent) turn(n int64) (rec *TurnRec, forgotten bool) {
+	if n < 1 || n > a.Runs {
+		return nil, false
+	}
+	if len(a.Turns) == 0 || n < a.Turns[0].Runs {
+		return nil, true
+	}
+	r := a.Turns[n-a.Turns[0].Runs]
+	return &r, false
+}
+
+// settledObs is settled turn rec as the channel reports it.
+func (a *Agent) settledObs(rec TurnRec) protocol.Observation {
+	return protocol.Observation{Status: protocol.TurnIdle, Settled: true, Since: rec.Since, Runs: rec.Runs,
+		Incarnation: a.Inc, LastText: rec.Text, LastTextTruncated: rec.Cut, LastError: rec.Error}
+}
+
+// observation is the agent's turn now, as the channel reports it: an idle
+// agent's carries its last settled turn's text.
 func (a *Agent) observation() protocol.Observation {
-	if a.Turn == nil && a.Last != nil {
-		return *a.Last
+	last, _ := a.turn(a.Runs)
+	if a.Turn == nil && last != nil {
+		return a.settledObs(*last)
 	}
-	o := protocol.Observation{Status: a.state(), Settled: a.Turn == nil, Since: a.Since, Runs: a.Runs, Incarnation: a.Inc, Pending: a.pending()}
-	if a.Last != nil && o.Settled {
-		o.LastText, o.LastError = a.Last.LastText, a.Last.LastError
-	}
-	return o
+	return protocol.Observation{Status: a.state(), Settled: a.Turn == nil, Since: a.Since, Runs: a.Runs, Incarnation: a.Inc, Pending: a.pending()}
 }
 
 func (a *Agent) reading() protocol.Reading {

@@ -1,8 +1,12 @@
 package fake
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -10,6 +14,16 @@ func newAgent() *Agent {
 	a := &Agent{TurnMs: 100, Deliveries: map[string]*Delivery{}}
 	a.restart("inc-1", 0)
 	return a
+}
+
+// last is the newest settled turn; the test fails without one.
+func (a *Agent) last(t *testing.T) TurnRec {
+	t.Helper()
+	rec, _ := a.turn(a.Runs)
+	if rec == nil {
+		t.Fatalf("no settled turn (runs %d)", a.Runs)
+	}
+	return *rec
 }
 
 func TestAgentTurnsSettleInOrderAndRunsAreDense(t *testing.T) {
@@ -25,12 +39,15 @@ func TestAgentTurnsSettleInOrderAndRunsAreDense(t *testing.T) {
 		t.Fatalf("at 99 ms: %s runs=%d, want busy 0", a.state(), a.Runs)
 	}
 	a.advance(100)
-	if a.Runs != 1 || a.state() != protocol.TurnBusy || a.Last.LastText != replyTo("one") {
-		t.Fatalf("at 100 ms: runs=%d %s last=%+v", a.Runs, a.state(), a.Last)
+	if last := a.last(t); a.Runs != 1 || a.state() != protocol.TurnBusy || last.Text != replyTo("one") {
+		t.Fatalf("at 100 ms: runs=%d %s last=%+v", a.Runs, a.state(), last)
 	}
 	a.advance(1000)
-	if a.Runs != 2 || a.state() != protocol.TurnIdle || a.Last.LastText != replyTo("two") || a.Last.Since != 200 {
-		t.Fatalf("at 1 s: runs=%d %s last=%+v", a.Runs, a.state(), a.Last)
+	if last := a.last(t); a.Runs != 2 || a.state() != protocol.TurnIdle || last.Text != replyTo("two") || last.Since != 200 {
+		t.Fatalf("at 1 s: runs=%d %s last=%+v", a.Runs, a.state(), last)
+	}
+	if first, _ := a.turn(1); first == nil || first.Text != replyTo("one") || first.Since != 100 {
+		t.Fatalf("turn 1 is not kept: %+v", first)
 	}
 	o := a.observation()
 	if !o.Settled || o.Runs != 2 || o.Incarnation != "inc-1" {
@@ -63,8 +80,8 @@ func TestAgentMarkersSteerCutAndRestart(t *testing.T) {
 		t.Fatal("[[ms:1000]] was not honoured")
 	}
 	a.advance(1000)
-	if a.Last.LastError != "boom" {
-		t.Fatalf("lastError %q, want boom", a.Last.LastError)
+	if e := a.last(t).Error; e != "boom" {
+		t.Fatalf("lastError %q, want boom", e)
 	}
 	a.deliver(Msg{Text: "x"}, 2000, false)
 	a.deliver(Msg{Text: "y"}, 2000, false)
@@ -72,7 +89,7 @@ func TestAgentMarkersSteerCutAndRestart(t *testing.T) {
 		t.Fatalf("cut: runs=%d queue=%d turn=%v", a.Runs, len(a.Queue), a.Turn)
 	}
 	a.restart("inc-2", 3000)
-	if a.Runs != 0 || a.Inc != "inc-2" || a.Last != nil {
+	if a.Runs != 0 || a.Inc != "inc-2" || len(a.Turns) != 0 {
 		t.Fatalf("restart kept state: %+v", a)
 	}
 }
@@ -86,5 +103,33 @@ func TestProjectedTranscriptHoldsFutureTurns(t *testing.T) {
 	}
 	if a.Runs != 0 || a.Turn == nil {
 		t.Fatal("projecting changed the agent")
+	}
+}
+
+// A message whose text escapes past a reply (300 KB of `<`, six bytes each
+// in JSON) settles cut to fit, marked truncated; what the agent keeps stays
+// bounded however many such turns settle.
+func TestAgentKeepsTextsBounded(t *testing.T) {
+	a := newAgent()
+	big := strings.Repeat("<", 300<<10)
+	for i := int64(0); i < 40; i++ {
+		a.deliver(Msg{ID: fmt.Sprint(i), Text: big}, i*100, false)
+		a.advance(i*100 + 100)
+	}
+	last := a.last(t)
+	if !last.Cut || outcap.EscapedLen([]byte(last.Text)) > maxSettleText || !strings.HasPrefix(last.Text, replyTo("<<<")) {
+		t.Fatalf("last turn: cut=%v, %d bytes escaped (cap %d)", last.Cut, outcap.EscapedLen([]byte(last.Text)), maxSettleText)
+	}
+	o := a.observation()
+	b, _ := json.Marshal(o)
+	if len(b) > maxSettleText+1024 || !o.LastTextTruncated {
+		t.Fatalf("the observation is %d bytes (truncated %v)", len(b), o.LastTextTruncated)
+	}
+	w, _ := json.Marshal(a)
+	if len(w) > 4<<20 {
+		t.Fatalf("40 such turns make an agent of %d bytes of JSON", len(w))
+	}
+	if first, forgotten := a.turn(1); first == nil || forgotten || first.Text != "" || !first.Cut {
+		t.Fatalf("an old turn past the text budget: %+v (forgotten %v), want kept, its text dropped", first, forgotten)
 	}
 }

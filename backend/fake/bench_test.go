@@ -14,7 +14,7 @@ func BenchmarkRunStepsTrue(b *testing.B) {
 	}
 	dir := f.Root()
 	for b.Loop() {
-		r, err := f.runSteps(context.Background(), dir, 10000, []step{{argv: []string{"/bin/sh", "-c", "true"}, dir: dir}})
+		r, err := f.runSteps(context.Background(), site{name: "bench", home: dir}, 10000, []step{{argv: []string{"/bin/sh", "-c", "true"}, dir: dir}})
 		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 			b.Fatal(err)
 		}

@@ -20,7 +20,7 @@ func (f *Fake) withAgent(ctx context.Context, t protocol.Target, write bool, fn 
 		return errNoAgentTarget
 	}
 	key := agentKey(t.Agent.Workstream, t.Agent.Name)
-	return f.store.Do(ctx, write, func(w *World) error {
+	return f.do(ctx, write, func(w *World) error {
 		now := f.now()
 		a := w.Agents[key]
 		var j *Job
@@ -44,7 +44,7 @@ func (f *Fake) readStates(ctx context.Context, call *protocol.Call) (any, error)
 		return nil, err
 	}
 	out := map[string]protocol.Reading{}
-	err := f.store.Do(ctx, false, func(w *World) error {
+	err := f.do(ctx, false, func(w *World) error {
 		now := f.now()
 		for _, t := range p.Targets {
 			k := agentKey(t.Workstream, t.Name)
@@ -85,24 +85,48 @@ func (f *Fake) receipt(ctx context.Context, call *protocol.Call) (any, error) {
 			out = protocol.Receipt{State: protocol.ReceiptUnreachable, ID: p.MsgID, Reason: "no such agent in this fake's world"}
 		case a.Deliveries[p.MsgID] != nil:
 			out = a.Deliveries[p.MsgID].Receipt
+		case a.Forgot > 0:
+			out = forgottenReceipt(a, p.MsgID)
 		}
 		return nil
 	})
 	return out, err
 }
 
+// lastRun answers turn afterRuns+1 of the asked incarnation (the current
+// one when inc is empty): the turn a delivery whose baseline was afterRuns
+// started. null while it has not settled, or when inc is not the agent's
+// incarnation now (docs/protocol.md).
 func (f *Fake) lastRun(ctx context.Context, call *protocol.Call) (any, error) {
 	var p protocol.LastRunParams
 	if err := call.Decode(&p); err != nil {
 		return nil, err
 	}
+	if p.AfterRuns < 0 {
+		return nil, protocol.Errorf(protocol.Permanent, "channel.lastRun: afterRuns %d is negative", p.AfterRuns)
+	}
+	newest := ctxFault(ctx, FaultNewestTurn)
 	var out *protocol.Observation
 	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
-		if a == nil || a.Last == nil {
+		if a == nil {
 			return nil
 		}
-		if a.Last.Runs > p.AfterRuns || (p.Inc != "" && p.Inc != a.Inc) {
-			o := *a.Last
+		if newest { // the fault: the newest settled turn, of any incarnation
+			if rec, _ := a.turn(a.Runs); rec != nil && (rec.Runs > p.AfterRuns || (p.Inc != "" && p.Inc != a.Inc)) {
+				o := a.settledObs(*rec)
+				out = &o
+			}
+			return nil
+		}
+		if p.Inc != "" && p.Inc != a.Inc {
+			return nil
+		}
+		rec, forgotten := a.turn(p.AfterRuns + 1)
+		if forgotten {
+			return errForgotten(call.Method, p.AfterRuns+1, a)
+		}
+		if rec != nil {
+			o := a.settledObs(*rec)
 			out = &o
 		}
 		return nil
@@ -110,10 +134,17 @@ func (f *Fake) lastRun(ctx context.Context, call *protocol.Call) (any, error) {
 	return out, err
 }
 
+func errForgotten(method string, n int64, a *Agent) error {
+	return protocol.Errorf(protocol.Permanent, "%s: turn %d of %s settled, but the fake keeps only the last %d turns (%d settled)", method, n, a.Inc, maxTurns, a.Runs)
+}
+
 func (f *Fake) watch(ctx context.Context, call *protocol.Call) (any, error) {
 	var p protocol.WatchParams
 	if err := call.Decode(&p); err != nil {
 		return nil, err
+	}
+	if p.AfterRuns != nil && *p.AfterRuns < 0 {
+		return nil, protocol.Errorf(protocol.Permanent, "channel.watch: afterRuns %d is negative", *p.AfterRuns)
 	}
 	var res protocol.WatchResult
 	var after int64
@@ -129,6 +160,9 @@ func (f *Fake) watch(ctx context.Context, call *protocol.Call) (any, error) {
 		if p.Inc != "" {
 			inc = p.Inc
 		}
+		if _, forgotten := a.turn(after + 1); forgotten && inc == a.Inc {
+			return errForgotten(call.Method, after+1, a)
+		}
 		res.Initial = a.observation()
 		return nil
 	})
@@ -138,14 +172,15 @@ func (f *Fake) watch(ctx context.Context, call *protocol.Call) (any, error) {
 	res.WatchID = fmt.Sprintf("w-%d-%d", os.Getpid(), f.watches.Add(1))
 	res.AfterRuns = &after
 	t := p.Target
-	if watchFault(ctx, FaultEarlyNotify) {
+	if ctxFault(ctx, FaultEarlyNotify) {
 		// The fault: the notification goes out before its reply.
 		_ = call.RawWrite(notification(protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: res.WatchID, Observation: res.Initial}))
 		return res, nil
 	}
-	double := watchFault(ctx, FaultDoubleNotify)
+	double := ctxFault(ctx, FaultDoubleNotify)
+	newest := ctxFault(ctx, FaultNewestTurn)
 	call.Watch(res.WatchID, func(wctx context.Context) (string, any) {
-		method, params := f.awaitSettle(wctx, t, res.WatchID, after, inc)
+		method, params := f.awaitSettle(wctx, t, res.WatchID, after, inc, newest)
 		if double && method != "" {
 			_ = call.RawWrite(notification(method, params))
 		}
@@ -154,22 +189,33 @@ func (f *Fake) watch(ctx context.Context, call *protocol.Call) (any, error) {
 	return res, nil
 }
 
-// awaitSettle polls the agent until a turn past after settles in inc
-// (watch/settled) or the incarnation changes (watch/restarted).
-func (f *Fake) awaitSettle(ctx context.Context, t protocol.Target, id string, after int64, inc string) (string, any) {
+// awaitSettle polls the agent until turn after+1 of inc has settled
+// (watch/settled, at once when it already has) or the agent's incarnation
+// is not inc (watch/restarted, at once for an incarnation not current).
+// With newest (the fault) it answers the newest settled turn instead.
+func (f *Fake) awaitSettle(ctx context.Context, t protocol.Target, id string, after int64, inc string, newest bool) (string, any) {
 	for {
 		var method string
 		var params any
 		wait := 50 * time.Millisecond
 		err := f.withAgent(ctx, t, false, func(w *World, a *Agent, j *Job, now int64) error {
-			switch {
-			case a == nil:
+			if a == nil {
 				method, params = protocol.NotifyWatchRestarted, protocol.WatchRestarted{WatchID: id, Incarnation: "gone"}
-			case a.Inc != inc:
+				return nil
+			}
+			if a.Inc != inc {
 				method, params = protocol.NotifyWatchRestarted, protocol.WatchRestarted{WatchID: id, Incarnation: a.Inc}
-			case a.Runs > after && a.Last != nil:
-				method, params = protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: id, Observation: *a.Last}
-			case a.Turn != nil && !a.Turn.Blocked:
+				return nil
+			}
+			n := after + 1
+			if newest {
+				n = a.Runs
+			}
+			if rec, _ := a.turn(n); rec != nil && a.Runs > after {
+				method, params = protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: id, Observation: a.settledObs(*rec)}
+				return nil
+			}
+			if a.Turn != nil && !a.Turn.Blocked {
 				if d := time.Duration(a.Turn.SettleAt-now) * time.Millisecond; d < wait {
 					wait = max(d, time.Millisecond)
 				}
@@ -199,6 +245,9 @@ func notification(method string, params any) []byte {
 // does nothing; with other params it is refused. The agent's job must run
 // and, when given, expectIncarnation match.
 func (f *Fake) effect(ctx context.Context, call *protocol.Call, msgID, expectInc string, fn func(w *World, a *Agent, now int64) (any, int64, error)) (any, error) {
+	if err := checkMsgID(call.Method, msgID); err != nil {
+		return nil, err
+	}
 	hash, err := paramsHash(call.Params)
 	if err != nil {
 		return nil, protocol.Wrap(protocol.Permanent, err, call.Method)
@@ -233,6 +282,7 @@ func (f *Fake) effect(ctx context.Context, call *protocol.Call, msgID, expectInc
 		if msgID != "" {
 			a.Deliveries[msgID] = &Delivery{Method: call.Method, Hash: hash, Reply: b, Receipt: protocol.Receipt{
 				State: protocol.ReceiptAccepted, ID: msgID, Runs: &base, At: &now, Incarnation: a.Inc}}
+			forgetDeliveries(a, now)
 		}
 		return nil
 	})
@@ -267,6 +317,11 @@ func (f *Fake) send(ctx context.Context, call *protocol.Call) (any, error) {
 		if err := refuseBlocked(a, p.Force, call.Method); err != nil {
 			return nil, 0, err
 		}
+		if p.Mode != protocol.ModeSteer || a.state() == protocol.TurnBlocked {
+			if err := roomInQueue(a, call.Method); err != nil {
+				return nil, 0, err
+			}
+		}
 		base := a.deliver(Msg{ID: p.MsgID, Text: p.Text}, now, p.Mode == protocol.ModeSteer)
 		return protocol.SendResult{Channel: ChannelName, Ack: protocol.AckConfirmed, Baseline: &base, MsgID: p.MsgID}, base, nil
 	})
@@ -300,6 +355,9 @@ func (f *Fake) command(ctx context.Context, call *protocol.Call) (any, error) {
 	}
 	return f.effect(ctx, call, "", p.ExpectIncarnation, func(w *World, a *Agent, now int64) (any, int64, error) {
 		if err := refuseBlocked(a, p.Force, call.Method); err != nil {
+			return nil, 0, err
+		}
+		if err := roomInQueue(a, call.Method); err != nil {
 			return nil, 0, err
 		}
 		text := "/" + p.Name

@@ -36,7 +36,13 @@ const (
 	FaultEscapeGroup  = "escape-group"        // start a process outside the plugin's group (setsid), with the plugin's env
 	FaultCanary       = "canary-stderr"       // print MU_PLUGIN_CANARY's value to stderr
 	FaultIgnoreEOF    = "ignore-eof"          // keep running after stdin EOF (process-wide; no method)
+	FaultNewestTurn   = "newest-turn"         // channel.lastRun, channel.watch: the newest settled turn, not turn afterRuns+1 of inc
+	FaultEarlyTimeout = "early-timeout"       // link.exec: a script holding `sleep` answers timed out after 0.5 s, whatever its timeoutMs
+	FaultSetsidRuns   = "setsid-runs"         // link.exec, link.fetch, link.push: each run in a session of its own (setsid)
 )
+
+// earlyTimeout is how long a run lives under the early-timeout fault.
+const earlyTimeout = 500 * time.Millisecond
 
 // FaultNames lists every fault, in documentation order.
 var FaultNames = []string{
@@ -44,6 +50,7 @@ var FaultNames = []string{
 	FaultNotJSON, FaultUnknownField, FaultOrphanReply, FaultRequestToMu, FaultBadNotify,
 	FaultDoubleNotify, FaultEarlyNotify, FaultLongLine, FaultInvalidUTF8,
 	FaultEscapeGroup, FaultCanary, FaultIgnoreEOF,
+	FaultNewestTurn, FaultEarlyTimeout, FaultSetsidRuns,
 }
 
 // Scenario is the --scenario file: the faults to inject.
@@ -160,11 +167,12 @@ func (fs *faults) match(method string) []Fault {
 	return out
 }
 
-type watchFaultsKey struct{}
+type ctxFaultsKey struct{}
 
-// watchFault reports whether the call carries the named watch fault.
-func watchFault(ctx context.Context, name string) bool {
-	list, _ := ctx.Value(watchFaultsKey{}).([]string)
+// ctxFault reports whether the call carries the named fault, one that
+// changes how the handler itself behaves.
+func ctxFault(ctx context.Context, name string) bool {
+	list, _ := ctx.Value(ctxFaultsKey{}).([]string)
 	for _, n := range list {
 		if n == name {
 			return true
@@ -181,7 +189,7 @@ func (fs *faults) wrap(method string, h protocol.Handler) protocol.Handler {
 			return h(ctx, call)
 		}
 		var after []Fault
-		var watchList []string
+		var inHandler []string
 		for _, ft := range list {
 			switch ft.Fault {
 			case FaultDelay:
@@ -210,14 +218,14 @@ func (fs *faults) wrap(method string, h protocol.Handler) protocol.Handler {
 				escapeGroup()
 			case FaultCanary:
 				fmt.Fprintf(os.Stderr, "mu-plugin-fake: injected leak: canary=%s\n", os.Getenv("MU_PLUGIN_CANARY"))
-			case FaultDoubleNotify, FaultEarlyNotify:
-				watchList = append(watchList, ft.Fault)
+			case FaultDoubleNotify, FaultEarlyNotify, FaultNewestTurn, FaultEarlyTimeout, FaultSetsidRuns:
+				inHandler = append(inHandler, ft.Fault)
 			default:
 				after = append(after, ft)
 			}
 		}
-		if len(watchList) > 0 {
-			ctx = context.WithValue(ctx, watchFaultsKey{}, watchList)
+		if len(inHandler) > 0 {
+			ctx = context.WithValue(ctx, ctxFaultsKey{}, inHandler)
 		}
 		v, err := h(ctx, call)
 		for _, ft := range after {

@@ -92,7 +92,7 @@ func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call) (any, error
 		boot = time.Duration(f.cfg.EffectMs) * time.Millisecond
 	}
 	var done *protocol.AcquireResult
-	err = f.store.Do(ctx, true, func(w *World) error {
+	err = f.do(ctx, true, func(w *World) error {
 		if w.Fenced["host:"+p.Key] {
 			return protocol.Errorf(protocol.Permanent, "host key %s was fenced by a lookup that found none", p.Key)
 		}
@@ -119,7 +119,7 @@ func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call) (any, error
 		return done, err
 	}
 	if err := sleepCtx(ctx, boot); err != nil {
-		_ = f.store.Do(context.Background(), true, func(w *World) error {
+		_ = f.do(context.Background(), true, func(w *World) error {
 			if h := w.Hosts[p.Key]; h != nil && h.State == statePending && h.Owner == os.Getpid() {
 				delete(w.Hosts, p.Key)
 			}
@@ -128,7 +128,7 @@ func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call) (any, error
 		return nil, err
 	}
 	var out protocol.AcquireResult
-	err = f.store.Do(ctx, true, func(w *World) error {
+	err = f.do(ctx, true, func(w *World) error {
 		h := w.Hosts[p.Key]
 		if h == nil {
 			return protocol.Errorf(protocol.UnknownOutcome, "host key %s vanished while being acquired", p.Key)
@@ -148,7 +148,7 @@ func (f *Fake) hostLookup(ctx context.Context, call *protocol.Call) (any, error)
 		return nil, err
 	}
 	var out protocol.HostLookupResult
-	err := f.store.Do(ctx, true, func(w *World) error {
+	err := f.do(ctx, true, func(w *World) error {
 		h := w.Hosts[p.Key]
 		if h != nil && h.State == statePending && !ownerAlive(h.Owner) {
 			delete(w.Hosts, p.Key) // its acquirer died before the effect landed
@@ -181,17 +181,17 @@ func (f *Fake) hostStatus(ctx context.Context, call *protocol.Call) (any, error)
 		return nil, protocol.Errorf(protocol.Permanent, "host.status: target.host.handle is required")
 	}
 	var out protocol.HostStatus
-	err := f.store.Do(ctx, false, func(w *World) error {
+	err := f.do(ctx, false, func(w *World) error {
 		h := w.hostByHandle(handle)
 		switch {
 		case h == nil:
 			out = protocol.HostStatus{State: protocol.HostGone, Reason: "no host " + handle + " in this fake's world (without --state a world lasts one invocation)"}
 		case h.State == stateReleased:
 			out = protocol.HostStatus{State: protocol.HostGone, Reason: "released"}
+		case h.State == stateGone:
+			out = protocol.HostStatus{State: protocol.HostGone, Reason: "its ttl ran out: its directory and its jobs are gone"}
 		case h.State == statePending:
 			out = protocol.HostStatus{State: protocol.HostUnknown, Reason: "still being acquired"}
-		case h.Result.DeadlineAt != nil && f.now() >= *h.Result.DeadlineAt:
-			out = protocol.HostStatus{State: protocol.HostGone, Reason: "its ttl ran out"}
 		default:
 			// Every fact, as a patch: a fact the host does not have is sent
 			// as null, which clears it.
@@ -220,7 +220,7 @@ func (f *Fake) hostRelease(ctx context.Context, call *protocol.Call) (any, error
 		return nil, err
 	}
 	var dir string
-	err := f.store.Do(ctx, true, func(w *World) error {
+	err := f.do(ctx, true, func(w *World) error {
 		h := w.Hosts[p.Key]
 		if h == nil || h.State == stateReleased {
 			return nil // already released, or never acquired: resolves
@@ -228,14 +228,12 @@ func (f *Fake) hostRelease(ctx context.Context, call *protocol.Call) (any, error
 		if h.State == statePending && ownerAlive(h.Owner) {
 			return protocol.Errorf(protocol.Retryable, "host key %s is still being acquired", p.Key)
 		}
-		h.State, h.Released = stateReleased, f.now()
-		dir = filepath.Join(f.root, "hosts", h.Result.Handle)
-		// The fake's jobs do not outlive their host.
-		for _, j := range w.Jobs {
-			if j.Host == h.Result.Handle && j.State != stateEnded {
-				f.endJob(w, j, "its host was released")
-			}
+		if h.State == stateGone {
+			return nil // its ttl ran out: it is gone already, and so are its jobs
 		}
+		h.State, h.Released = stateReleased, f.now()
+		dir = f.hostPath(h.Result.Handle)
+		f.endHostJobs(w, h, "its host was released", false, true)
 		return nil
 	})
 	if err == nil && dir != "" {

@@ -27,6 +27,9 @@ func (f *Fake) checkSpec(s protocol.JobSpec) error {
 	if s.Workstream == "" || s.Name == "" {
 		return protocol.Errorf(protocol.Permanent, "job.start: spec.workstream and spec.name are required")
 	}
+	if err := protocol.CheckEnv(s.Env); err != nil {
+		return protocol.Errorf(protocol.Permanent, "job.start: %v", err)
+	}
 	if !slices.Contains(f.Seams().Job.Honours.Roles, s.Role) {
 		return protocol.Errorf(protocol.Permanent, "job.start: role %q is not one the fake honours", s.Role)
 	}
@@ -58,12 +61,12 @@ func (f *Fake) jobStart(ctx context.Context, call *protocol.Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cwd := onHost(home, p.Spec.Cwd)
+	cwd := onHost(home.home, p.Spec.Cwd)
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
 		return nil, protocol.Errorf(protocol.Permanent, "job.start: cwd %s does not exist on the host", p.Spec.Cwd)
 	}
 	var done *protocol.JobStartResult
-	err = f.store.Do(ctx, true, func(w *World) error {
+	err = f.do(ctx, true, func(w *World) error {
 		if w.Fenced["job:"+p.Key] {
 			return protocol.Errorf(protocol.Permanent, "job key %s was fenced by a lookup that found none", p.Key)
 		}
@@ -85,7 +88,7 @@ func (f *Fake) jobStart(ctx context.Context, call *protocol.Call) (any, error) {
 		handle := "job-" + strconv.FormatInt(w.next(), 10)
 		w.Jobs[p.Key] = &Job{
 			Key: p.Key, Hash: hash, State: statePending, Owner: os.Getpid(), Spec: p.Spec,
-			Host: filepath.Base(home), Agent: agentKey(p.Spec.Workstream, p.Spec.Name),
+			Host: home.name, Agent: agentKey(p.Spec.Workstream, p.Spec.Name),
 			Transcript: filepath.Join(f.root, "transcripts", handle+".json"),
 			Result:     protocol.JobStartResult{Handle: handle},
 		}
@@ -95,7 +98,7 @@ func (f *Fake) jobStart(ctx context.Context, call *protocol.Call) (any, error) {
 		return done, err
 	}
 	if err := sleepCtx(ctx, time.Duration(f.cfg.EffectMs)*time.Millisecond); err != nil {
-		_ = f.store.Do(context.Background(), true, func(w *World) error {
+		_ = f.do(context.Background(), true, func(w *World) error {
 			if j := w.Jobs[p.Key]; j != nil && j.State == statePending && j.Owner == os.Getpid() {
 				delete(w.Jobs, p.Key)
 			}
@@ -104,7 +107,7 @@ func (f *Fake) jobStart(ctx context.Context, call *protocol.Call) (any, error) {
 		return nil, err
 	}
 	var out protocol.JobStartResult
-	err = f.store.Do(ctx, true, func(w *World) error {
+	err = f.do(ctx, true, func(w *World) error {
 		j := w.Jobs[p.Key]
 		if j == nil {
 			return protocol.Errorf(protocol.UnknownOutcome, "job key %s vanished while being started", p.Key)
@@ -149,8 +152,9 @@ func (f *Fake) landJob(w *World, j *Job) {
 	f.writeTranscript(j, a)
 }
 
-// endJob stops a job: its agent's turn is cut and its view ends.
-func (f *Fake) endJob(w *World, j *Job, why string) {
+// endJob stops a job: its agent's turn is cut and (with transcript) its
+// view ends.
+func (f *Fake) endJob(w *World, j *Job, why string, transcript bool) {
 	zero := 0
 	j.State, j.Exit = stateEnded, &zero
 	if a := w.Agents[j.Agent]; a != nil && a.Job == j.Key {
@@ -158,7 +162,9 @@ func (f *Fake) endJob(w *World, j *Job, why string) {
 		a.advance(now)
 		a.Queue, a.Turn = nil, nil
 		a.event(now, "fake", "job ended: "+why)
-		f.writeTranscript(j, a)
+		if transcript {
+			f.writeTranscript(j, a)
+		}
 	}
 }
 
@@ -168,7 +174,7 @@ func (f *Fake) jobLookup(ctx context.Context, call *protocol.Call) (any, error) 
 		return nil, err
 	}
 	var out protocol.JobLookupResult
-	err := f.store.Do(ctx, true, func(w *World) error {
+	err := f.do(ctx, true, func(w *World) error {
 		j := w.Jobs[p.Key]
 		if j != nil && j.State == statePending && !ownerAlive(j.Owner) {
 			delete(w.Jobs, p.Key)
@@ -197,13 +203,15 @@ func (f *Fake) jobStatus(ctx context.Context, call *protocol.Call) (any, error) 
 		return nil, err
 	}
 	var out protocol.JobStatus
-	err := f.store.Do(ctx, false, func(w *World) error {
+	err := f.do(ctx, false, func(w *World) error {
 		j := w.jobFor(p.Target.Job)
 		switch {
 		case j == nil:
 			out = protocol.JobStatus{State: protocol.JobLost, Reason: "no such job in this fake's world (without --state a world lasts one invocation)"}
 		case j.State == statePending:
 			out = protocol.JobStatus{State: protocol.JobUnknown, Reason: "still being started"}
+		case j.State == stateEnded && j.Lost != "":
+			out = protocol.JobStatus{State: protocol.JobLost, Reason: j.Lost}
 		case j.State == stateEnded:
 			out = protocol.JobStatus{State: protocol.JobEnded, Exit: j.Exit}
 		default:
@@ -219,7 +227,7 @@ func (f *Fake) jobStop(ctx context.Context, call *protocol.Call) (any, error) {
 	if err := call.Decode(&p); err != nil {
 		return nil, err
 	}
-	return nil, f.store.Do(ctx, true, func(w *World) error {
+	return nil, f.do(ctx, true, func(w *World) error {
 		j := w.Jobs[p.Key]
 		switch {
 		case j == nil || j.State == stateEnded:
@@ -230,7 +238,7 @@ func (f *Fake) jobStop(ctx context.Context, call *protocol.Call) (any, error) {
 			delete(w.Jobs, p.Key)
 			return nil
 		}
-		f.endJob(w, j, "stopped")
+		f.endJob(w, j, "stopped", true)
 		return nil
 	})
 }
@@ -241,7 +249,7 @@ func (f *Fake) jobAttach(ctx context.Context, call *protocol.Call) (any, error) 
 		return nil, err
 	}
 	var out protocol.View
-	err := f.store.Do(ctx, false, func(w *World) error {
+	err := f.do(ctx, false, func(w *World) error {
 		j := w.jobFor(p.Target.Job)
 		switch {
 		case j == nil:

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
@@ -19,34 +20,51 @@ import (
 
 var hostNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$`)
 
+// site is where a call runs: a host's login directory, and the time its
+// host is gone (epoch ms; 0 for none), which ends any run still going.
+type site struct {
+	name  string
+	home  string
+	until int64
+}
+
 // hostDir is a host's login directory, created on first use: the host's
-// handle for a provider host, else its name, under ROOT/hosts.
-func (f *Fake) hostDir(ctx context.Context, h protocol.HostRef) (string, error) {
+// handle for a provider host, else its name, under ROOT/hosts. A provider
+// host that is gone (released, or past its ttl) refuses.
+func (f *Fake) hostDir(ctx context.Context, h protocol.HostRef) (site, error) {
 	name := h.Name
+	var until int64
 	if h.Handle != "" {
 		name = h.Handle
-		var released bool
-		err := f.store.Do(ctx, false, func(w *World) error {
-			if hr := w.hostByHandle(h.Handle); hr != nil && hr.State == stateReleased {
-				released = true
+		var gone string
+		err := f.do(ctx, false, func(w *World) error {
+			hr := w.hostByHandle(h.Handle)
+			switch {
+			case hr == nil:
+			case hr.State == stateReleased:
+				gone = "was released"
+			case hr.State == stateGone:
+				gone = "is gone: its ttl ran out"
+			case hr.Result.DeadlineAt != nil:
+				until = *hr.Result.DeadlineAt
 			}
 			return nil
 		})
 		if err != nil {
-			return "", protocol.Wrap(protocol.Retryable, err, "reading the fake's world")
+			return site{}, protocol.Wrap(protocol.Retryable, err, "reading the fake's world")
 		}
-		if released {
-			return "", protocol.Errorf(protocol.Permanent, "host %s was released", h.Handle)
+		if gone != "" {
+			return site{}, protocol.Errorf(protocol.Permanent, "host %s %s", h.Handle, gone)
 		}
 	}
 	if !hostNameRe.MatchString(name) || strings.Contains(name, "..") {
-		return "", protocol.Errorf(protocol.Permanent, "host name %q: use letters, digits and _.@:- (at most 128)", name)
+		return site{}, protocol.Errorf(protocol.Permanent, "host name %q: use letters, digits and _.@:- (at most 128)", name)
 	}
-	dir := filepath.Join(f.root, "hosts", name)
+	dir := f.hostPath(name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", protocol.Wrap(protocol.Retryable, err, "creating the host's directory")
+		return site{}, protocol.Wrap(protocol.Retryable, err, "creating the host's directory")
 	}
-	return dir, nil
+	return site{name: name, home: dir, until: until}, nil
 }
 
 // onHost resolves a path on the host: relative to its login directory.
@@ -82,20 +100,33 @@ type step struct {
 // output kept, capped and fitted to a reply. A timeout kills the whole tree
 // of the step and answers exitCode null; the call's own end (its deadline,
 // $/cancel, EOF) is an error.
-func (f *Fake) runSteps(ctx context.Context, home string, timeoutMs int64, steps []step) (protocol.ExecResult, error) {
-	tctx, cancel := context.WithTimeout(ctx, protocol.RunTimeout(timeoutMs))
+//
+// A run on a host with a ttl ends when the host does: nothing runs on a
+// host that is gone. Such a run answers unknown-outcome (it may have done
+// part of its work).
+func (f *Fake) runSteps(ctx context.Context, at site, timeoutMs int64, steps []step) (protocol.ExecResult, error) {
+	hctx := ctx
+	if at.until > 0 {
+		var cancelHost context.CancelFunc
+		hctx, cancelHost = context.WithTimeout(ctx, time.Duration(at.until-f.now())*time.Millisecond)
+		defer cancelHost()
+	}
+	tctx, cancel := context.WithTimeout(hctx, protocol.RunTimeout(timeoutMs))
 	defer cancel()
 	stdout := outcap.New(protocol.MaxLine)
 	stderr := outcap.New(protocol.MaxLine)
 	var res protocol.ExecResult
 	for _, s := range steps {
-		code, timedOut, err := runOne(tctx, home, s, stdout, stderr)
+		code, timedOut, err := runOne(tctx, at.home, s, stdout, stderr)
 		if err != nil {
 			return res, protocol.Wrap(protocol.Retryable, err, "starting "+s.argv[0])
 		}
 		if timedOut {
 			if ctx.Err() != nil {
 				return res, ctx.Err()
+			}
+			if hctx.Err() != nil {
+				return res, protocol.Errorf(protocol.UnknownOutcome, "host %s is gone: its ttl ran out during the run, which was killed", at.name)
 			}
 			res.ExitCode = nil
 			break
@@ -116,7 +147,11 @@ func runOne(ctx context.Context, home string, s step, stdout, stderr *outcap.Cap
 		fmt.Fprintf(stderr, "mu-plugin-fake: cd %s: no such directory\n", s.dir)
 		return 2, false, nil
 	}
-	cmd := exec.Command(s.argv[0], s.argv[1:]...)
+	argv := s.argv
+	if ctxFault(ctx, FaultSetsidRuns) {
+		argv = append([]string{"setsid"}, argv...) // the fault: the run leaves the plugin's group
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.dir
 	cmd.Env = cleanEnv(home, s.dir)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -146,7 +181,7 @@ func (f *Fake) linkExec(ctx context.Context, call *protocol.Call) (any, error) {
 	if strings.IndexByte(p.Script, 0) >= 0 {
 		return nil, protocol.Errorf(protocol.Permanent, "script holds a NUL byte")
 	}
-	home, err := f.hostDir(ctx, p.Target.Host)
+	at, err := f.hostDir(ctx, p.Target.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +189,15 @@ func (f *Fake) linkExec(ctx context.Context, call *protocol.Call) (any, error) {
 	if cwd == "" {
 		cwd = "."
 	}
-	return f.runSteps(ctx, home, p.TimeoutMs, []step{{argv: []string{"/bin/sh", "-c", p.Script}, dir: onHost(home, cwd)}})
+	run := []step{{argv: []string{"/bin/sh", "-c", p.Script}, dir: onHost(at.home, cwd)}}
+	if ctxFault(ctx, FaultEarlyTimeout) && strings.Contains(p.Script, "sleep") {
+		// The fault: timed out after half a second, whatever timeoutMs says
+		// and however the script ended.
+		res, err := f.runSteps(ctx, at, earlyTimeout.Milliseconds(), run)
+		res.ExitCode = nil
+		return res, err
+	}
+	return f.runSteps(ctx, at, p.TimeoutMs, run)
 }
 
 func git(args ...string) []string {
@@ -169,14 +212,14 @@ func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call) (any, error) 
 	if !filepath.IsAbs(p.LocalRepo) {
 		return nil, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
 	}
-	home, err := f.hostDir(ctx, p.Target.Host)
+	at, err := f.hostDir(ctx, p.Target.Host)
 	if err != nil {
 		return nil, err
 	}
-	remote := onHost(home, p.RemoteCwd)
+	remote := onHost(at.home, p.RemoteCwd)
 	// No refspec but HEAD: FETCH_HEAD names the remote's HEAD, and nothing
 	// else in localRepo changes, so a re-run is the same fetch.
-	return f.runSteps(ctx, home, p.TimeoutMs, []step{{argv: git("fetch", "--quiet", "--no-tags", remote, "HEAD"), dir: p.LocalRepo}})
+	return f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("fetch", "--quiet", "--no-tags", remote, "HEAD"), dir: p.LocalRepo}})
 }
 
 var shaRe = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
@@ -192,22 +235,22 @@ func (f *Fake) linkPush(ctx context.Context, call *protocol.Call) (any, error) {
 	if !filepath.IsAbs(p.LocalRepo) {
 		return nil, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
 	}
-	home, err := f.hostDir(ctx, p.Target.Host)
+	at, err := f.hostDir(ctx, p.Target.Host)
 	if err != nil {
 		return nil, err
 	}
-	remote := onHost(home, p.RemoteRepo)
+	remote := onHost(at.home, p.RemoteRepo)
 	if err := os.MkdirAll(remote, 0o700); err != nil {
 		return nil, protocol.Wrap(protocol.Retryable, err, "creating the remote repo's directory")
 	}
 	if !isRepo(remote) {
-		res, err := f.runSteps(ctx, home, p.TimeoutMs, []step{{argv: git("init", "--quiet", remote), dir: home}})
+		res, err := f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("init", "--quiet", remote), dir: at.home}})
 		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			return res, err
 		}
 	}
 	// Idempotent: a repo that already holds rev is left untouched.
-	held, err := f.runSteps(ctx, home, p.TimeoutMs, []step{{argv: git("cat-file", "-e", p.Rev+"^{commit}"), dir: remote}})
+	held, err := f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("cat-file", "-e", p.Rev+"^{commit}"), dir: remote}})
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +259,7 @@ func (f *Fake) linkPush(ctx context.Context, call *protocol.Call) (any, error) {
 	}
 	// A ref no worktree has checked out, so the push is never refused.
 	ref := "refs/mu/pushed/" + p.Rev
-	return f.runSteps(ctx, home, p.TimeoutMs, []step{{argv: git("push", "--quiet", remote, p.Rev+":"+ref), dir: p.LocalRepo}})
+	return f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("push", "--quiet", remote, p.Rev+":"+ref), dir: p.LocalRepo}})
 }
 
 func isRepo(dir string) bool {
@@ -237,7 +280,7 @@ func (f *Fake) linkCheckSteps(ctx context.Context, call *protocol.Call) (any, er
 	if p.Phase != protocol.PhaseReach {
 		return steps, nil
 	}
-	dir, err := f.hostDir(ctx, p.Target.Host)
+	at, err := f.hostDir(ctx, p.Target.Host)
 	if err != nil {
 		var pe *protocol.Error
 		if errors.As(err, &pe) && pe.Kind == protocol.Permanent {
@@ -245,10 +288,10 @@ func (f *Fake) linkCheckSteps(ctx context.Context, call *protocol.Call) (any, er
 		}
 		return nil, err
 	}
-	steps = append(steps, protocol.Step{Step: "reach", OK: protocol.StepPassed, Detail: "login directory " + dir})
+	steps = append(steps, protocol.Step{Step: "reach", OK: protocol.StepPassed, Detail: "login directory " + at.home})
 	if p.Root != "" {
 		ok, detail := protocol.StepPassed, "root "+p.Root+" is a directory"
-		if st, err := os.Stat(onHost(dir, p.Root)); err != nil || !st.IsDir() {
+		if st, err := os.Stat(onHost(at.home, p.Root)); err != nil || !st.IsDir() {
 			ok, detail = protocol.StepWarn, "root "+p.Root+" does not exist yet"
 		}
 		steps = append(steps, protocol.Step{Step: "root", OK: ok, Detail: detail})

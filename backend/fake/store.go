@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,8 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -41,7 +42,7 @@ func (m *memStore) Do(ctx context.Context, write bool, fn func(w *World) error) 
 	if err := fn(w); err != nil || !write {
 		return err
 	}
-	b, err := json.Marshal(w)
+	b, err := encodeWorld(w, "")
 	if err != nil {
 		return err
 	}
@@ -56,9 +57,25 @@ type fileStore struct {
 	mu  sync.Mutex // flock is per open file; serialise this process's own calls too
 }
 
+// newFileStore opens the state directory, creating it 0700. One that group
+// or world can write, or that another user owns, is refused: whoever can
+// write it can replace the world (and with it what the fake reports to mu).
 func newFileStore(dir string) (*fileStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("--state %s is not a directory", dir)
+	}
+	if perm := st.Mode().Perm(); perm&0o022 != 0 {
+		return nil, fmt.Errorf("--state %s: group or others can write it (mode %04o), so another user could replace the fake's world; chmod 700 %s", dir, perm, dir)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("--state %s is owned by uid %d, not by this user (uid %d); use a directory of your own", dir, sys.Uid, os.Geteuid())
 	}
 	return &fileStore{dir: dir}, nil
 }
@@ -66,7 +83,7 @@ func newFileStore(dir string) (*fileStore, error) {
 func (s *fileStore) Do(ctx context.Context, write bool, fn func(w *World) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lf, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("state lock: %w", err)
 	}
@@ -92,7 +109,7 @@ func (s *fileStore) Do(ctx context.Context, write bool, fn func(w *World) error)
 	if err := fn(w); err != nil || !write {
 		return err
 	}
-	out, err := json.MarshalIndent(w, "", " ")
+	out, err := encodeWorld(w, " ")
 	if err != nil {
 		return err
 	}
@@ -118,14 +135,16 @@ func flock(ctx context.Context, fd, how int) error {
 }
 
 // writeAtomic replaces path with b: a temp file beside it, fsynced, renamed
-// over it, and the directory fsynced so the rename itself is durable.
+// over it, and the directory fsynced so the rename itself is durable. The
+// temp file is made with O_EXCL under a random name (os.CreateTemp, mode
+// 0600): a file or symlink planted there is never opened.
 func writeAtomic(path string, b []byte) error {
 	dir := filepath.Dir(path)
-	tmp := filepath.Join(dir, "."+filepath.Base(path)+".tmp-"+strconv.Itoa(os.Getpid()))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
+	tmp := f.Name()
 	if _, err := f.Write(b); err != nil {
 		f.Close()
 		os.Remove(tmp)
@@ -150,6 +169,21 @@ func writeAtomic(path string, b []byte) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// encodeWorld is the world as JSON; `<`, `>` and `&` are kept as they are
+// (a message of them does not take six times its size on disk).
+func encodeWorld(w *World, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	if err := enc.Encode(w); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func decodeWorld(b []byte) (*World, error) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -85,5 +87,70 @@ func TestParamsHashIgnoresDeadlineOnly(t *testing.T) {
 	}
 	if a == c {
 		t.Fatal("different params hashed the same")
+	}
+}
+
+// --state refuses a directory that group or world can write (another user
+// could replace the world), and creates a missing one 0700.
+func TestStateDirWritableByOthersIsRefused(t *testing.T) {
+	for _, mode := range []os.FileMode{0o777, 0o770, 0o703, 0o1777} {
+		dir := filepath.Join(t.TempDir(), "state")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := newFileStore(dir); err == nil || !strings.Contains(err.Error(), "chmod 700") {
+			t.Errorf("mode %v: %v, want a refusal naming the remedy", mode, err)
+		}
+	}
+	fresh := filepath.Join(t.TempDir(), "a", "state")
+	if _, err := newFileStore(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(fresh); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("a new state directory: %v %v, want 0700", st.Mode(), err)
+	}
+	ok := t.TempDir()
+	os.Chmod(ok, 0o750)
+	if _, err := newFileStore(ok); err != nil {
+		t.Fatalf("a directory only its owner can write: %v", err)
+	}
+}
+
+// The world is written through a temporary file made with O_EXCL: a
+// symlink planted where the temp file goes is never followed, and neither
+// is one planted as the lock.
+func TestWorldWriteFollowsNoPlantedSymlink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Where the temp file used to go (a fixed name per pid).
+	if err := os.Symlink(victim, filepath.Join(dir, ".world.json.tmp-"+strconv.Itoa(os.Getpid()))); err != nil {
+		t.Fatal(err)
+	}
+	s, err := newFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Do(context.Background(), true, func(w *World) error { w.next(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Fatalf("the world was written through a planted symlink: the victim holds %q", b)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "world.json")); err != nil || !strings.Contains(string(b), `"seq": 1`) {
+		t.Fatalf("world.json: %v %s", err, b)
+	}
+	lockDir := t.TempDir()
+	if err := os.Symlink(victim, filepath.Join(lockDir, "lock")); err != nil {
+		t.Fatal(err)
+	}
+	ls, _ := newFileStore(lockDir)
+	if err := ls.Do(context.Background(), false, func(w *World) error { return nil }); err == nil {
+		t.Fatal("a lock planted as a symlink was followed")
 	}
 }

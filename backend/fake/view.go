@@ -8,7 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Transcript is a job's transcript file: every line the agent's view will
@@ -53,7 +57,7 @@ func ViewCommand(ctx context.Context, args []string, out io.Writer) int {
 		var t Transcript
 		if err == nil && json.Unmarshal(b, &t) == nil {
 			if !header {
-				fmt.Fprintf(out, "[fake] job %s, agent %s\n", t.Job, t.Agent)
+				fmt.Fprintf(out, "[fake] job %s, agent %s\n", printable(t.Job), printable(t.Agent))
 				header = true
 			}
 			now := time.Now().UnixMilli()
@@ -62,7 +66,7 @@ func ViewCommand(ctx context.Context, args []string, out io.Writer) int {
 			}
 			for printed < len(t.Events) && t.Events[printed].At <= now {
 				e := t.Events[printed]
-				fmt.Fprintf(out, "%s %-5s %s\n", time.UnixMilli(e.At).UTC().Format("15:04:05.000"), e.Who, e.Text)
+				fmt.Fprintf(out, "%s %-5s %s\n", time.UnixMilli(e.At).UTC().Format("15:04:05.000"), printable(e.Who), printable(e.Text))
 				printed++
 			}
 			if t.Ended && printed == len(t.Events) {
@@ -76,4 +80,26 @@ func ViewCommand(ctx context.Context, args []string, out io.Writer) int {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// printable is s as a terminal may show it: every control character (C0,
+// DEL, C1), bidi control and byte that is not UTF-8 written as a Go escape
+// (\x1b, \n, \u202e), so a message cannot drive the terminal (colours, a
+// title, the cursor) or reorder what the view prints.
+func printable(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
+			q := strconv.QuoteRune(r) // 'x' with Go's escape inside
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }

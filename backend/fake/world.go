@@ -25,6 +25,7 @@ const (
 	statePending  = "pending"  // the effect is being made by Owner
 	stateUp       = "up"       // a host that stands
 	stateReleased = "released" // a released host
+	stateGone     = "gone"     // a host whose ttl ran out
 	stateRunning  = "running"  // a started job
 	stateEnded    = "ended"    // a stopped job
 )
@@ -53,6 +54,7 @@ type Job struct {
 	Agent      string                  `json:"agent"` // "<workstream>/<name>"
 	Transcript string                  `json:"transcript"`
 	Exit       *int                    `json:"exit,omitempty"`
+	Lost       string                  `json:"lost,omitempty"` // why an ended job is lost (its host is gone)
 }
 
 func newWorld() *World {

@@ -3,6 +3,13 @@ package fake
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,5 +79,103 @@ func TestSimulatedAgentIsDeterministicOnItsClock(t *testing.T) {
 	}
 	if r := read(); r.State != protocol.TurnIdle || r.Runs != 1 {
 		t.Fatalf("after the resend: %+v", r)
+	}
+}
+
+// "gone is a proof": once a host's ttl has run out, its status is gone,
+// its jobs read lost and take no delivery, its link refuses, and its
+// directory no longer exists.
+func TestHostPastItsTTLIsGoneWithItsJobsAndDirectory(t *testing.T) {
+	clk := &clock{t: time.UnixMilli(1_000_000)}
+	f, err := New(Config{Root: t.TempDir(), StateDir: t.TempDir(), TurnMs: 10, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	acq, err := f.hostAcquire(ctx, mkCall(t, protocol.MethodHostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "1m"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	handle := acq.(protocol.AcquireResult).Handle
+	hostT := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: handle, Instance: "fake"}}
+	sp := protocol.JobSpec{Workstream: "ws", Name: "a", Role: "full-access", Cwd: ".", Env: map[string]string{}}
+	st, err := f.jobStart(ctx, mkCall(t, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: hostT}, Key: "j", Spec: sp}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobT := hostT
+	jobT.Job = &protocol.JobRef{Kind: Kind, Key: "j", Handle: st.(protocol.JobStartResult).Handle}
+	jobT.Agent = &protocol.AgentRef{Workstream: "ws", Name: "a"}
+	exec := func() error {
+		_, err := f.linkExec(ctx, mkCall(t, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT}, Script: "echo hi > f", Cwd: ".", TimeoutMs: 5000}))
+		return err
+	}
+	if err := exec(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.Root(), "hosts", handle)
+	if _, err := os.Stat(filepath.Join(dir, "f")); err != nil {
+		t.Fatalf("the script did not run in the host's directory: %v", err)
+	}
+
+	clk.t = clk.t.Add(time.Minute)
+	hs, err := f.hostStatus(ctx, mkCall(t, protocol.MethodHostStatus, protocol.Base{Target: hostT}))
+	if err != nil || hs.(protocol.HostStatus).State != protocol.HostGone {
+		t.Fatalf("host.status past the ttl: %+v %v", hs, err)
+	}
+	js, err := f.jobStatus(ctx, mkCall(t, protocol.MethodJobStatus, protocol.Base{Target: jobT}))
+	if s := js.(protocol.JobStatus); err != nil || (s.State != protocol.JobLost && s.State != protocol.JobEnded) {
+		t.Fatalf("job.status on a gone host: %+v %v, want lost or ended", js, err)
+	}
+	var pe *protocol.Error
+	if err := exec(); !errors.As(err, &pe) || pe.Kind != protocol.Permanent {
+		t.Fatalf("link.exec on a gone host: %v, want a permanent refusal", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the gone host's directory: %v, want it removed", err)
+	}
+	send := protocol.SendParams{Base: protocol.Base{Target: jobT}, Text: "hi", MsgID: "m1", Mode: protocol.ModeFollowUp}
+	if _, err := f.send(ctx, mkCall(t, protocol.MethodChannelSend, send)); err == nil {
+		t.Fatal("a delivery to a job on a gone host was accepted")
+	}
+	b, err := os.ReadFile(filepath.Join(f.Root(), "transcripts", jobT.Job.Handle+".json"))
+	if err != nil || !strings.Contains(string(b), `"ended":true`) {
+		t.Fatalf("the job's transcript does not say it ended (its view would follow it forever): %v %.300s", err, b)
+	}
+	if _, err := f.hostRelease(ctx, mkCall(t, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: hostT}, Key: "h"})); err != nil {
+		t.Fatalf("host.release of a gone host: %v", err)
+	}
+}
+
+// A run on a host whose ttl runs out during it is killed with the host
+// (nothing runs on a host that is gone) and answers unknown-outcome. The
+// clock stands still, so the host reads up when the run starts however
+// slow the machine; the run's end comes from the ttl left (300 ms).
+func TestRunEndsWhenItsHostsTTLRunsOut(t *testing.T) {
+	clk := &clock{t: time.UnixMilli(1_000_000)}
+	f, err := New(Config{Root: t.TempDir(), Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	acq, err := f.hostAcquire(ctx, mkCall(t, protocol.MethodHostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "300ms"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostT := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: acq.(protocol.AcquireResult).Handle}}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	_, err = f.linkExec(ctx, mkCall(t, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT},
+		Script: "echo $$ > '" + pidFile + "'; exec sleep 30", Cwd: ".", TimeoutMs: 20000}))
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Kind != protocol.UnknownOutcome {
+		t.Fatalf("a run cut by its host's ttl: %v, want unknown-outcome", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("the script (pid %d) still runs on a host that is gone", pid)
 	}
 }

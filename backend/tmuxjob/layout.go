@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // jobID names a job on the host: the first 24 hex digits of the key's
@@ -31,15 +33,17 @@ func shQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // reservedEnv may not be set by a spec: the wrapper and tmux own them.
 var reservedEnv = map[string]bool{"MU_CHANNEL_DIR": true, "TMUX": true, "TMUX_PANE": true}
 
 // envFile renders env as a file the wrapper sources: one `export NAME='v'`
-// per variable, each value quoted as one word. It refuses a name that is
-// not a shell name and a value holding NUL (no process can carry it).
+// per variable, each value quoted as one word. It refuses what
+// protocol.CheckEnv refuses (a name that is not a shell name, a value
+// holding NUL) and a name the wrapper owns.
 func envFile(env map[string]string) (string, error) {
+	if err := protocol.CheckEnv(env); err != nil {
+		return "", err
+	}
 	names := make([]string, 0, len(env))
 	for k := range env {
 		names = append(names, k)
@@ -49,13 +53,8 @@ func envFile(env map[string]string) (string, error) {
 	b.WriteString("# written by mu-plugins tmuxjob: the job's spec.env\n")
 	for _, k := range names {
 		v := env[k]
-		switch {
-		case !envName.MatchString(k):
-			return "", fmt.Errorf("env name %q is not a shell variable name", k)
-		case reservedEnv[k]:
+		if reservedEnv[k] {
 			return "", fmt.Errorf("env name %q is reserved for the job's wrapper", k)
-		case strings.ContainsRune(v, 0):
-			return "", fmt.Errorf("env %s holds a NUL byte", k)
 		}
 		fmt.Fprintf(&b, "export %s=%s\n", k, shQuote(v))
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +49,19 @@ func (a agentEnv) reading(t *testing.T) protocol.Reading {
 
 func (a agentEnv) watch(t *testing.T, after *int64) caller.Notification {
 	t.Helper()
-	w, err := a.p.Watch(ctx(t), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: after}, 0)
+	return a.watchP(t, protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: after})
+}
+
+// watchInc watches from afterRuns after on incarnation inc ("" for none).
+func (a agentEnv) watchInc(t *testing.T, after int64, inc string) caller.Notification {
+	t.Helper()
+	return a.watchP(t, protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: &after, Inc: inc})
+}
+
+// watchP runs channel.watch and waits for its one notification.
+func (a agentEnv) watchP(t *testing.T, params protocol.WatchParams) caller.Notification {
+	t.Helper()
+	w, err := a.p.Watch(ctx(t), params, 0)
 	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}
@@ -238,5 +252,102 @@ func TestAtStartFirstPrompt(t *testing.T) {
 	}
 	if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: spec("ws", "a2")}); re == nil {
 		t.Fatal("an at-start start without a first prompt was accepted")
+	}
+}
+
+func (a agentEnv) lastRun(t *testing.T, after int64, inc string) *protocol.Observation {
+	t.Helper()
+	return call[*protocol.Observation](t, a.p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: after, Inc: inc})
+}
+
+// With three turns settled past afterRuns, lastRun and watch answer turn
+// afterRuns+1 (the one a delivery with that baseline started), of the asked
+// incarnation only: another one's lastRun is null and its watch restarted.
+func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
+	p := start(t, "--turn-ms", "20")
+	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
+	inc := a.start.Baseline.Incarnation
+	for i, text := range []string{"one", "two", "three"} {
+		a.send(t, text, "m-"+text)
+		if n := a.watchInc(t, int64(i), ""); n.Settled == nil || n.Settled.Observation.Runs != int64(i+1) {
+			t.Fatalf("turn %d: %s", i+1, n.Params)
+		}
+	}
+	for after, text := range []string{"one", "two", "three"} {
+		o := a.lastRun(t, int64(after), "")
+		if o == nil || o.Runs != int64(after+1) || o.LastText != "fake: done: "+text || o.Incarnation != inc || !o.Settled {
+			t.Fatalf("lastRun afterRuns %d: %s, want turn %d (%s)", after, mustJSON(o), after+1, text)
+		}
+		if o := a.lastRun(t, int64(after), inc); o == nil || o.Runs != int64(after+1) {
+			t.Fatalf("lastRun afterRuns %d inc %s: %s", after, inc, mustJSON(o))
+		}
+		n := a.watchInc(t, int64(after), "")
+		if n.Settled == nil || n.Settled.Observation.Runs != int64(after+1) || n.Settled.Observation.LastText != "fake: done: "+text {
+			t.Fatalf("watch afterRuns %d: %s, want turn %d at once", after, n.Params, after+1)
+		}
+	}
+	if o := a.lastRun(t, 3, ""); o != nil {
+		t.Fatalf("lastRun past the last settled turn: %s", mustJSON(o))
+	}
+	if o := a.lastRun(t, 0, "inc-999"); o != nil {
+		t.Fatalf("lastRun of an incarnation the fake never had: %s", mustJSON(o))
+	}
+	if n := a.watchInc(t, 0, "inc-999"); n.Restarted == nil || n.Restarted.Incarnation != inc {
+		t.Fatalf("watch on an incarnation the fake never had: %s, want watch/restarted to %s", n.Params, inc)
+	}
+	// After a fresh, the old incarnation is another one.
+	call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m-fresh"})
+	if o := a.lastRun(t, 0, inc); o != nil {
+		t.Fatalf("lastRun of the incarnation before a fresh: %s", mustJSON(o))
+	}
+	if n := a.watchInc(t, 0, inc); n.Restarted == nil || n.Restarted.Incarnation == inc {
+		t.Fatalf("watch on the incarnation before a fresh: %s", n.Params)
+	}
+}
+
+// A turn whose text escapes past the 1 MiB line (300 KB of `<`, sent as
+// mu sends it, unescaped, and six bytes each once encoding/json escapes the
+// reply) settles with its text cut to fit and lastTextTruncated; its watch
+// notification arrives, and later reads and turns still work.
+func TestOversizeTurnTextIsCutToFit(t *testing.T) {
+	p := start(t, "--turn-ms", "20")
+	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
+	var raw bytes.Buffer
+	enc := json.NewEncoder(&raw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(a.sendP(strings.Repeat("<", 300<<10), "m-big")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Call(ctx(t), protocol.MethodChannelSend, json.RawMessage(raw.Bytes()), 0); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	n := a.watchInc(t, 0, "")
+	if n.Settled == nil || !n.Settled.Observation.LastTextTruncated || !strings.HasPrefix(n.Settled.Observation.LastText, "fake: done: <<<") {
+		t.Fatalf("the big turn's notification: %.200s", n.Params)
+	}
+	if o := a.lastRun(t, 0, ""); o == nil || !o.LastTextTruncated || o.Runs != 1 {
+		t.Fatalf("lastRun of the big turn: %.200s", mustJSON(o))
+	}
+	a.send(t, "small", "m-small")
+	if n := a.watchInc(t, 1, ""); n.Settled == nil || n.Settled.Observation.LastText != "fake: done: small" || n.Settled.Observation.LastTextTruncated {
+		t.Fatalf("the turn after: %.200s", n.Params)
+	}
+}
+
+// An env name that is not a shell variable name (`=`, a newline) or a
+// value holding NUL is refused, as mu-plugin-docker refuses it
+// (protocol.CheckEnv), and no job is recorded.
+func TestJobStartRefusesEnvNoProcessCanCarry(t *testing.T) {
+	p := start(t)
+	for i, env := range []map[string]string{{"A=B": "x"}, {"A\nB": "x"}, {"": "x"}, {"A": "nul\x00"}} {
+		sp := spec("ws", "a1")
+		sp.Env = env
+		key := fmt.Sprint("j", i)
+		if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: key, Spec: sp}); re == nil || re.Kind != protocol.Permanent {
+			t.Errorf("env %q: %v, want a permanent refusal", env, re)
+		}
+		if l := call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: key}); !l.None {
+			t.Errorf("env %q: a refused start was recorded: %s", env, mustJSON(l))
+		}
 	}
 }

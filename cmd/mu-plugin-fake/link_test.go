@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -163,5 +165,31 @@ func TestCheckSteps(t *testing.T) {
 	steps = call[[]protocol.Step](t, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: host("box")}, Phase: "agent"})
 	if len(steps) != 1 || steps[0].OK != protocol.StepPassed {
 		t.Fatalf("job steps %s", mustJSON(steps))
+	}
+}
+
+// quiescence "provable": whatever a script started, even outside its tree
+// (setsid, a double fork, through a shell that exits at once), is gone when
+// link.exec answers, many times over.
+func TestExecLeavesNoEscapeRunning(t *testing.T) {
+	p := start(t)
+	base := 4_000_000 + os.Getpid()%1000*1000 // this run's own sleep lengths
+	n := base
+	for _, pat := range proc.EscapePatterns {
+		var left []string
+		for i := 0; i < 15; i++ {
+			n++
+			r := call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", fmt.Sprintf(pat, n), ".", 10000))
+			if r.ExitCode == nil || *r.ExitCode != 0 {
+				t.Fatalf("%s: exit %v: %s", pat, r.ExitCode, r.Stderr)
+			}
+			for _, pid := range proc.WithArgv("sleep", strconv.Itoa(n)) {
+				left = append(left, fmt.Sprintf("sleep %d (pid %d)", n, pid))
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if len(left) > 0 {
+			t.Errorf("%s: still running after link.exec answered: %v", pat, left)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -71,6 +72,9 @@ func Main(p Plugin, args []string) int {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 
+	// A plugin process starts children only through internal/proc: every
+	// child that is not a run's leader is an orphan some run left.
+	proc.OwnChildren()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
 	opts, err := build(ctx, log)

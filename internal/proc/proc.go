@@ -5,9 +5,16 @@
 // that its descendants inherit; stopping a run kills every process carrying
 // the mark, and every descendant of one, until none is left.
 //
-// What it cannot reach: a descendant that clears its environment and is
-// re-parented away from the tree before the scan (env -i plus a double
-// fork). Documented in docs/processes.md.
+// The process that runs them is a child subreaper (PR_SET_CHILD_SUBREAPER,
+// from its first Run): an orphan of a run (`setsid cmd &` whose parent
+// exited, a double fork) is re-parented to it rather than to init, so it
+// stays where a scan finds it, even in the instant it execs (when its
+// environment cannot be read), and it is reaped once killed.
+//
+// What it cannot reach at a run's end: a descendant that removes the mark
+// from its environment (env -i, env -u) and is orphaned before a scan sees
+// it. In a plugin process (OwnChildren) KillAll still kills it at exit.
+// Documented in docs/processes.md.
 package proc
 
 import (
@@ -37,7 +44,9 @@ var (
 // Options tune Run.
 type Options struct {
 	// KillLeftovers stops whatever the run left behind once its leader has
-	// exited (a `cmd &` still running): nothing outlives the call.
+	// exited (a `cmd &` still running): nothing outlives the call. Its
+	// output is then read through pipes the run drains itself, so a
+	// leftover holding it open does not delay the end (output.go).
 	KillLeftovers bool
 	// WaitDelay bounds the wait for output pipes after the leader exits (a
 	// background child can hold them open). Default 2 s.
@@ -67,14 +76,34 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (Result, error) {
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 2 * time.Second
 	}
+	var out *outputs
+	if opts.KillLeftovers {
+		var err error
+		if out, err = pipeOutputs(cmd); err != nil {
+			return Result{}, err
+		}
+	}
+	adopt()
 	since := bootTicks()
-	if err := cmd.Start(); err != nil {
+	// Started and registered under the lock: a scan never takes a leader
+	// for an orphan to reap (its Cmd waits for it).
+	mu.Lock()
+	err := cmd.Start()
+	if err == nil {
+		live[mark] = cmd
+		started[mark] = since
+	}
+	mu.Unlock()
+	if out != nil {
+		if err != nil {
+			out.close()
+		} else {
+			out.started()
+		}
+	}
+	if err != nil {
 		return Result{}, err
 	}
-	mu.Lock()
-	live[mark] = cmd
-	started[mark] = since
-	mu.Unlock()
 	defer func() {
 		mu.Lock()
 		delete(live, mark)
@@ -96,6 +125,9 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (Result, error) {
 	if opts.KillLeftovers || stopped {
 		killTree(mark, cmd.Process.Pid, since)
 	}
+	if out != nil {
+		out.drain(cmd.WaitDelay)
+	}
 	res := Result{ExitCode: -1, Stopped: stopped}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
@@ -110,7 +142,10 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (Result, error) {
 	return res, nil
 }
 
-// KillAll kills every run still going: for a plugin's Stop hook.
+// KillAll kills every run still going, and whatever any run of this
+// process left (anything carrying one of its marks, and its descendants):
+// for a plugin's Stop hook. With OwnChildren, every other child of this
+// process too (an orphan a run left that removed its mark).
 func KillAll() {
 	type run struct {
 		pid   int
@@ -127,6 +162,8 @@ func KillAll() {
 	for m, r := range runs {
 		killTree(m, r.pid, r.since)
 	}
+	prefix := MarkVar + "=" + strconv.Itoa(os.Getpid()) + "-"
+	kill(func(env []byte) bool { return hasVarPrefix(env, prefix) }, 0, 0, owned.Load())
 }
 
 // KillTree SIGKILLs the leader, every process whose environment carries
@@ -135,75 +172,16 @@ func KillAll() {
 func KillTree(mark string, leader int) { killTree(mark, leader, 0) }
 
 func killTree(mark string, leader int, since uint64) {
-	if leader > 0 {
-		_ = syscall.Kill(leader, syscall.SIGKILL)
-	}
-	for i := 0; i < 200; i++ {
-		pids := find(mark, leader, since)
-		if len(pids) == 0 {
-			return
-		}
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	want := []byte(MarkVar + "=" + mark + "\x00")
+	kill(func(env []byte) bool { return containsEnv(env, want) }, leader, since, false)
 }
 
 // Find lists the live (not zombie) processes of a run: those marked with
 // mark, and their descendants and the leader's.
-func Find(mark string, leader int) []int { return find(mark, leader, 0) }
-
-// find is Find over the processes started at or after since (clock ticks
-// since boot): a run's processes cannot be older than the run, and reading
-// only their environments keeps a scan cheap.
-func find(mark string, leader int, since uint64) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
+func Find(mark string, leader int) []int {
 	want := []byte(MarkVar + "=" + mark + "\x00")
-	parent := map[int]int{}
-	in := map[int]bool{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		ppid, state, start, ok := stat(pid)
-		if !ok || state == "Z" || state == "X" {
-			continue
-		}
-		parent[pid] = ppid
-		if pid == leader {
-			in[pid] = true
-			continue
-		}
-		if start+1 < since { // a tick of slack for rounding
-			continue
-		}
-		if env, err := os.ReadFile("/proc/" + e.Name() + "/environ"); err == nil {
-			if containsEnv(env, want) {
-				in[pid] = true
-			}
-		}
-	}
-	// Close over descendants.
-	for changed := true; changed; {
-		changed = false
-		for pid, pp := range parent {
-			if !in[pid] && in[pp] {
-				in[pid], changed = true, true
-			}
-		}
-	}
-	out := make([]int, 0, len(in))
-	for pid := range in {
-		if _, alive := parent[pid]; alive {
-			out = append(out, pid)
-		}
-	}
-	return out
+	pids, _ := newKiller(func(env []byte) bool { return containsEnv(env, want) }, leader, 0, false).scan()
+	return pids
 }
 
 func containsEnv(env, want []byte) bool {
@@ -211,27 +189,6 @@ func containsEnv(env, want []byte) bool {
 	w := string(want)
 	return strings.HasPrefix(s, w) || strings.Contains(s, "\x00"+w) ||
 		strings.HasSuffix(s, "\x00"+strings.TrimSuffix(w, "\x00")) || s == strings.TrimSuffix(w, "\x00")
-}
-
-// stat reads a process's parent pid, state and start time (clock ticks
-// since boot) from /proc/PID/stat.
-func stat(pid int) (ppid int, state string, start uint64, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, "", 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return 0, "", 0, false
-	}
-	f := strings.Fields(s[i+2:])
-	if len(f) < 20 {
-		return 0, "", 0, false
-	}
-	ppid, err = strconv.Atoi(f[1])
-	start, _ = strconv.ParseUint(f[19], 10, 64) // field 22 of stat
-	return ppid, f[0], start, err == nil
 }
 
 // bootTicks is now, in the clock ticks since boot that /proc/PID/stat

@@ -3,7 +3,12 @@ package proc
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,16 +80,40 @@ func TestRunRefusesNewGroup(t *testing.T) {
 	}
 }
 
+// sleepers lists this test process's runs' live processes whose argv is
+// `sleep N` with N matching pattern (a regexp). Only processes carrying a
+// mark of this process count: the machine is shared, and another user's
+// `sleep 300` is not ours.
 func sleepers(t *testing.T, pattern string) []string {
 	t.Helper()
-	out, _ := exec.Command("pgrep", "-a", "-f", "^sleep "+pattern+"$").Output()
+	re := regexp.MustCompile(`^sleep\x00(` + pattern + `)\x00$`)
 	var left []string
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if l != "" {
-			left = append(left, l)
+	for _, pid := range ours() {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && re.Match(b) {
+			left = append(left, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(strings.TrimSuffix(string(b), "\x00"), "\x00", " ")))
 		}
 	}
 	return left
+}
+
+// ours lists the live processes that carry a mark of this process.
+func ours() []int {
+	prefix := MarkVar + "=" + strconv.Itoa(os.Getpid()) + "-"
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if _, state, _, ok := stat(pid); !ok || state == "Z" {
+			continue
+		}
+		if env, _ := Environ(pid); hasVarPrefix(env, prefix) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -108,4 +137,73 @@ func BenchmarkRunTrue(b *testing.B) {
 			}
 		})
 	}
+}
+
+// An orphan of a run (its parent exited) is re-parented to this process,
+// the child subreaper, not to init; killed, it is reaped (no zombie left).
+func TestRunOrphanComesBackAndIsReaped(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", `setsid sleep 621 </dev/null >/dev/null 2>&1 & echo $!`)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if _, err := Run(context.Background(), cmd, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(out.String()))
+	if err != nil {
+		t.Fatalf("no pid: %q", out.String())
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	ppid, _, _, ok := stat(pid)
+	if !ok || ppid != os.Getpid() {
+		t.Fatalf("the orphan (pid %d) has parent %d, want this process %d (a child subreaper)", pid, ppid, os.Getpid())
+	}
+	KillAll()
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); !errors.Is(err, fs.ErrNotExist) {
+		st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		t.Fatalf("after KillAll the orphan is still in /proc (%s): killed but not reaped", st)
+	}
+}
+
+// Escapes from a run's tree (setsid, double forks, a parent that exits at
+// once), many times each: none survives Run with KillLeftovers, however
+// the scan and the escape's exec interleave.
+func TestRunLeavesNoEscapeAlive(t *testing.T) {
+	trials := 30
+	if testing.Short() {
+		trials = 5
+	}
+	n := 7000
+	for _, pat := range EscapePatterns {
+		var survived []string
+		for i := 0; i < trials; i++ {
+			n++
+			cmd := exec.Command("/bin/sh", "-c", fmt.Sprintf(pat, n))
+			if _, err := Run(context.Background(), cmd, Options{KillLeftovers: true}); err != nil {
+				t.Fatal(err)
+			}
+			for _, pid := range withArgv("sleep", strconv.Itoa(n)) {
+				survived = append(survived, fmt.Sprintf("sleep %d (pid %d)", n, pid))
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if len(survived) > 0 {
+			t.Errorf("%s: %d of %d runs left a process running: %v", pat, len(survived), trials, survived)
+		}
+	}
+}
+
+// withArgv lists the live processes of this test's runs whose argv is
+// exactly argv.
+func withArgv(argv ...string) []int {
+	mine := map[int]bool{}
+	for _, pid := range ours() {
+		mine[pid] = true
+	}
+	var out []int
+	for _, pid := range WithArgv(argv...) {
+		if mine[pid] {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
