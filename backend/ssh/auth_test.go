@@ -108,9 +108,11 @@ func TestAuth(t *testing.T) {
 		os.WriteFile(cfg2, []byte(strings.Replace(string(b), "IdentitiesOnly yes", "IdentitiesOnly no", 1)), 0o600)
 		expectOK(t, Config{SSHConfig: cfg2})
 	})
-	t.Run("file-keys-first", func(t *testing.T) {
-		// Six refused keys in the agent would exhaust MaxAuthTries before
-		// the file key if the agent went first.
+	t.Run("agent-keys-before-file-keys-as-ssh", func(t *testing.T) {
+		// OpenSSH offers the agent's keys before the IdentityFile keys it
+		// does not hold (pubkey_prepare): six refused keys in the agent
+		// exhaust MaxAuthTries before the file key, for ssh and for the
+		// plugin alike, and IdentitiesOnly yes is the fix for both.
 		startAgent(t)
 		for i := 0; i < 6; i++ {
 			k := filepath.Join(t.TempDir(), "k")
@@ -121,7 +123,11 @@ func TestAuth(t *testing.T) {
 		cfg2 := filepath.Join(t.TempDir(), "c")
 		b, _ := os.ReadFile(cfg)
 		os.WriteFile(cfg2, []byte(strings.Replace(string(b), "IdentitiesOnly yes", "IdentitiesOnly no", 1)), 0o600)
-		expectOK(t, Config{SSHConfig: cfg2})
+		if out, err := exec.Command("ssh", "-F", cfg2, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err == nil {
+			t.Fatalf("ssh authenticated; the premise is wrong: %s", out)
+		}
+		expectHuman(t, Config{SSHConfig: cfg2}, "refused the keys", "IdentitiesOnly yes")
+		expectOK(t, Config{SSHConfig: cfg}) // IdentitiesOnly yes
 	})
 }
 

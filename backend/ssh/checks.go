@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mu-org/mu-plugins/internal/outcap"
-	"net"
 	"strings"
 	"time"
 
@@ -38,6 +37,9 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 	warn := func(name, detail string) {
 		steps = append(steps, protocol.Step{Step: name, OK: protocol.StepWarn, Detail: detail})
 	}
+	skip := func(name, detail string) {
+		steps = append(steps, protocol.Step{Step: name, OK: protocol.StepSkipped, Detail: detail})
+	}
 	failRest := func(name, detail string) []protocol.Step {
 		steps = append(steps, protocol.Step{Step: name, OK: protocol.StepFailed, Detail: detail})
 		for _, n := range names[len(steps):] {
@@ -46,42 +48,36 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 		return steps
 	}
 
-	r, err := b.pool.res.Resolve(ctx, dest)
+	d := b.pool.dialer
+	r, err := d.res.Resolve(ctx, dest)
 	if err != nil {
-		return failRest("resolve", fmt.Sprintf("cannot resolve %s: %v. Check the SSH configuration (`ssh -G %s`).", safeName(dest), err, safeName(dest))), nil
+		return failRest("resolve", errDetail(err)), nil
 	}
-	via := ""
-	if len(r.ProxyJump) > 0 {
-		via = " via ProxyJump " + strings.Join(r.ProxyJump, ",")
+	var m *master
+	if r.ControlPath != "" && r.ControlMaster != "yes" && r.ControlMaster != "ask" {
+		m, _ = probeMaster(ctx, r.ControlPath)
 	}
-	pass("resolve", fmt.Sprintf("%s@%s port %d%s (%s)", r.User, r.HostName, r.Port, via, r.Via))
+	pass("resolve", resolveDetail(r, m))
 
-	if len(r.ProxyJump) == 0 {
-		t := r.ConnectTimeout
-		if t <= 0 {
-			t = 10 * time.Second
-		}
-		d := net.Dialer{Timeout: t}
-		nc, err := d.DialContext(ctx, "tcp", r.Addr())
+	switch {
+	case m != nil:
+		skip("tcp", "the connection is "+m.String()+"'s (ControlPath "+r.where("ControlPath")+"): see the hostkey step")
+	case r.ProxyCommand != "":
+		skip("tcp", "the host is reached through its ProxyCommand ("+r.where("ProxyCommand")+"): see the hostkey step")
+	case len(r.ProxyJump) > 0:
+		skip("tcp", "the host is reached through its jump host(s), ProxyJump "+strings.Join(r.ProxyJump, ",")+": see the hostkey step")
+	default:
+		nc, err := d.dialTCP(ctx, r)
 		if err != nil {
-			return failRest("tcp", fmt.Sprintf("cannot reach %s: %v. Check the host is up, HostName/Port in the SSH config, and any firewall.", r.Addr(), err)), nil
+			return failRest("tcp", fmt.Sprintf("%s. Check the host is up, HostName and Port (%s) in the SSH configuration, and any firewall.", errDetail(err), r.where("Port"))), nil
 		}
+		pass("tcp", fmt.Sprintf("connected to %s (%s)", r.Addr(), nc.RemoteAddr()))
 		nc.Close()
-		pass("tcp", "connected to "+r.Addr())
-	} else {
-		steps = append(steps, protocol.Step{Step: "tcp", OK: protocol.StepSkipped, Detail: "the host is reached through its jump host(s)" + via + ": see the hostkey step"})
 	}
 
 	c, err := b.pool.get(ctx, dest)
 	if err != nil {
-		var pe *protocol.Error
-		detail := err.Error()
-		if errors.As(err, &pe) {
-			detail = pe.Message
-			if pe.Remedy != "" {
-				detail += ". To fix: " + pe.Remedy
-			}
-		}
+		detail := errDetail(err)
 		switch {
 		case errors.Is(err, errHostKey):
 			return failRest("hostkey", detail), nil
@@ -91,8 +87,12 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 		}
 		return failRest("hostkey", detail+". Check the host runs an SSH server on that port."), nil
 	}
-	pass("hostkey", "host key verified")
-	pass("auth", "authenticated as "+r.User)
+	pass("hostkey", c.cl.HostKey+"; reached through "+c.cl.Route)
+	if c.cl.Master {
+		pass("auth", "authenticated as "+r.User+" by "+c.cl.Route)
+	} else {
+		pass("auth", "authenticated as "+r.User+" with "+c.cl.AuthKey)
+	}
 
 	out, errb := outcap.New(64<<10), outcap.New(64<<10)
 	run, err := b.start(ctx, c, runSpec{until: time.Now().Add(8 * time.Second), cwd: ".", stdin: scriptStdin(reachProbe), stdout: out, stderr: errb})
@@ -127,6 +127,37 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 	}
 	pass("home", "login directory "+strings.TrimPrefix(h, "ok ")+" is writable")
 	return steps, nil
+}
+
+// errDetail is an error's message and remedy, for a step's detail.
+func errDetail(err error) string {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		if pe.Remedy != "" {
+			return pe.Message + ". To fix: " + pe.Remedy
+		}
+		return pe.Message
+	}
+	return err.Error()
+}
+
+// resolveDetail says how the destination resolved: the endpoint, the
+// route, the resolver and the files it read.
+func resolveDetail(r *Resolved, m *master) string {
+	route := ""
+	switch {
+	case m != nil:
+		route = " through " + m.String()
+	case r.ProxyCommand != "":
+		route = " through ProxyCommand `" + r.ProxyCommand + "`"
+	case len(r.ProxyJump) > 0:
+		route = " through ProxyJump " + strings.Join(r.ProxyJump, ",")
+	}
+	files := strings.Join(r.Files(), ", ")
+	if files == "" {
+		files = "no config file"
+	}
+	return fmt.Sprintf("%s is %s@%s port %d%s (%s, %s)", safeName(r.Alias), r.User, r.HostName, r.Port, route, r.Via, files)
 }
 
 // gitTooOld reads "git version X.Y…" and says whether it predates 2.18.

@@ -36,7 +36,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, via := range []string{"ssh -G", "ssh_config"} {
 		t.Run(via, func(t *testing.T) {
-			r := newResolver(cfg)
+			r := newResolver(cfg, nil)
 			if via == "ssh_config" {
 				r.sshBin = "" // as on a machine without the OpenSSH client
 			} else if r.sshBin == "" {
@@ -62,7 +62,7 @@ func TestResolve(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newResolver(cfg).Resolve(context.Background(), "-oProxyCommand=x"); err == nil {
+	if _, err := newResolver(cfg, nil).Resolve(context.Background(), "-oProxyCommand=x"); err == nil {
 		t.Fatal("a destination starting with - must be refused")
 	}
 }

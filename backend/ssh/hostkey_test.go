@@ -34,7 +34,7 @@ func clientConfig(t *testing.T, s *testsshd.Server, strict string, lines ...stri
 	return cfg, kh
 }
 
-func fingerprint(t *testing.T, pubFile string) string {
+func keygenFingerprint(t *testing.T, pubFile string) string {
 	out, err := exec.Command("ssh-keygen", "-l", "-E", "sha256", "-f", pubFile).Output()
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func expectOK(t *testing.T, cfg Config) {
 func TestHostKeys(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	other := testsshd.KeyGen(t, filepath.Join(t.TempDir(), "other"), "ed25519", "")
-	fp := fingerprint(t, s.HostKeyFile+".pub")
+	fp := keygenFingerprint(t, s.HostKeyFile+".pub")
 
 	t.Run("known", func(t *testing.T) {
 		cfg, _ := clientConfig(t, s, "yes", s.KnownHostsLine())
