@@ -2,6 +2,7 @@ package sshlink
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 
 	sshconfig "github.com/kevinburke/ssh_config"
@@ -41,8 +42,10 @@ func (r *resolver) resolveLib(dest string, opts []string) (*Resolved, error) {
 		c, regions := loadLenient(f, host)
 		if c != nil {
 			cfgs = append(cfgs, c)
-			src.files = append(src.files, f)
 			src.regions = append(src.regions, regions...)
+			for _, rg := range regions {
+				src.files = appendNew(src.files, rg.file)
+			}
 		}
 	}
 	kv := map[string][]string{}
@@ -128,14 +131,19 @@ func loadLenient(path, host string) (*sshconfig.Config, []region) {
 	}
 	lines := strings.Split(string(b), "\n")
 	regions := []region{{file: path, from: 1}}
-	skipping := false
+	skipping, applies := false, true
 	for i, line := range lines {
 		f := strings.Fields(line)
 		if len(f) > 0 {
 			switch kw := strings.ToLower(strings.TrimSuffix(f[0], "=")); kw {
+			case "include":
+				if applies && !skipping {
+					regions = append(regions, includedRegions(path, f[1:])...)
+				}
 			case "host":
 				skipping = false
-				if hostMatches(f[1:], host) {
+				applies = hostMatches(f[1:], host)
+				if applies {
 					regions = append(regions, region{file: path, from: i + 2})
 				}
 			case "match":
@@ -144,7 +152,8 @@ func loadLenient(path, host string) (*sshconfig.Config, []region) {
 					crit = strings.ToLower(f[1])
 				}
 				skipping = !(crit == "all" && len(f) == 2 || crit == "host" && len(f) == 3)
-				if !skipping && (crit == "all" || hostMatches(strings.Split(f[2], ","), host)) {
+				applies = !skipping && (crit == "all" || hostMatches(strings.Split(f[2], ","), host))
+				if applies {
 					regions = append(regions, region{file: path, from: i + 2})
 				}
 			}
@@ -158,6 +167,28 @@ func loadLenient(path, host string) (*sshconfig.Config, []region) {
 		return nil, nil
 	}
 	return c, regions
+}
+
+// includedRegions are the top regions of the files an Include names
+// (relative paths are under ~/.ssh, or /etc/ssh for a system file, as in
+// OpenSSH), for origins: the library reads their values itself.
+func includedRegions(from string, patterns []string) []region {
+	var out []region
+	for _, p := range patterns {
+		p = expandTilde(p)
+		if !filepath.IsAbs(p) {
+			base := expandTilde("~/.ssh")
+			if strings.HasPrefix(from, "/etc/ssh/") {
+				base = "/etc/ssh"
+			}
+			p = filepath.Join(base, p)
+		}
+		matches, _ := filepath.Glob(p)
+		for _, m := range matches {
+			out = append(out, region{file: m, from: 1})
+		}
+	}
+	return out
 }
 
 // hostMatches applies ssh_config Host patterns (with ! negation) to host.

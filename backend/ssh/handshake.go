@@ -48,8 +48,9 @@ func (d *Dialer) handshake(ctx context.Context, r *Resolved, nc net.Conn, direct
 	sc, chans, reqs, err := ssh.NewClientConn(nc, hostKeyAddr(r), cfg)
 	stop()
 	if err != nil {
+		herr := d.handshakeError(ctx, r, tr, au, nc, err, timeout, route)
 		nc.Close()
-		return nil, d.handshakeError(ctx, r, tr, au, nc, err, timeout, route)
+		return nil, herr
 	}
 	_ = nc.SetDeadline(time.Time{})
 	c := d.newClient(r, ssh.NewClient(sc, chans, reqs), nil)

@@ -60,10 +60,10 @@ func startProxyCommand(command string) (*proxyConn, error) {
 		switch {
 		case err != nil:
 			p.exitErr = err
-		case res.Stopped:
-			p.exitErr = errors.New("stopped")
-		default:
+		case res.ExitCode >= 0: // it exited by itself, even if a close raced it
 			p.exitErr = fmt.Errorf("exited with status %d", res.ExitCode)
+		default:
+			p.exitErr = errors.New("was stopped")
 		}
 	}()
 	return p, nil
