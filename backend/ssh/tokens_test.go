@@ -63,7 +63,7 @@ func TestTokensAsSSH(t *testing.T) {
 		t.Fatalf("ssh -G expanded\n  %s\n  %s\n  %v\nthe plugin\n  %s\n  %s\n  %v",
 			viaG.IdentityAgent, viaG.ControlPath, viaG.UserKnownHostsFiles, viaLib.IdentityAgent, viaLib.ControlPath, viaLib.UserKnownHostsFiles)
 	}
-	if !strings.HasSuffix(viaG.ControlPath, "-envval") || !strings.Contains(viaG.ControlPath, "-kalias-box-2222-") {
+	if !strings.HasSuffix(viaG.ControlPath, "-envval") || !strings.Contains(viaG.ControlPath, "-kalias-") || !strings.Contains(viaG.ControlPath, "-box-2222-") || !strings.Contains(viaG.ControlPath, "-127.0.0.1-alice-") {
 		t.Fatalf("ControlPath %q not expanded", viaG.ControlPath)
 	}
 }
