@@ -62,11 +62,7 @@ func newAuth(r *Resolved, identityFlag string) *auth {
 	var preferred []identity
 	for _, cf := range r.CertificateFiles {
 		if c, ok := loadPublic(cf).(*ssh.Certificate); ok && c.CertType == ssh.UserCert {
-			id := identity{name: r.show(cf), pub: c}
-			if i := indexKey(ids, c.Key); i >= 0 {
-				id.file = ids[i].file // its private key, when the agent lacks it
-			}
-			preferred = append(preferred, id)
+			preferred = append(preferred, identity{name: r.show(cf), pub: c})
 		}
 	}
 	var agentOnly []identity
@@ -142,18 +138,30 @@ func (a *auth) build(r *Resolved, ids []identity, ag agent.ExtendedAgent) {
 			}
 		}
 	}
-	plainSigner := func(pub ssh.PublicKey, file string) ssh.Signer {
-		if s := agentSigners[string(pub.Marshal())]; s != nil {
-			return s
-		}
-		if file == "" {
-			return nil
-		}
+	fromFile := func(file string, pub ssh.PublicKey) ssh.Signer {
 		s, locked := loadPrivate(file, pub)
 		if locked {
 			a.locked = appendNew(a.locked, r.show(file))
 		}
 		return s
+	}
+	// A certificate signs with its key as OpenSSH finds it: a listed
+	// identity with the same key (through the agent when the agent holds
+	// it), else the certificate's own private key file (FILE-cert.pub).
+	plainFor := func(pub ssh.PublicKey, file string) ssh.Signer {
+		for _, o := range ids {
+			if _, c := o.pub.(*ssh.Certificate); o.pub == nil || c || !bytes.Equal(o.pub.Marshal(), pub.Marshal()) {
+				continue
+			}
+			if o.agent {
+				return agentSigners[string(pub.Marshal())]
+			}
+			return fromFile(o.file, pub)
+		}
+		if file != "" {
+			return fromFile(file, pub)
+		}
+		return nil
 	}
 	seen := map[string]bool{}
 	for _, id := range ids {
@@ -165,7 +173,7 @@ func (a *auth) build(r *Resolved, ids []identity, ag agent.ExtendedAgent) {
 		case id.agent:
 			s = agentSigners[string(id.pub.Marshal())]
 		case isCert:
-			if base := plainSigner(cert.Key, id.file); base != nil {
+			if base := plainFor(cert.Key, id.file); base != nil {
 				s, _ = ssh.NewCertSigner(cert, base)
 			}
 		case id.pub == nil && id.file != "":
@@ -174,7 +182,7 @@ func (a *auth) build(r *Resolved, ids []identity, ag agent.ExtendedAgent) {
 				a.locked = appendNew(a.locked, r.show(id.file))
 			}
 		default:
-			s = plainSigner(id.pub, id.file)
+			s = fromFile(id.file, id.pub)
 		}
 		if s == nil || seen[string(s.PublicKey().Marshal())] {
 			continue
