@@ -1,6 +1,7 @@
 package sshlink
 
 import (
+	"bytes"
 	"crypto/rsa"
 	"errors"
 	"fmt"
@@ -164,11 +165,34 @@ func (t *trust) check(hostname string, remote net.Addr, key ssh.PublicKey) error
 		how := "verified against known_hosts"
 		if _, ok := key.(*ssh.Certificate); ok {
 			how = "certificate verified against a @cert-authority in known_hosts"
+		} else if w := t.whereKnown(hostname, remote, key); w != "" {
+			how += " (" + w + ")"
 		}
 		t.setHow(how)
 	}
 	return err
 }
+
+// whereKnown names the known_hosts line that holds key for hostname: a
+// lookup with a key no line holds lists them all, with their places.
+func (t *trust) whereKnown(hostname string, remote net.Addr, key ssh.PublicKey) string {
+	var ke *xknownhosts.KeyError
+	if err := t.db.HostKeyCallback()(hostname, remote, noKey{}); errors.As(err, &ke) {
+		for _, w := range ke.Want {
+			if bytes.Equal(w.Key.Marshal(), key.Marshal()) {
+				return fmt.Sprintf("%s line %d", w.Filename, w.Line)
+			}
+		}
+	}
+	return ""
+}
+
+// noKey is a public key no known_hosts line holds.
+type noKey struct{}
+
+func (noKey) Type() string                        { return "mu-no-key" }
+func (noKey) Marshal() []byte                     { return []byte("mu-no-key") }
+func (noKey) Verify([]byte, *ssh.Signature) error { return errors.New("no key") }
 
 func (t *trust) setHow(how string) {
 	t.mu.Lock()
