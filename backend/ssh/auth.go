@@ -281,34 +281,35 @@ func (a *auth) acceptedKey() string {
 	return a.accepted
 }
 
-// failure turns an authentication refusal into a hand-back.
-func (a *auth) failure(r *Resolved, err error) *protocol.Error {
-	e := a.failureText(r, err)
+// failure turns an authentication refusal into a hand-back; copyID is the
+// ssh-copy-id command line for the registration (key and destination to
+// be added).
+func (a *auth) failure(r *Resolved, err error, copyID func(key string) string) *protocol.Error {
+	e := a.failureText(r, err, copyID)
 	if a.agentErr != "" {
 		e.Message += "; " + a.agentErr
 	}
 	if nd := r.authNotDone(); nd != "" {
 		e.Message += "; " + nd
 	}
-	e.Err = errAuth
 	return e
 }
 
-func (a *auth) failureText(r *Resolved, err error) *protocol.Error {
+func (a *auth) failureText(r *Resolved, err error, copyID func(key string) string) *protocol.Error {
 	target := fmt.Sprintf("%s@%s", r.User, r.HostName)
 	if len(a.locked) > 0 {
 		return protocol.HumanError(fmt.Sprintf("load the key into ssh-agent first: `ssh-add %s` (the agent must be reachable from where mu runs: %s)", a.locked[0], a.agentSrc),
 			"%s refused the keys offered, and %s is passphrase-protected and not in ssh-agent", target, strings.Join(a.locked, ", "))
 	}
 	if len(a.signers) == 0 {
-		return protocol.HumanError(fmt.Sprintf("create a key (`ssh-keygen -t ed25519`) and install it on the host (`ssh-copy-id -p %d %s`), or pass --identity, or load your key into the agent (%s)", r.Port, target, a.agentSrc),
+		return protocol.HumanError(fmt.Sprintf("create a key (`ssh-keygen -t ed25519`) and install it on the host (`%s`), or pass --identity, or load your key into the agent (%s)", copyID(""), a.agentSrc),
 			"no SSH key to offer to %s", target)
 	}
 	more := ""
 	if !r.IdentitiesOnly && len(a.tried) >= maxKeys {
 		more = "; or set IdentitiesOnly yes for this host so only its IdentityFile is offered"
 	}
-	return protocol.HumanError(fmt.Sprintf("install one of these keys in %s's ~/.ssh/authorized_keys on the host (`ssh-copy-id -i KEY -p %d %s`), or pass --identity with the right key%s", r.User, r.Port, target, more),
+	return protocol.HumanError(fmt.Sprintf("install one of these keys in %s's ~/.ssh/authorized_keys on the host (`%s`), or pass --identity with the right key%s", r.User, copyID("KEY"), more),
 		"%s refused the keys offered (%s): %v", target, strings.Join(a.tried, ", "), err)
 }
 

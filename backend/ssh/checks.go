@@ -82,7 +82,12 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 		case errors.Is(err, errHostKey):
 			return failRest("hostkey", detail), nil
 		case errors.Is(err, errAuth):
-			pass("hostkey", "host key verified")
+			var se *stageError
+			hk := "host key verified"
+			if errors.As(err, &se) {
+				hk = se.hostKey
+			}
+			pass("hostkey", hk)
 			return failRest("auth", detail), nil
 		}
 		return failRest("hostkey", detail+". Check the host runs an SSH server on that port."), nil

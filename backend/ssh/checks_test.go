@@ -109,13 +109,18 @@ func TestCheckStepsFailures(t *testing.T) {
 		}
 	})
 	t.Run("auth", func(t *testing.T) {
-		d, _, _ := inproc(t, Config{SSHConfig: withIdentity(t, s, filepath.Join(t.TempDir(), "none"))})
+		cfg := withIdentity(t, s, filepath.Join(t.TempDir(), "none"))
+		d, _, _ := inproc(t, Config{SSHConfig: cfg})
 		_, ok, detail := stepMap(d.steps("box"))
 		if ok["hostkey"] != "true" || ok["auth"] != "false" || ok["sh"] != "null" {
 			t.Fatalf("%v", ok)
 		}
-		if !strings.Contains(detail["auth"], "ssh-keygen") {
+		// The fix repeats the registration's own --config.
+		if !strings.Contains(detail["auth"], "ssh-keygen") || !strings.Contains(detail["auth"], "`ssh-copy-id -F "+cfg+" box`") {
 			t.Errorf("auth detail says no fix: %q", detail["auth"])
+		}
+		if fp := keygenFingerprint(t, s.HostKeyFile+".pub"); !strings.Contains(detail["hostkey"], fp) {
+			t.Errorf("hostkey detail %q lacks the fingerprint %s", detail["hostkey"], fp)
 		}
 	})
 	t.Run("tcp", func(t *testing.T) {

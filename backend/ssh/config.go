@@ -162,8 +162,12 @@ func (r *resolver) resolve(ctx context.Context, dest string, opts []string) (*Re
 
 // sshCommand is the OpenSSH command line that matches this registration,
 // for remedies: `ssh [-F FILE] [-o K=V …] ARGS`.
-func (r *resolver) sshCommand(args ...string) string {
-	parts := []string{"ssh"}
+func (r *resolver) sshCommand(args ...string) string { return r.toolCommand("ssh", args...) }
+
+// toolCommand is an OpenSSH tool's command line (ssh, ssh-copy-id) with
+// the registration's --config and --option.
+func (r *resolver) toolCommand(tool string, args ...string) string {
+	parts := []string{tool}
 	if r.configFile != "" {
 		parts = append(parts, "-F", shellWord(r.configFile))
 	}

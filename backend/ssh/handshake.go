@@ -65,6 +65,17 @@ func (d *Dialer) handshake(ctx context.Context, r *Resolved, nc net.Conn, direct
 	return c, nil
 }
 
+// stageError marks which stage of the connection failed (never on the
+// wire), with what was learnt before it: the host key when authentication
+// failed.
+type stageError struct {
+	stage   error
+	hostKey string
+}
+
+func (e *stageError) Error() string { return e.stage.Error() }
+func (e *stageError) Unwrap() error { return e.stage }
+
 func macName(a ssh.DirectionAlgorithms) string {
 	if strings.Contains(a.Cipher, "gcm") || strings.Contains(a.Cipher, "chacha20") {
 		return "<implicit>"
@@ -78,7 +89,14 @@ func (d *Dialer) handshakeError(ctx context.Context, r *Resolved, tr *trust, au 
 		return f
 	}
 	if strings.Contains(err.Error(), "unable to authenticate") {
-		f := au.failure(r, err)
+		f := au.failure(r, err, func(key string) string {
+			if key == "" {
+				return d.res.toolCommand("ssh-copy-id", r.Alias)
+			}
+			return d.res.toolCommand("ssh-copy-id", "-i", key, r.Alias)
+		})
+		key, how := tr.presented()
+		f.Err = &stageError{stage: errAuth, hostKey: fmt.Sprintf("%s %s, %s", key.Type(), fingerprint(key, r.FingerprintHash), how)}
 		d.log.Debug("authentication refused", "host", r.Alias, "offered", strings.Join(au.tried, ", "), "error", f.Message)
 		return f
 	}
