@@ -68,7 +68,7 @@ func checkOption(o string) error {
 		return fmt.Errorf("--option %q: want Key=Value, as ssh -o", o)
 	case lk == "include" || lk == "match" || lk == "host":
 		return fmt.Errorf("--option %q: %s is not allowed here (ssh -o refuses it too)", o, k)
-	case optionPolicies[lk].name == "" && !strings.HasPrefix(lk, "canonical"):
+	case optionPolicies[lk].name == "":
 		return fmt.Errorf("--option %q: %s is not an ssh_config option the plugin knows", o, k)
 	}
 	return nil

@@ -69,12 +69,11 @@ func wrapperCommand(timeout time.Duration, cwd string, argv ...string) string {
 }
 
 // scriptStdin is what the session's stdin carries for a script run.
+// It is one string, so a small script leaves in one SSH data packet: a
+// relay that keeps Nagle on (a ProxyCommand's nc) holds every further small
+// packet until the first is acknowledged.
 func scriptStdin(script string) io.Reader {
-	return io.MultiReader(
-		strings.NewReader(wrapperArm+"\n(\n"),
-		strings.NewReader(script),
-		strings.NewReader("\n) </dev/null\n"+wrapperDisarm+"\n"),
-	)
+	return strings.NewReader(wrapperArm + "\n(\n" + script + "\n) </dev/null\n" + wrapperDisarm + "\n")
 }
 
 // shQuote single-quotes s for a POSIX shell.
