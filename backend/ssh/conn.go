@@ -122,7 +122,7 @@ func (p *pool) dial(ctx context.Context, dest string) (*conn, error) {
 		// that sends it a global request.
 		go c.keepalive(p.log)
 	}
-	c.warmControl(ctx)
+	c.warmControl()
 	return c, nil
 }
 
