@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
@@ -23,21 +22,10 @@ func withIdentity(t *testing.T, s *testsshd.Server, key string, extra ...string)
 	return cfg
 }
 
-// agent starts an ssh-agent in the foreground and points SSH_AUTH_SOCK at it.
+// startAgent starts an ssh-agent in the foreground and points SSH_AUTH_SOCK at it.
 func startAgent(t *testing.T) string {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), "agent.sock")
-	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("ssh-agent: %v", err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	sock := agentAt(t)
 	t.Setenv("SSH_AUTH_SOCK", sock)
 	return sock
 }

@@ -88,7 +88,11 @@ func proxyConfig(b testing.TB, s *testsshd.Server) string {
 // ssh with the same ProxyCommand.
 func BenchmarkColdProxyCommand(b *testing.B) {
 	s := testsshd.Start(b, testsshd.Options{})
-	cfg := proxyConfig(b, s)
+	coldPair(b, proxyConfig(b, s))
+}
+
+// coldPair runs a cold plugin call and `ssh … true` with the same config.
+func coldPair(b *testing.B, cfg string) {
 	b.Run("plugin", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			coldPlugin(b, cfg)
@@ -134,16 +138,7 @@ func BenchmarkColdThroughMaster(b *testing.B) {
 	ctl := filepath.Join(b.TempDir(), "ctl")
 	cfg := writeConfig(b, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
 	startMaster(b, cfg, ctl, "box")
-	b.Run("plugin", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			coldPlugin(b, cfg)
-		}
-	})
-	b.Run("openssh", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			sshTrue(b, cfg)
-		}
-	})
+	coldPair(b, cfg)
 }
 
 func BenchmarkWarm(b *testing.B) {
