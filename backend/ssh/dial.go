@@ -218,7 +218,7 @@ func (d *Dialer) overMaster(ctx context.Context, r *Resolved) (*Client, error) {
 	}
 	m, err := probeMaster(ctx, r.ControlPath)
 	if err != nil {
-		d.log.Info("ControlPath: no usable master; connecting directly", "host", r.Alias, "controlPath", path, "error", err.Error())
+		d.log.Info("ControlPath: no usable master; connecting directly", "host", r.Alias, "controlPath", path, "error", scrubPath(err, r.ControlPath))
 		return nil, nil
 	}
 	if m == nil {
