@@ -69,7 +69,7 @@ func (b *Backend) reachConnect(ctx context.Context, l *stepList, dest string) (*
 	}
 	var m *master
 	if r.ControlPath != "" && r.ControlMaster != "yes" && r.ControlMaster != "ask" {
-		m, _ = probeMaster(ctx, r.ControlPath)
+		m, _ = r.runningMaster(ctx)
 	}
 	l.pass("resolve", resolveDetail(r, m))
 	switch {

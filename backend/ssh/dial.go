@@ -216,7 +216,7 @@ func (d *Dialer) overMaster(ctx context.Context, r *Resolved) (*Client, error) {
 		d.log.Debug("ControlMaster "+r.ControlMaster+": ssh would start a master here, not use one; the plugin never starts one: connecting itself", "host", r.Alias)
 		return nil, nil
 	}
-	m, err := probeMaster(ctx, r.ControlPath)
+	m, err := r.runningMaster(ctx)
 	if err != nil {
 		d.log.Info("ControlPath: no usable master; connecting directly", "host", r.Alias, "controlPath", path, "error", scrubPath(err, r.ControlPath))
 		return nil, nil
@@ -225,7 +225,6 @@ func (d *Dialer) overMaster(ctx context.Context, r *Resolved) (*Client, error) {
 		d.log.Debug("ControlPath: no master running; connecting directly (the plugin never starts one)", "host", r.Alias, "controlPath", path)
 		return nil, nil
 	}
-	m.path = path
 	if r.ControlMaster == "autoask" {
 		return nil, r.refusal("ControlMaster", "autoask", "the master would ask to confirm each shared session, and the plugin's sessions (proxy mode) are never confirmed",
 			"set ControlMaster auto for this host")

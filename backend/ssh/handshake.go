@@ -142,7 +142,7 @@ func (d *Dialer) logPlan(r *Resolved, tr *trust, au *auth, plan algorithmPlan, c
 	if !d.log.Enabled(context.Background(), -4) {
 		return
 	}
-	kh := strings.Join(tr.files, ", ")
+	kh := strings.Join(tr.shownFiles(), ", ")
 	if kh == "" {
 		kh = "none found"
 	}

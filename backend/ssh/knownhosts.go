@@ -63,7 +63,7 @@ func newTrust(r *Resolved, knownHostsFlag string) (*trust, error) {
 	if len(t.files) > 0 {
 		db, err := knownhosts.NewDB(t.files...)
 		if err != nil {
-			return nil, protocol.HumanError("fix or remove the malformed line in "+strings.Join(t.files, " or "),
+			return nil, protocol.HumanError("fix or remove the malformed line in "+strings.Join(t.shownFiles(), " or "),
 				"cannot read known_hosts: %v", err)
 		}
 		t.db = db
@@ -180,7 +180,7 @@ func (t *trust) whereKnown(hostname string, remote net.Addr, key ssh.PublicKey) 
 	if err := t.db.HostKeyCallback()(hostname, remote, noKey{}); errors.As(err, &ke) {
 		for _, w := range ke.Want {
 			if bytes.Equal(w.Key.Marshal(), key.Marshal()) {
-				return fmt.Sprintf("%s line %d", w.Filename, w.Line)
+				return fmt.Sprintf("%s line %d", t.r.show(w.Filename), w.Line)
 			}
 		}
 	}
@@ -228,7 +228,7 @@ func (t *trust) verdict(key ssh.PublicKey, err error) *protocol.Error {
 	alias := safeName(t.r.Alias)
 	fp := fingerprint(key, t.r.FingerprintHash)
 	pattern := t.pattern()
-	file := t.writeTo
+	file := t.r.show(t.writeTo)
 	add := t.addRemedy(key)
 	var revoked *xknownhosts.RevokedError
 	var small errRSASize
@@ -237,13 +237,13 @@ func (t *trust) verdict(key ssh.PublicKey, err error) *protocol.Error {
 		return protocol.HumanError("ask the host's administrator for a larger RSA host key (or an ed25519 one); ssh refuses this one too",
 			"host key of %s (%s): %v", alias, pattern, err)
 	case errors.As(err, &revoked):
-		return protocol.HumanError(fmt.Sprintf("the host presents a key marked @revoked in %s (%s): do not connect; ask the host's administrator for its current key", revoked.Revoked.Filename, fp),
+		return protocol.HumanError(fmt.Sprintf("the host presents a key marked @revoked in %s (%s): do not connect; ask the host's administrator for its current key", t.r.show(revoked.Revoked.Filename), fp),
 			"host key of %s (%s) is revoked", alias, pattern)
 	case knownhosts.IsHostKeyChanged(err):
 		var ke *xknownhosts.KeyError
 		where := file
 		if errors.As(err, &ke) && len(ke.Want) > 0 {
-			where = fmt.Sprintf("%s:%d", ke.Want[0].Filename, ke.Want[0].Line)
+			where = fmt.Sprintf("%s:%d", t.r.show(ke.Want[0].Filename), ke.Want[0].Line)
 		}
 		return protocol.HumanError(fmt.Sprintf("the host now presents %s %s, which does not match %s. "+
 			"If the change is expected (verify the fingerprint with the host's administrator), remove the old entry with `ssh-keygen -R '%s' -f %s` and %s",
@@ -266,7 +266,16 @@ func (t *trust) verdict(key ssh.PublicKey, err error) *protocol.Error {
 			keyTypeName(key), fp, add, t.sshCmd),
 			"host key of %s (%s) is not known%s", alias, pattern, more)
 	}
-	return protocol.HumanError("check the known_hosts files "+strings.Join(t.files, ", "), "host key of %s not verified: %v", alias, err)
+	return protocol.HumanError("check the known_hosts files "+strings.Join(t.shownFiles(), ", "), "host key of %s not verified: %v", alias, err)
+}
+
+// shownFiles are the known_hosts files as messages show them.
+func (t *trust) shownFiles() []string {
+	out := make([]string, len(t.files))
+	for i, f := range t.files {
+		out[i] = t.r.show(f)
+	}
+	return out
 }
 
 // addRemedy says how to add the key: ssh-keyscan where it can reach the
@@ -277,9 +286,9 @@ func (t *trust) addRemedy(key ssh.PublicKey) string {
 		if t.r.HashKnownHosts {
 			h = "-H "
 		}
-		return fmt.Sprintf("add it with `ssh-keyscan %s-t %s -p %d %s >> %s`", h, keyTypeName(key), t.r.Port, t.r.HostName, t.writeTo)
+		return fmt.Sprintf("add it with `ssh-keyscan %s-t %s -p %d %s >> %s`", h, keyTypeName(key), t.r.Port, t.r.HostName, t.r.show(t.writeTo))
 	}
-	return fmt.Sprintf("append this line to %s: `%s`", t.writeTo, knownHostsLine(t.pattern(), key, false))
+	return fmt.Sprintf("append this line to %s: `%s`", t.r.show(t.writeTo), knownHostsLine(t.pattern(), key, false))
 }
 
 // knownHostsLine is the line OpenSSH writes for a new host: the pattern
@@ -311,7 +320,7 @@ func (t *trust) accept(key ssh.PublicKey) error {
 		f.Close()
 		return err
 	}
-	t.setHow("new: recorded in " + t.writeTo + " (StrictHostKeyChecking " + t.r.StrictHostKeyChecking + ")")
+	t.setHow("new: recorded in " + t.r.show(t.writeTo) + " (StrictHostKeyChecking " + t.r.StrictHostKeyChecking + ")")
 	return f.Close()
 }
 

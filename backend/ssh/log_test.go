@@ -34,7 +34,13 @@ func TestLogFile(t *testing.T) {
 	canary := "mu-canary-7f3e9a1c"
 	agentDir := filepath.Join(t.TempDir(), canary)
 	os.Mkdir(agentDir, 0o700)
-	cfg := writeConfig(t, s.HostBlock("box")+
+	// The key, known_hosts and control path live where the canary is, and
+	// the config reaches them through ${MU_TEST_AGENT_DIR}.
+	os.WriteFile(filepath.Join(agentDir, "id"), mustRead(t, s.UserKey), 0o600)
+	os.WriteFile(filepath.Join(agentDir, "kh"), mustRead(t, s.KnownHosts), 0o600)
+	block := strings.Replace(s.HostBlock("box"), "IdentityFile "+s.UserKey, "IdentityFile ${MU_TEST_AGENT_DIR}/id", 1)
+	block = strings.Replace(block, "UserKnownHostsFile "+s.KnownHosts, "UserKnownHostsFile ${MU_TEST_AGENT_DIR}/kh", 1)
+	cfg := writeConfig(t, block+"  ControlPath ${MU_TEST_AGENT_DIR}/ctl-%C\n"+
 		"  IdentityAgent ${MU_TEST_AGENT_DIR}/agent.sock\n"+
 		"  ProxyCommand sh -c 'test -n \"$MU_PLUGIN_CANARY\" && exec busybox nc \"$0\" \"$1\"' %h %p\n"+
 		"  ForwardAgent yes\n  SetEnv SECRET_TOKEN="+canary+"\n")
@@ -61,9 +67,11 @@ func TestLogFile(t *testing.T) {
 				"configFiles=" + cfg,
 				"hostname=" + s.Host, fmt.Sprintf("port=%d", s.Port), "user=" + s.User,
 				"route=\"ProxyCommand sh -c", "msg=\"executing ProxyCommand\"",
-				"msg=\"keys to offer\"", s.UserKey,
-				"msg=authenticated", "key=\"" + s.UserKey + " (ED25519 SHA256:",
-				"hostKey=\"ssh-ed25519 " + fp + ", verified against known_hosts (" + s.KnownHosts + " line 1)\"",
+				"msg=\"keys to offer\"", "keys=\"${MU_TEST_AGENT_DIR}/id (as written)\"",
+				"msg=authenticated", "key=\"${MU_TEST_AGENT_DIR}/id (as written) (ED25519 SHA256:",
+				"hostKey=\"ssh-ed25519 " + fp + ", verified against known_hosts (${MU_TEST_AGENT_DIR}/kh (as written) line 1)\"",
+				"msg=\"ControlPath: no master running; connecting directly (the plugin never starts one)\"",
+				"controlPath=\"${MU_TEST_AGENT_DIR}/ctl-%C (as written)\"",
 				"kex=curve25519-sha256", "cipher=",
 				"cannot reach the agent at IdentityAgent ${MU_TEST_AGENT_DIR}/agent.sock (as written)",
 				"not done by the plugin", "ForwardAgent, SetEnv",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,8 +39,9 @@ const (
 
 // master is a running ControlMaster found for a destination.
 type master struct {
-	path string
-	pid  int
+	path     string // for messages
+	dialPath string // the socket
+	pid      int
 }
 
 // probeMaster connects to path and runs an alive check. No master (no
@@ -79,15 +81,25 @@ func probeMaster(ctx context.Context, path string) (*master, error) {
 	if typ != muxSAlive || len(body) < 8 || binary.BigEndian.Uint32(body) != 1 {
 		return nil, fmt.Errorf("unexpected mux reply %#x to the alive check", typ)
 	}
-	return &master{path: path, pid: int(binary.BigEndian.Uint32(body[4:]))}, nil
+	return &master{path: path, dialPath: path, pid: int(binary.BigEndian.Uint32(body[4:]))}, nil
+}
+
+// runningMaster probes r's ControlPath; the master is named by the path
+// as the config shows it (never an environment value).
+func (r *Resolved) runningMaster(ctx context.Context) (*master, error) {
+	m, err := probeMaster(ctx, r.ControlPath)
+	if m != nil {
+		m.dialPath, m.path = m.path, r.show(r.ControlPath)
+	}
+	return m, err
 }
 
 // dial opens a proxy-mode connection to the master and returns a client
 // over it.
 func (m *master) dial(ctx context.Context) (*ssh.Client, error) {
-	nc, err := (&net.Dialer{}).DialContext(ctx, "unix", m.path)
+	nc, err := (&net.Dialer{}).DialContext(ctx, "unix", m.dialPath)
 	if err != nil {
-		return nil, err
+		return nil, errors.New(strings.ReplaceAll(err.Error(), m.dialPath, m.path))
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = nc.SetDeadline(dl)
