@@ -104,7 +104,7 @@ func (a *auth) openAgent(r *Resolved) (agent.ExtendedAgent, []*agent.Key) {
 		if src != "$SSH_AUTH_SOCK" {
 			a.agentErr = "the agent named by " + src + " is not set"
 		}
-		a.agentSrc = "none (SSH_AUTH_SOCK is not set)"
+		a.agentSrc = "none (" + strings.TrimPrefix(src, "$") + " is not set)"
 		return nil, nil
 	}
 	c, err := net.Dial("unix", sock)
@@ -192,8 +192,12 @@ func (a *auth) build(r *Resolved, ids []identity, ag agent.ExtendedAgent) {
 			continue
 		}
 		seen[string(s.PublicKey().Marshal())] = true
-		a.signers = append(a.signers, &recording{Signer: s, name: id.name, a: a})
-		a.tried = append(a.tried, id.name)
+		name := id.name
+		if id.agent && id.file != "" {
+			name += " (in the agent)"
+		}
+		a.signers = append(a.signers, &recording{Signer: s, name: name, a: a})
+		a.tried = append(a.tried, name)
 	}
 }
 

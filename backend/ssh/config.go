@@ -113,6 +113,9 @@ func newResolver(configFile string, options []string) *resolver {
 // hopDest turns a ProxyJump hop, [user@]host[:port], into a destination
 // `ssh -G` reads: ssh://[user@]host[:port].
 func hopDest(hop string) string {
+	if strings.HasPrefix(hop, "ssh://") {
+		return hop
+	}
 	h, u, _ := strings.Cut(hop, "@")
 	if u == "" {
 		u, h = h, ""

@@ -105,3 +105,17 @@ func TestConfigCheck(t *testing.T) {
 		t.Errorf("defaults refused: %v", err)
 	}
 }
+
+func TestHopDest(t *testing.T) {
+	for in, want := range map[string]string{
+		"bastion":                "ssh://bastion",
+		"alice@bastion:2222":     "ssh://alice@bastion:2222",
+		"fe80::1":                "ssh://[fe80::1]",
+		"ssh://alice@bastion:22": "ssh://alice@bastion:22", // ProxyJump takes URIs too
+		"alice@[fe80::1]:2222":   "ssh://alice@[fe80::1]:2222",
+	} {
+		if got := hopDest(in); got != want {
+			t.Errorf("hopDest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
