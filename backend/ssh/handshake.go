@@ -29,7 +29,7 @@ func (d *Dialer) handshake(ctx context.Context, r *Resolved, nc net.Conn, direct
 		nc.Close()
 		return nil, err
 	}
-	tr.direct, tr.sshCmd = direct, d.res.sshCommand(r.Alias)
+	tr.direct, tr.sshCmd = direct, d.sshCommand(r.Alias)
 	au := newAuth(r, d.identity)
 	defer au.close()
 	cfg := &ssh.ClientConfig{
@@ -63,6 +63,19 @@ func (d *Dialer) handshake(ctx context.Context, r *Resolved, nc net.Conn, direct
 		"kex", algs.KeyExchange, "hostKeyAlgorithm", algs.HostKey, "cipher", algs.Write.Cipher, "mac", macName(algs.Write),
 		"server", string(sc.ServerVersion()), "route", route)
 	return c, nil
+}
+
+// sshCommand is `ssh` as this registration connects: its --config,
+// --option, --known-hosts and --identity, for remedies.
+func (d *Dialer) sshCommand(args ...string) string {
+	var extra []string
+	if d.knownHosts != "" {
+		extra = append(extra, "-o", "UserKnownHostsFile="+d.knownHosts, "-o", "GlobalKnownHostsFile=/dev/null")
+	}
+	if d.identity != "" {
+		extra = append(extra, "-i", d.identity)
+	}
+	return d.res.sshCommand(append(extra, args...)...)
 }
 
 // stageError marks which stage of the connection failed (never on the

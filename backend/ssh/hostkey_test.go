@@ -123,6 +123,12 @@ func TestHostKeys(t *testing.T) {
 	t.Run("known-hosts-flag", func(t *testing.T) {
 		cfg, _ := clientConfig(t, s, "yes")
 		expectOK(t, Config{SSHConfig: cfg, KnownHosts: s.KnownHosts})
+		// The remedy's ssh command is the registration's: its --config and
+		// --known-hosts.
+		empty := filepath.Join(t.TempDir(), "kh")
+		os.WriteFile(empty, nil, 0o600)
+		expectHuman(t, Config{SSHConfig: cfg, KnownHosts: empty}, "not known",
+			"`ssh -F "+cfg+" -o UserKnownHostsFile="+empty+" -o GlobalKnownHostsFile=/dev/null box`")
 	})
 	t.Run("accept-new", func(t *testing.T) {
 		cfg, kh := clientConfig(t, s, "accept-new")
