@@ -3,12 +3,17 @@
 package integration
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 func hostTarget(name string) protocol.Target {
@@ -90,4 +95,203 @@ cd %[3]s && echo work > work.txt && git add work.txt && git commit -q -m work &&
 		t.Errorf("step tcp: %q, want null (skipped for the jump host)", seen["tcp"])
 	}
 	_, _ = p.Exec(ctx, tg, "rm -rf it-"+run, ".", 20*time.Second)
+}
+
+// proxiedConfig writes an ssh_config in which host-b (only the bastion
+// reaches it) is reached through two ProxyCommands: `ssh -W` through the
+// bastion, and a plain relay (a stream into the bastion's container, as
+// cloud CLIs such as SSM or IAP give one). Its host key is the one the
+// suite knows under host-b.
+func (e *Env) proxiedConfig(t *testing.T) string {
+	t.Helper()
+	bastion, err := containerID(e.Project, "bastion")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	// The suite's config first (outside any Host block, so it applies to
+	// every host): its Host * gives the user, key and known_hosts.
+	body := fmt.Sprintf(`Include %[1]s
+Host b-via-w
+  HostName host-b
+  ProxyCommand ssh -F %[1]s -W %%h:%%p bastion
+Host b-via-relay
+  HostName host-b
+  ProxyCommand docker exec -i %[2]s bash -c 'exec 3<>/dev/tcp/$0/$1; cat <&3 & cat >&3; kill $!' %%h %%p
+`, e.SSHConfig, bastion)
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestSSHProxyCommand: host-b through each ProxyCommand, as `ssh` reaches
+// it with the same config: exec, fetch, checkSteps naming the route, the
+// host key and the key; the debug log (--log-file) holds the route and
+// never the canary.
+func TestSSHProxyCommand(t *testing.T) {
+	e := getEnv(t)
+	cfg := e.proxiedConfig(t)
+	id, _ := containerID(e.Project, "host-b")
+	for _, host := range []string{"b-via-w", "b-via-relay"} {
+		t.Run(host, func(t *testing.T) {
+			if out, err := exec.Command("ssh", "-F", cfg, host, "hostname").CombinedOutput(); err != nil || !strings.HasPrefix(id, strings.TrimSpace(string(out))) {
+				t.Fatalf("ssh %s: %v: %s", host, err, out)
+			}
+			logf := filepath.Join(t.TempDir(), "plugin.log")
+			p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg, "--log-file", logf, "--log-level", "debug"}})
+			ctx := ctxFor(t, 2*time.Minute)
+			tg := hostTarget(host)
+			res, err := p.Exec(ctx, tg, "hostname", ".", 20*time.Second)
+			if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || !strings.HasPrefix(id, strings.TrimSpace(res.Stdout)) {
+				t.Fatalf("exec on host-b through %s: %v %+v", host, err, res)
+			}
+			// A commit made on host-b comes back through the ProxyCommand.
+			run := randHex(4)
+			res, err = p.Exec(ctx, tg, fmt.Sprintf("set -e; git init -q pc-%[1]s; cd pc-%[1]s; echo x > f; git add f; git commit -qm x; git rev-parse HEAD", run), ".", 30*time.Second)
+			if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+				t.Fatalf("commit on host-b: %v %+v", err, res)
+			}
+			local, _ := localRepo(t, "local "+run)
+			if res, err := p.Fetch(ctx, tg, "pc-"+run, local, 60*time.Second); err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+				t.Fatalf("fetch: %v %+v", err, res)
+			}
+			if got := fetchHead(t, local); got != strings.TrimSpace(res.Stdout) {
+				t.Fatalf("FETCH_HEAD %s, want %s", got, strings.TrimSpace(res.Stdout))
+			}
+			steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: tg}, Phase: protocol.PhaseReach})
+			if err != nil {
+				t.Fatalf("checkSteps: %v", err)
+			}
+			detail := map[string]string{}
+			for _, s := range steps {
+				detail[s.Step] = s.OK.String() + " " + s.Detail
+			}
+			if !strings.HasPrefix(detail["tcp"], "null the host is reached through its ProxyCommand") ||
+				!strings.HasPrefix(detail["hostkey"], "true ssh-ed25519 SHA256:") || !strings.Contains(detail["hostkey"], "ProxyCommand `") ||
+				!strings.Contains(detail["auth"], e.Key) {
+				t.Errorf("steps: %v", detail)
+			}
+			_, _ = p.Exec(ctx, tg, "rm -rf pc-"+run, ".", 20*time.Second)
+			p.Stop()
+			<-p.Done()
+			log, _ := os.ReadFile(logf)
+			if !strings.Contains(string(log), "executing ProxyCommand") || !strings.Contains(string(log), "msg=authenticated") {
+				t.Errorf("the log does not tell the route:\n%s", log)
+			}
+			if strings.Contains(string(log), canary) {
+				t.Errorf("the log file holds the canary")
+			}
+		})
+	}
+}
+
+// TestSSHIdentityAgent: the key to host-a is held only by an ssh-agent
+// at the config's IdentityAgent path (no key file, no SSH_AUTH_SOCK): the
+// plugin authenticates with it, as ssh does.
+func TestSSHIdentityAgent(t *testing.T) {
+	e := getEnv(t)
+	dir := t.TempDir()
+	key := filepath.Join(dir, "agent_key")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "mu-it-agent", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	pub, _ := os.ReadFile(key + ".pub")
+	a, _ := containerID(e.Project, "host-a")
+	add := exec.Command("docker", "exec", "-i", a, "sh", "-c", "cat >> /home/mu/.ssh/authorized_keys")
+	add.Stdin = strings.NewReader(string(pub))
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("authorizing the agent key: %v: %s", err, out)
+	}
+	sock := filepath.Join(dir, "agent.sock")
+	agent := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sshAdd := exec.Command("ssh-add", key)
+	sshAdd.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	if out, err := sshAdd.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v: %s", err, out)
+	}
+	os.Remove(key)
+	ah, ap, _ := strings.Cut(e.HostA, ":")
+	cfg := filepath.Join(dir, "ssh_config")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("Host a-agent\n  HostName %s\n  Port %s\n  User mu\n  IdentityFile none\n  IdentityAgent %s\n"+
+		"  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n", ah, ap, sock, e.KnownHosts)), 0o600)
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SSH_AUTH_SOCK=") {
+			env = append(env, kv)
+		}
+	}
+	sshCmd := exec.Command("ssh", "-F", cfg, "a-agent", "echo ok")
+	sshCmd.Env = env
+	if out, err := sshCmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("ssh with the agent: %v: %s", err, out)
+	}
+	t.Setenv("SSH_AUTH_SOCK", "")
+	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg}})
+	ctx := ctxFor(t, time.Minute)
+	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: hostTarget("a-agent")}, Phase: protocol.PhaseReach})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		if s.Step == "auth" && (s.OK.String() != "true" || !strings.Contains(s.Detail, "agent key ED25519") || !strings.Contains(s.Detail, "mu-it-agent")) {
+			t.Fatalf("auth step: %s %s", s.OK, s.Detail)
+		}
+	}
+}
+
+// TestSSHFirstContact: host-a has ed25519, ECDSA and RSA host keys. On
+// first contact the plugin shows the fingerprint ssh shows, and its
+// accept-new records the key ssh records.
+func TestSSHFirstContact(t *testing.T) {
+	e := getEnv(t)
+	dir := t.TempDir()
+	ah, ap, _ := strings.Cut(e.HostA, ":")
+	config := func(strict, kh string) string {
+		cfg := filepath.Join(dir, strict+"-config")
+		os.WriteFile(cfg, []byte(fmt.Sprintf("Host a-new\n  HostName %s\n  Port %s\n  User mu\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
+			"  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking %s\n", ah, ap, e.Key, kh, strict)), 0o600)
+		return cfg
+	}
+	sshKH, pluginKH := filepath.Join(dir, "ssh_kh"), filepath.Join(dir, "plugin_kh")
+	if out, err := exec.Command("ssh", "-F", config("accept-new", sshKH), "a-new", "true").CombinedOutput(); err != nil {
+		t.Fatalf("ssh: %v: %s", err, out)
+	}
+	recorded, _ := os.ReadFile(sshKH)
+	f := strings.Fields(string(recorded))
+	if len(f) != 3 {
+		t.Fatalf("ssh recorded %q", recorded)
+	}
+	pubFile := filepath.Join(dir, "k.pub")
+	os.WriteFile(pubFile, []byte(f[1]+" "+f[2]+"\n"), 0o600)
+	out, err := exec.Command("ssh-keygen", "-l", "-f", pubFile).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := strings.Fields(string(out))[1]
+
+	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", config("yes", pluginKH)}})
+	ctx := ctxFor(t, time.Minute)
+	_, err = p.Exec(ctx, hostTarget("a-new"), "true", ".", 20*time.Second)
+	var re *caller.RemoteError
+	if !errors.As(err, &re) || re.Kind != protocol.Human || !strings.Contains(re.Remedy, fp) || !strings.Contains(re.Remedy, "ssh-keyscan -t ed25519 -p "+ap) {
+		t.Fatalf("want a hand-back showing ssh's %s and its key type, got %v", fp, err)
+	}
+	p2 := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", config("accept-new", pluginKH)}})
+	if res, err := p2.Exec(ctx, hostTarget("a-new"), "true", ".", 20*time.Second); err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("accept-new: %v %+v", err, res)
+	}
+	if got, _ := os.ReadFile(pluginKH); string(got) != string(recorded) {
+		t.Fatalf("the plugin recorded %q, ssh %q", got, recorded)
+	}
 }

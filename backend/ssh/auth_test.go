@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
@@ -23,21 +22,10 @@ func withIdentity(t *testing.T, s *testsshd.Server, key string, extra ...string)
 	return cfg
 }
 
-// agent starts an ssh-agent in the foreground and points SSH_AUTH_SOCK at it.
+// startAgent starts an ssh-agent in the foreground and points SSH_AUTH_SOCK at it.
 func startAgent(t *testing.T) string {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), "agent.sock")
-	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("ssh-agent: %v", err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	sock := agentAt(t)
 	t.Setenv("SSH_AUTH_SOCK", sock)
 	return sock
 }
@@ -108,9 +96,11 @@ func TestAuth(t *testing.T) {
 		os.WriteFile(cfg2, []byte(strings.Replace(string(b), "IdentitiesOnly yes", "IdentitiesOnly no", 1)), 0o600)
 		expectOK(t, Config{SSHConfig: cfg2})
 	})
-	t.Run("file-keys-first", func(t *testing.T) {
-		// Six refused keys in the agent would exhaust MaxAuthTries before
-		// the file key if the agent went first.
+	t.Run("agent-keys-before-file-keys-as-ssh", func(t *testing.T) {
+		// OpenSSH offers the agent's keys before the IdentityFile keys it
+		// does not hold (pubkey_prepare): six refused keys in the agent
+		// exhaust MaxAuthTries before the file key, for ssh and for the
+		// plugin alike, and IdentitiesOnly yes is the fix for both.
 		startAgent(t)
 		for i := 0; i < 6; i++ {
 			k := filepath.Join(t.TempDir(), "k")
@@ -121,7 +111,11 @@ func TestAuth(t *testing.T) {
 		cfg2 := filepath.Join(t.TempDir(), "c")
 		b, _ := os.ReadFile(cfg)
 		os.WriteFile(cfg2, []byte(strings.Replace(string(b), "IdentitiesOnly yes", "IdentitiesOnly no", 1)), 0o600)
-		expectOK(t, Config{SSHConfig: cfg2})
+		if out, err := exec.Command("ssh", "-F", cfg2, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err == nil {
+			t.Fatalf("ssh authenticated; the premise is wrong: %s", out)
+		}
+		expectHuman(t, Config{SSHConfig: cfg2}, "refused the keys", "IdentitiesOnly yes")
+		expectOK(t, Config{SSHConfig: cfg}) // IdentitiesOnly yes
 	})
 }
 

@@ -41,21 +41,35 @@ func controlMaster(b *testing.B, s *testsshd.Server) string {
 	return ""
 }
 
+// coldPlugin is one cold call: a fresh plugin process, the handshake, one
+// `link.exec` of `true`, stdin EOF, exit.
+func coldPlugin(b testing.TB, cfg string) {
+	cmd := exec.Command(pluginBin, "--config", cfg)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	d := newDriver(b, in, out)
+	d.initialize()
+	d.mustExec("box", "true")
+	in.Close()
+	cmd.Wait()
+}
+
+// sshTrue runs `ssh -F cfg box true`.
+func sshTrue(b testing.TB, cfg string, extra ...string) {
+	args := append(append([]string{"-F", cfg}, extra...), "box", "true")
+	if out, err := exec.Command("ssh", args...).CombinedOutput(); err != nil {
+		b.Fatalf("ssh: %v: %s", err, out)
+	}
+}
+
 func BenchmarkCold(b *testing.B) {
 	s, cfg := server(b, testsshd.Options{})
 	b.Run("plugin", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			cmd := exec.Command(pluginBin, "--config", cfg.SSHConfig)
-			in, _ := cmd.StdinPipe()
-			out, _ := cmd.StdoutPipe()
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			d := newDriver(b, in, out)
-			d.initialize()
-			d.mustExec("box", "true")
-			in.Close()
-			cmd.Wait()
+			coldPlugin(b, cfg.SSHConfig)
 		}
 	})
 	b.Run("openssh", func(b *testing.B) {
@@ -63,6 +77,68 @@ func BenchmarkCold(b *testing.B) {
 			openssh(b, s, "-o", "ControlMaster=no", "-o", "ControlPath=none")
 		}
 	})
+}
+
+// proxyConfig is s's Host block reached through a relay ProxyCommand.
+func proxyConfig(b testing.TB, s *testsshd.Server) string {
+	return writeConfig(b, s.HostBlock("box")+"  ControlPath none\n  ProxyCommand busybox nc %h %p\n")
+}
+
+// BenchmarkColdProxyCommand: a cold call through a ProxyCommand, against
+// ssh with the same ProxyCommand.
+func BenchmarkColdProxyCommand(b *testing.B) {
+	s := testsshd.Start(b, testsshd.Options{})
+	coldPair(b, proxyConfig(b, s))
+}
+
+// coldPair runs a cold plugin call and `ssh … true` with the same config.
+func coldPair(b *testing.B, cfg string) {
+	b.Run("plugin", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			coldPlugin(b, cfg)
+		}
+	})
+	b.Run("openssh", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			sshTrue(b, cfg)
+		}
+	})
+}
+
+// BenchmarkWarmProxyCommand: link.exec on an open connection through a
+// ProxyCommand relay, against ssh through a ControlMaster that itself runs
+// over the same ProxyCommand.
+func BenchmarkWarmProxyCommand(b *testing.B) {
+	s := testsshd.Start(b, testsshd.Options{})
+	cfg := proxyConfig(b, s)
+	b.Run("plugin", func(b *testing.B) {
+		d, _, _ := subproc(b, nil, "--config", cfg)
+		d.initialize()
+		d.mustExec("box", "true")
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			d.mustExec("box", "true")
+		}
+	})
+	b.Run("openssh-controlmaster", func(b *testing.B) {
+		ctl := filepath.Join(b.TempDir(), "ctl")
+		startMaster(b, cfg, ctl, "box")
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			sshTrue(b, cfg, "-S", ctl)
+		}
+	})
+}
+
+// BenchmarkColdThroughMaster: a cold plugin call (a fresh process, as every
+// mu invocation starts one) through a running ControlMaster, against ssh
+// through the same master.
+func BenchmarkColdThroughMaster(b *testing.B) {
+	s := testsshd.Start(b, testsshd.Options{})
+	ctl := filepath.Join(b.TempDir(), "ctl")
+	cfg := writeConfig(b, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
+	startMaster(b, cfg, ctl, "box")
+	coldPair(b, cfg)
 }
 
 func BenchmarkWarm(b *testing.B) {
@@ -194,30 +270,33 @@ func BenchmarkSideBySide(b *testing.B) {
 	d, _, _ := subproc(b, nil, "--config", cfg.SSHConfig)
 	d.initialize()
 	remoteRepo(b, d, "sbs-src", 200)
+	proxyCfg := proxyConfig(b, s)
+	mctl := filepath.Join(b.TempDir(), "mctl")
+	masterCfg := writeConfig(b, s.HostBlock("box")+"  ControlPath "+mctl+"\n")
+	startMaster(b, masterCfg, mctl, "box")
 	type pair struct{ plugin, openssh time.Duration }
-	measure := func(f func()) time.Duration { t0 := time.Now(); f(); return time.Since(t0) }
+	// Each measurement starts once the previous one's leftovers settled (a
+	// cold plugin's remote sessions end just after it exits): untimed.
+	measure := func(f func()) time.Duration {
+		time.Sleep(30 * time.Millisecond)
+		t0 := time.Now()
+		f()
+		return time.Since(t0)
+	}
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "r")
 		git(b, "/", "init", "-q", dir)
 		return dir
 	}
-	var cold, warm, fetch pair
+	var cold, warm, fetch, proxy, master pair
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cold.plugin += measure(func() {
-			cmd := exec.Command(pluginBin, "--config", cfg.SSHConfig)
-			in, _ := cmd.StdinPipe()
-			out, _ := cmd.StdoutPipe()
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			cd := newDriver(b, in, out)
-			cd.initialize()
-			cd.mustExec("box", "true")
-			in.Close()
-			cmd.Wait()
-		})
+		cold.plugin += measure(func() { coldPlugin(b, cfg.SSHConfig) })
 		cold.openssh += measure(func() { openssh(b, s, "-o", "ControlMaster=no", "-o", "ControlPath=none") })
+		proxy.plugin += measure(func() { coldPlugin(b, proxyCfg) })
+		proxy.openssh += measure(func() { sshTrue(b, proxyCfg) })
+		master.plugin += measure(func() { coldPlugin(b, masterCfg) })
+		master.openssh += measure(func() { sshTrue(b, masterCfg) })
 		warm.plugin += measure(func() { d.mustExec("box", "true") })
 		warm.openssh += measure(func() { openssh(b, s, "-S", ctl) })
 		dir := fresh()
@@ -240,7 +319,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	for _, m := range []struct {
 		name string
 		p    pair
-	}{{"cold", cold}, {"warm", warm}, {"fetch", fetch}} {
+	}{{"cold", cold}, {"warm", warm}, {"fetch", fetch}, {"proxycommand-cold", proxy}, {"controlmaster-cold", master}} {
 		b.ReportMetric(float64(m.p.plugin.Milliseconds())/n, m.name+"-plugin-ms")
 		b.ReportMetric(float64(m.p.openssh.Milliseconds())/n, m.name+"-openssh-ms")
 		b.ReportMetric(float64(m.p.plugin)/float64(m.p.openssh), m.name+"-ratio")

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mu-org/mu-plugins/internal/outcap"
-	"net"
 	"strings"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -18,6 +17,28 @@ const reachProbe = `echo "mu-sh ok"
 if command -v git >/dev/null 2>&1; then echo "mu-git $(git --version 2>&1)"; else echo "mu-git none"; fi
 t=".mu-check-$$"; if ( : > "$t" ) 2>/dev/null; then rm -f "$t"; echo "mu-home ok $(pwd)"; else echo "mu-home ro $(pwd)"; fi
 `
+
+// reachSteps are the reach phase's steps, in order.
+var reachSteps = []string{"resolve", "tcp", "hostkey", "auth", "sh", "git", "home"}
+
+// stepList builds a phase's steps; after a failure the rest are skipped.
+type stepList struct{ steps []protocol.Step }
+
+func (l *stepList) add(name string, ok protocol.StepOK, detail string) {
+	l.steps = append(l.steps, protocol.Step{Step: name, OK: ok, Detail: detail})
+}
+
+func (l *stepList) pass(name, detail string) { l.add(name, protocol.StepPassed, detail) }
+func (l *stepList) skip(name, detail string) { l.add(name, protocol.StepSkipped, detail) }
+
+// fail records a failed step and skips every step after it.
+func (l *stepList) fail(name, detail string) []protocol.Step {
+	l.add(name, protocol.StepFailed, detail)
+	for _, n := range reachSteps[len(l.steps):] {
+		l.skip(n, "skipped: "+name+" failed")
+	}
+	return l.steps
+}
 
 // checkSteps serves link.checkSteps: the reach phase's steps, in order;
 // after a failure the rest are skipped (null). Each failure says what to do.
@@ -29,104 +50,133 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 	if p.Phase != protocol.PhaseReach {
 		return []protocol.Step{}, nil
 	}
-	dest := p.Target.Host.Name
-	var steps []protocol.Step
-	names := []string{"resolve", "tcp", "hostkey", "auth", "sh", "git", "home"}
-	pass := func(name, detail string) {
-		steps = append(steps, protocol.Step{Step: name, OK: protocol.StepPassed, Detail: detail})
+	l := &stepList{}
+	c, done := b.reachConnect(ctx, l, p.Target.Host.Name)
+	if done {
+		return l.steps, nil
 	}
-	warn := func(name, detail string) {
-		steps = append(steps, protocol.Step{Step: name, OK: protocol.StepWarn, Detail: detail})
-	}
-	failRest := func(name, detail string) []protocol.Step {
-		steps = append(steps, protocol.Step{Step: name, OK: protocol.StepFailed, Detail: detail})
-		for _, n := range names[len(steps):] {
-			steps = append(steps, protocol.Step{Step: n, OK: protocol.StepSkipped, Detail: "skipped: " + name + " failed"})
-		}
-		return steps
-	}
+	return b.reachProbe(ctx, l, c), nil
+}
 
-	r, err := b.pool.res.Resolve(ctx, dest)
+// reachConnect runs resolve, tcp, hostkey and auth; done means a step
+// failed (the rest are recorded skipped).
+func (b *Backend) reachConnect(ctx context.Context, l *stepList, dest string) (*conn, bool) {
+	d := b.pool.dialer
+	r, err := d.res.Resolve(ctx, dest)
 	if err != nil {
-		return failRest("resolve", fmt.Sprintf("cannot resolve %s: %v. Check the SSH configuration (`ssh -G %s`).", safeName(dest), err, safeName(dest))), nil
+		l.fail("resolve", errDetail(err))
+		return nil, true
 	}
-	via := ""
-	if len(r.ProxyJump) > 0 {
-		via = " via ProxyJump " + strings.Join(r.ProxyJump, ",")
+	var m *master
+	if r.ControlPath != "" && r.ControlMaster != "yes" && r.ControlMaster != "ask" {
+		m, _ = r.runningMaster(ctx)
 	}
-	pass("resolve", fmt.Sprintf("%s@%s port %d%s (%s)", r.User, r.HostName, r.Port, via, r.Via))
-
-	if len(r.ProxyJump) == 0 {
-		t := r.ConnectTimeout
-		if t <= 0 {
-			t = 10 * time.Second
-		}
-		d := net.Dialer{Timeout: t}
-		nc, err := d.DialContext(ctx, "tcp", r.Addr())
+	l.pass("resolve", resolveDetail(r, m))
+	switch {
+	case m != nil:
+		l.skip("tcp", "the connection is "+m.String()+"'s (ControlPath "+r.where("ControlPath")+"): see the hostkey step")
+	case r.ProxyCommand != "":
+		l.skip("tcp", "the host is reached through its ProxyCommand ("+r.where("ProxyCommand")+"): see the hostkey step")
+	case len(r.ProxyJump) > 0:
+		l.skip("tcp", "the host is reached through its jump host(s), ProxyJump "+strings.Join(r.ProxyJump, ",")+": see the hostkey step")
+	default:
+		nc, err := d.dialTCP(ctx, r)
 		if err != nil {
-			return failRest("tcp", fmt.Sprintf("cannot reach %s: %v. Check the host is up, HostName/Port in the SSH config, and any firewall.", r.Addr(), err)), nil
+			l.fail("tcp", fmt.Sprintf("%s. Check the host is up, HostName and Port (%s) in the SSH configuration, and any firewall.", errDetail(err), r.where("Port")))
+			return nil, true
 		}
+		l.pass("tcp", fmt.Sprintf("connected to %s (%s)", r.Addr(), nc.RemoteAddr()))
 		nc.Close()
-		pass("tcp", "connected to "+r.Addr())
-	} else {
-		steps = append(steps, protocol.Step{Step: "tcp", OK: protocol.StepSkipped, Detail: "the host is reached through its jump host(s)" + via + ": see the hostkey step"})
 	}
-
 	c, err := b.pool.get(ctx, dest)
 	if err != nil {
-		var pe *protocol.Error
-		detail := err.Error()
-		if errors.As(err, &pe) {
-			detail = pe.Message
-			if pe.Remedy != "" {
-				detail += ". To fix: " + pe.Remedy
-			}
-		}
+		detail := errDetail(err)
+		var se *stageError
 		switch {
 		case errors.Is(err, errHostKey):
-			return failRest("hostkey", detail), nil
-		case errors.Is(err, errAuth):
-			pass("hostkey", "host key verified")
-			return failRest("auth", detail), nil
+			l.fail("hostkey", detail)
+		case errors.As(err, &se) && errors.Is(err, errAuth):
+			l.pass("hostkey", se.hostKey)
+			l.fail("auth", detail)
+		default:
+			l.fail("hostkey", detail+". Check the host runs an SSH server on that port.")
 		}
-		return failRest("hostkey", detail+". Check the host runs an SSH server on that port."), nil
+		return nil, true
 	}
-	pass("hostkey", "host key verified")
-	pass("auth", "authenticated as "+r.User)
+	l.pass("hostkey", c.cl.HostKey+"; reached through "+c.cl.Route)
+	if c.cl.Master {
+		l.pass("auth", "authenticated as "+r.User+" by "+c.cl.Route)
+	} else {
+		l.pass("auth", "authenticated as "+r.User+" with "+c.cl.AuthKey)
+	}
+	return c, false
+}
 
+// reachProbe runs the probe script: sh, git and home.
+func (b *Backend) reachProbe(ctx context.Context, l *stepList, c *conn) []protocol.Step {
 	out, errb := outcap.New(64<<10), outcap.New(64<<10)
 	run, err := b.start(ctx, c, runSpec{until: time.Now().Add(8 * time.Second), cwd: ".", stdin: scriptStdin(reachProbe), stdout: out, stderr: errb})
 	if err != nil {
-		return failRest("sh", fmt.Sprintf("cannot start /bin/sh on the host: %v. The account must allow a shell (not nologin) and the server must allow sessions.", err)), nil
+		return l.fail("sh", fmt.Sprintf("cannot start /bin/sh on the host: %v. The account must allow a shell (not nologin) and the server must allow sessions.", err))
 	}
 	exit, err := b.outcome(ctx, run)
 	o, _ := out.Bytes()
 	e, _ := errb.Bytes()
 	if err != nil || exit == nil || !strings.Contains(string(o), "mu-sh ok") {
-		return failRest("sh", fmt.Sprintf("/bin/sh did not run the probe (%s): %s. The host needs a POSIX /bin/sh and an account whose login shell runs commands.", errString(err), firstLine(string(e)))), nil
+		return l.fail("sh", fmt.Sprintf("/bin/sh did not run the probe (%s): %s. The host needs a POSIX /bin/sh and an account whose login shell runs commands.", errString(err), firstLine(string(e))))
 	}
-	pass("sh", "/bin/sh runs scripts")
+	l.pass("sh", "/bin/sh runs scripts")
 	lines := map[string]string{}
-	for _, l := range strings.Split(string(o), "\n") {
-		k, v, _ := strings.Cut(l, " ")
+	for _, line := range strings.Split(string(o), "\n") {
+		k, v, _ := strings.Cut(line, " ")
 		lines[k] = v
 	}
 	switch g := lines["mu-git"]; {
 	case g == "" || g == "none":
-		return failRest("git", "git is not installed on the host (or not on the login PATH): install it, e.g. `apt-get install git`."), nil
+		return l.fail("git", "git is not installed on the host (or not on the login PATH): install it, e.g. `apt-get install git`.")
 	case gitTooOld(g):
-		warn("git", g+": older than 2.18, fetch and push fall back to git protocol v0")
+		l.add("git", protocol.StepWarn, g+": older than 2.18, fetch and push fall back to git protocol v0")
 	default:
-		pass("git", g)
+		l.pass("git", g)
 	}
 	h := lines["mu-home"]
 	if !strings.HasPrefix(h, "ok") {
-		steps = append(steps, protocol.Step{Step: "home", OK: protocol.StepFailed,
-			Detail: "the login directory " + strings.TrimPrefix(h, "ro ") + " is not writable: give " + r.User + " a writable home directory"})
-		return steps, nil
+		l.add("home", protocol.StepFailed, "the login directory "+strings.TrimPrefix(h, "ro ")+" is not writable: give "+c.r.User+" a writable home directory")
+		return l.steps
 	}
-	pass("home", "login directory "+strings.TrimPrefix(h, "ok ")+" is writable")
-	return steps, nil
+	l.pass("home", "login directory "+strings.TrimPrefix(h, "ok ")+" is writable")
+	return l.steps
+}
+
+// errDetail is an error's message and remedy, for a step's detail.
+func errDetail(err error) string {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		if pe.Remedy != "" {
+			return pe.Message + ". To fix: " + pe.Remedy
+		}
+		return pe.Message
+	}
+	return err.Error()
+}
+
+// resolveDetail says how the destination resolved: the endpoint, the
+// route, the resolver and the files it read.
+func resolveDetail(r *Resolved, m *master) string {
+	route := ""
+	switch {
+	case m != nil:
+		route = " through " + m.String()
+	case r.ProxyCommand != "":
+		route = " through ProxyCommand `" + r.ProxyCommand + "`"
+	case len(r.ProxyJump) > 0:
+		route = " through ProxyJump " + strings.Join(r.ProxyJump, ",")
+	}
+	files := strings.Join(r.Files(), ", ")
+	if files == "" {
+		files = "no config file"
+	}
+	return fmt.Sprintf("%s is %s@%s port %d%s (%s, %s)", safeName(r.Alias), r.User, r.HostName, r.Port, route, r.Via, files)
 }
 
 // gitTooOld reads "git version X.Y…" and says whether it predates 2.18.

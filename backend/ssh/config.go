@@ -8,20 +8,24 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"os/user"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	sshconfig "github.com/kevinburke/ssh_config"
-
 	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// Resolved is a destination as OpenSSH resolves it.
+// How a destination was resolved.
+const (
+	viaSSHG = "ssh -G"
+	viaLib  = "ssh_config"
+)
+
+// Resolved is a destination as OpenSSH resolves it: every option `ssh -G`
+// prints, and the ones the plugin acts on read out of them.
 type Resolved struct {
 	Alias                 string // what was asked (target.host.name)
 	HostName              string
@@ -30,19 +34,57 @@ type Resolved struct {
 	IdentityFiles         []string // expanded; may not exist
 	CertificateFiles      []string
 	IdentitiesOnly        bool
+	IdentityAgent         string   // "" (SSH_AUTH_SOCK), "none", "$VAR" or a socket path
 	ProxyJump             []string // each [user@]host[:port], first hop first
+	ProxyCommand          string   // as written (tokens unexpanded); "" for none
+	HostKeyAlias          string
 	UserKnownHostsFiles   []string
 	GlobalKnownHostsFiles []string
 	StrictHostKeyChecking string // yes, no, accept-new or ask
-	ConnectTimeout        time.Duration
-	ServerAliveInterval   time.Duration
-	ServerAliveCountMax   int
-	Via                   string // "ssh -G" or "ssh_config"
+	HashKnownHosts        bool
+	FingerprintHash       string   // sha256 or md5
+	HostKeyAlgorithms     []string // in preference order; nil: OpenSSH's default
+	// KnownHostsOrder: known_hosts' key types go first (HostKeyAlgorithms
+	// unset or only amended with + or -, as in OpenSSH).
+	KnownHostsOrder          bool
+	KexAlgorithms            []string
+	Ciphers                  []string
+	MACs                     []string
+	PubkeyAcceptedAlgorithms []string
+	AddressFamily            string // any, inet or inet6
+	BindAddress              string
+	ConnectionAttempts       int
+	ConnectTimeout           time.Duration
+	ServerAliveInterval      time.Duration
+	ServerAliveCountMax      int
+	RequiredRSASize          int
+	ControlMaster            string // no, yes, ask, auto or autoask
+	ControlPath              string // expanded; "" for none
+	Via                      string // "ssh -G" or "ssh_config"
+
+	kv   map[string][]string // every option as resolved, lower-case keys
+	src  *origins            // where each option was set
+	hide map[string]string   // expanded value -> as written, when it used ${VAR}
 }
 
 // Addr is "hostname:port".
 func (r *Resolved) Addr() string {
 	return joinHostPort(r.HostName, r.Port)
+}
+
+// Files lists the ssh_config files read for the destination, in order.
+func (r *Resolved) Files() []string {
+	if r.src == nil {
+		return nil
+	}
+	return r.src.files
+}
+
+func (r *Resolved) get(k string) string {
+	if v := r.kv[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 func joinHostPort(h string, p int) string {
@@ -55,12 +97,13 @@ func joinHostPort(h string, p int) string {
 // resolver resolves destinations with `ssh -G` where the OpenSSH client is
 // installed, else with kevinburke/ssh_config (parse errors ignored).
 type resolver struct {
-	configFile string // --config; "" is OpenSSH's default files
-	sshBin     string // "" when no ssh client is installed
+	configFile string   // --config; "" is OpenSSH's default files
+	options    []string // --option Key=Value, as ssh -o (the destination only, as ssh -J does)
+	sshBin     string   // "" when no ssh client is installed
 }
 
-func newResolver(configFile string) *resolver {
-	r := &resolver{configFile: configFile}
+func newResolver(configFile string, options []string) *resolver {
+	r := &resolver{configFile: configFile, options: options}
 	if p, err := exec.LookPath("ssh"); err == nil {
 		r.sshBin = p
 	}
@@ -70,6 +113,9 @@ func newResolver(configFile string) *resolver {
 // hopDest turns a ProxyJump hop, [user@]host[:port], into a destination
 // `ssh -G` reads: ssh://[user@]host[:port].
 func hopDest(hop string) string {
+	if strings.HasPrefix(hop, "ssh://") {
+		return hop
+	}
 	h, u, _ := strings.Cut(hop, "@")
 	if u == "" {
 		u, h = h, ""
@@ -82,29 +128,78 @@ func hopDest(hop string) string {
 	return "ssh://" + h + u
 }
 
-// Resolve resolves one destination ([user@]host, ssh://… or an alias).
+// Resolve resolves one destination ([user@]host, ssh://… or an alias),
+// with the --option overrides, and refuses an option the plugin cannot
+// honour (a hand-back naming it and its config line).
 func (r *resolver) Resolve(ctx context.Context, dest string) (*Resolved, error) {
+	return r.resolve(ctx, dest, r.options)
+}
+
+// resolveHop resolves a ProxyJump hop as `ssh -J` does: with the config
+// file, without the -o overrides.
+func (r *resolver) resolveHop(ctx context.Context, hop string) (*Resolved, error) {
+	return r.resolve(ctx, hopDest(strings.TrimSpace(hop)), nil)
+}
+
+func (r *resolver) resolve(ctx context.Context, dest string, opts []string) (*Resolved, error) {
 	if dest == "" || strings.HasPrefix(dest, "-") || strings.ContainsAny(dest, " \t\r\n'\"\\;&|`$") {
-		return nil, fmt.Errorf("invalid SSH destination %q", dest)
+		return nil, protocol.Errorf(protocol.Permanent, "invalid SSH destination %q", safeName(dest))
 	}
 	var res *Resolved
 	var err error
 	if r.sshBin != "" {
-		res, err = r.resolveG(ctx, dest)
+		res, err = r.resolveG(ctx, dest, opts)
 	} else {
-		res, err = r.resolveLib(dest)
+		res, err = r.resolveLib(dest, opts)
 	}
 	if err != nil {
-		return nil, err
+		return nil, protocol.HumanError(fmt.Sprintf("check the SSH configuration for this host (`%s`)", r.sshCommand("-G", dest)),
+			"cannot resolve %s: %v", safeName(dest), err)
 	}
 	res.Alias = dest
-	return res, nil
+	if err := res.read(); err != nil {
+		return nil, err
+	}
+	return res, res.audit()
 }
 
-func (r *resolver) resolveG(ctx context.Context, dest string) (*Resolved, error) {
-	args := []string{"-G"}
+// sshCommand is the OpenSSH command line that matches this registration,
+// for remedies: `ssh [-F FILE] [-o K=V …] ARGS`.
+func (r *resolver) sshCommand(args ...string) string { return r.toolCommand("ssh", args...) }
+
+// toolCommand is an OpenSSH tool's command line (ssh, ssh-copy-id) with
+// the registration's --config and --option.
+func (r *resolver) toolCommand(tool string, args ...string) string {
+	parts := []string{tool}
+	if r.configFile != "" {
+		parts = append(parts, "-F", shellWord(r.configFile))
+	}
+	for _, o := range r.options {
+		parts = append(parts, "-o", shellWord(o))
+	}
+	for _, a := range args {
+		parts = append(parts, shellWord(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellWord quotes s for a shell only when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return shQuote(s)
+}
+
+func (r *resolver) resolveG(ctx context.Context, dest string, opts []string) (*Resolved, error) {
+	// -vvv: ssh's debug lines say which files and blocks it applied, so a
+	// refused option can be traced to its line. Nothing else of them is kept.
+	args := []string{"-G", "-vvv"}
 	if r.configFile != "" {
 		args = append(args, "-F", r.configFile)
+	}
+	for _, o := range opts {
+		args = append(args, "-o", o)
 	}
 	args = append(args, "--", dest)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -115,151 +210,46 @@ func (r *resolver) resolveG(ctx context.Context, dest string) (*Resolved, error)
 	run, err := proc.Run(ctx, cmd, proc.Options{})
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("ssh -G %s: %v", dest, err)
+		return nil, fmt.Errorf("ssh -G: %v", err)
 	case run.Stopped:
-		return nil, fmt.Errorf("ssh -G %s did not finish: %v", dest, ctx.Err())
+		return nil, fmt.Errorf("ssh -G did not finish: %v", ctx.Err())
 	case run.ExitCode != 0:
-		return nil, fmt.Errorf("ssh -G %s: exit %d: %s", dest, run.ExitCode, firstLine(stderr.String()))
+		return nil, fmt.Errorf("ssh -G: exit %d: %s", run.ExitCode, sshGError(stderr.String()))
 	}
-	out := stdout.Bytes()
 	kv := map[string][]string{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), " ")
+		k = strings.ToLower(k)
 		kv[k] = append(kv[k], v)
 	}
-	get := func(k string) string {
-		if v := kv[k]; len(v) > 0 {
-			return v[0]
-		}
-		return ""
-	}
-	res := &Resolved{Via: "ssh -G", HostName: get("hostname"), User: get("user")}
-	res.Port, _ = strconv.Atoi(get("port"))
-	for _, f := range kv["identityfile"] {
-		res.IdentityFiles = append(res.IdentityFiles, expandTilde(f))
-	}
-	for _, f := range kv["certificatefile"] {
-		res.CertificateFiles = append(res.CertificateFiles, expandTilde(f))
-	}
-	res.IdentitiesOnly = get("identitiesonly") == "yes"
-	if pj := get("proxyjump"); pj != "" && pj != "none" {
-		res.ProxyJump = strings.Split(pj, ",")
-	}
-	for _, f := range strings.Fields(get("userknownhostsfile")) {
-		res.UserKnownHostsFiles = append(res.UserKnownHostsFiles, expandTilde(f))
-	}
-	for _, f := range strings.Fields(get("globalknownhostsfile")) {
-		res.GlobalKnownHostsFiles = append(res.GlobalKnownHostsFiles, expandTilde(f))
-	}
-	res.StrictHostKeyChecking = normStrict(get("stricthostkeychecking"))
-	res.ConnectTimeout = seconds(get("connecttimeout"))
-	res.ServerAliveInterval = seconds(get("serveraliveinterval"))
-	res.ServerAliveCountMax, _ = strconv.Atoi(get("serveralivecountmax"))
-	return res.withDefaults(), nil
+	return &Resolved{Via: viaSSHG, kv: kv, src: parseDebug(stderr.String(), opts)}, nil
 }
 
-func (r *resolver) resolveLib(dest string) (*Resolved, error) {
-	host, userPart, port := splitDest(dest)
-	files := []string{r.configFile}
-	if r.configFile == "" {
-		files = []string{expandTilde("~/.ssh/config"), "/etc/ssh/ssh_config"}
-	}
-	var cfgs []*sshconfig.Config
-	for _, f := range files {
-		if c := loadLenient(f); c != nil {
-			cfgs = append(cfgs, c)
+// sshGError is the line of ssh -G's stderr that says what went wrong (not
+// its debug lines, which may quote the environment).
+func sshGError(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "debug") && !strings.HasPrefix(l, "OpenSSH_") &&
+			!strings.HasPrefix(l, "Pseudo-terminal") {
+			return firstLine(l)
 		}
 	}
-	getAll := func(k string) []string {
-		for _, c := range cfgs {
-			if v, err := c.GetAll(host, k); err == nil && len(v) > 0 {
-				return v
-			}
-		}
-		return nil
-	}
-	get := func(k string) string {
-		if v := getAll(k); len(v) > 0 {
-			return v[0]
-		}
-		return ""
-	}
-	res := &Resolved{Via: "ssh_config", HostName: get("HostName"), User: get("User")}
-	if res.HostName == "" {
-		res.HostName = host
-	}
-	res.HostName = strings.ReplaceAll(res.HostName, "%h", host)
-	if userPart != "" {
-		res.User = userPart
-	}
-	res.Port, _ = strconv.Atoi(get("Port"))
-	if port != 0 {
-		res.Port = port
-	}
-	for _, f := range getAll("IdentityFile") {
-		res.IdentityFiles = append(res.IdentityFiles, expandTilde(f))
-	}
-	for _, f := range getAll("CertificateFile") {
-		res.CertificateFiles = append(res.CertificateFiles, expandTilde(f))
-	}
-	res.IdentitiesOnly = strings.EqualFold(get("IdentitiesOnly"), "yes")
-	if pj := get("ProxyJump"); pj != "" && !strings.EqualFold(pj, "none") {
-		res.ProxyJump = strings.Split(pj, ",")
-	}
-	for _, f := range strings.Fields(get("UserKnownHostsFile")) {
-		res.UserKnownHostsFiles = append(res.UserKnownHostsFiles, expandTilde(f))
-	}
-	for _, f := range strings.Fields(get("GlobalKnownHostsFile")) {
-		res.GlobalKnownHostsFiles = append(res.GlobalKnownHostsFiles, expandTilde(f))
-	}
-	res.StrictHostKeyChecking = normStrict(get("StrictHostKeyChecking"))
-	res.ConnectTimeout = seconds(get("ConnectTimeout"))
-	res.ServerAliveInterval = seconds(get("ServerAliveInterval"))
-	res.ServerAliveCountMax, _ = strconv.Atoi(get("ServerAliveCountMax"))
-	return res.withDefaults(), nil
+	return "no reason given"
 }
 
-// loadLenient parses an ssh_config with kevinburke/ssh_config, ignoring what
-// it cannot parse: a Match block other than "all" or "host" (the library
-// supports only those, and one such line otherwise blanks every value) is
-// dropped whole, so its settings never leak into the block before it. A
-// file that still fails to parse counts as empty.
-func loadLenient(path string) *sshconfig.Config {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	var keep []string
-	skipping := false
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 0 {
-			kw := strings.ToLower(strings.TrimSuffix(f[0], "="))
-			switch kw {
-			case "host":
-				skipping = false
-			case "match":
-				crit := ""
-				if len(f) > 1 {
-					crit = strings.ToLower(f[1])
-				}
-				skipping = !(crit == "all" && len(f) == 2 || crit == "host" && len(f) == 3)
-			}
-		}
-		if !skipping {
-			keep = append(keep, line)
+// read fills the fields from the resolved options. `ssh -G` leaves the
+// tokens of IdentityFile, CertificateFile and ProxyCommand to connect time;
+// the library leaves all of them, and the defaults, to us.
+func (r *Resolved) read() error {
+	if r.Via == viaLib {
+		if err := r.libDefaults(); err != nil {
+			return err
 		}
 	}
-	c, err := sshconfig.DecodeBytes([]byte(strings.Join(keep, "\n")))
-	if err != nil {
-		return nil
-	}
-	return c
-}
-
-// withDefaults fills what OpenSSH defaults.
-func (r *Resolved) withDefaults() *Resolved {
+	r.HostName, r.User = r.get("hostname"), r.get("user")
+	r.Port, _ = strconv.Atoi(r.get("port"))
 	if r.Port == 0 {
 		r.Port = 22
 	}
@@ -268,15 +258,95 @@ func (r *Resolved) withDefaults() *Resolved {
 			r.User = u.Username
 		}
 	}
-	if len(r.IdentityFiles) == 0 {
-		for _, n := range []string{"id_rsa", "id_ecdsa", "id_ecdsa_sk", "id_ed25519", "id_ed25519_sk"} {
-			r.IdentityFiles = append(r.IdentityFiles, expandTilde("~/.ssh/"+n))
+	r.HostKeyAlias = strings.ToLower(r.get("hostkeyalias"))
+	var err error
+	expand := func(opt string, vals []string) (out []string) {
+		for _, v := range vals {
+			if strings.EqualFold(v, "none") || err != nil {
+				continue
+			}
+			var e string
+			if e, err = expandPath(v, r.tokens()); err != nil {
+				err = r.invalid(optionPolicies[opt].name, v, err)
+				return nil
+			}
+			r.hideExpansion(v, e)
+			out = append(out, e)
+		}
+		return out
+	}
+	r.IdentityFiles = expand("identityfile", r.kv["identityfile"])
+	r.CertificateFiles = expand("certificatefile", r.kv["certificatefile"])
+	if err != nil {
+		return err
+	}
+	r.IdentitiesOnly = r.get("identitiesonly") == "yes"
+	r.IdentityAgent = r.get("identityagent")
+	if pj := r.get("proxyjump"); pj != "" && pj != "none" {
+		r.ProxyJump = strings.Split(pj, ",")
+	}
+	if pc := r.get("proxycommand"); pc != "" && pc != "none" {
+		r.ProxyCommand = pc
+	}
+	r.UserKnownHostsFiles = noneless(strings.Fields(r.get("userknownhostsfile")))
+	r.GlobalKnownHostsFiles = noneless(strings.Fields(r.get("globalknownhostsfile")))
+	r.StrictHostKeyChecking = normStrict(r.get("stricthostkeychecking"))
+	r.HashKnownHosts = r.get("hashknownhosts") == "yes"
+	r.FingerprintHash = strings.ToLower(r.get("fingerprinthash"))
+	r.readAlgorithms()
+	r.AddressFamily = r.get("addressfamily")
+	r.BindAddress = r.get("bindaddress")
+	r.ConnectionAttempts, _ = strconv.Atoi(r.get("connectionattempts"))
+	r.ConnectTimeout = seconds(r.get("connecttimeout"))
+	r.ServerAliveInterval = seconds(r.get("serveraliveinterval"))
+	r.ServerAliveCountMax, _ = strconv.Atoi(r.get("serveralivecountmax"))
+	r.RequiredRSASize, _ = strconv.Atoi(r.get("requiredrsasize"))
+	r.ControlMaster = normControlMaster(r.get("controlmaster"))
+	if cp := r.get("controlpath"); cp != "" && cp != "none" {
+		r.ControlPath = cp
+	}
+	if r.src != nil { // values ssh -G (or libDefaults) expanded
+		for _, k := range []string{"IdentityAgent", "ControlPath", "UserKnownHostsFile"} {
+			if _, w, ok := r.src.find(k); ok {
+				for _, e := range strings.Fields(r.get(strings.ToLower(k))) {
+					r.hideExpansion(w, e)
+				}
+				r.hideExpansion(w, r.get(strings.ToLower(k)))
+			}
 		}
 	}
-	if len(r.UserKnownHostsFiles) == 0 {
+	r.withDefaults()
+	return nil
+}
+
+func (r *Resolved) readAlgorithms() {
+	list := func(k string) []string {
+		if v := r.get(k); v != "" {
+			return strings.Split(v, ",")
+		}
+		return nil
+	}
+	r.HostKeyAlgorithms = list("hostkeyalgorithms")
+	r.KexAlgorithms = list("kexalgorithms")
+	r.Ciphers = list("ciphers")
+	r.MACs = list("macs")
+	r.PubkeyAcceptedAlgorithms = list("pubkeyacceptedalgorithms")
+	// OpenSSH orders by known_hosts unless HostKeyAlgorithms was set
+	// outright (not just amended with + or -).
+	r.KnownHostsOrder = true
+	if r.src != nil {
+		if _, v, ok := r.src.find("HostKeyAlgorithms"); ok && !strings.HasPrefix(v, "+") && !strings.HasPrefix(v, "-") {
+			r.KnownHostsOrder = false
+		}
+	}
+}
+
+// withDefaults fills what OpenSSH defaults and `ssh -G` always prints.
+func (r *Resolved) withDefaults() {
+	if len(r.UserKnownHostsFiles) == 0 && r.get("userknownhostsfile") == "" {
 		r.UserKnownHostsFiles = []string{expandTilde("~/.ssh/known_hosts"), expandTilde("~/.ssh/known_hosts2")}
 	}
-	if len(r.GlobalKnownHostsFiles) == 0 {
+	if len(r.GlobalKnownHostsFiles) == 0 && r.get("globalknownhostsfile") == "" {
 		r.GlobalKnownHostsFiles = []string{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}
 	}
 	if r.StrictHostKeyChecking == "" {
@@ -285,7 +355,28 @@ func (r *Resolved) withDefaults() *Resolved {
 	if r.ServerAliveCountMax <= 0 {
 		r.ServerAliveCountMax = 3
 	}
-	return r
+	if r.ConnectionAttempts <= 0 {
+		r.ConnectionAttempts = 1
+	}
+	if r.FingerprintHash == "" {
+		r.FingerprintHash = "sha256"
+	}
+	if r.RequiredRSASize <= 0 {
+		r.RequiredRSASize = 1024
+	}
+	if r.AddressFamily == "" {
+		r.AddressFamily = "any"
+	}
+}
+
+func noneless(fs []string) []string {
+	var out []string
+	for _, f := range fs {
+		if !strings.EqualFold(f, "none") {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // splitDest splits an OpenSSH destination: [user@]host, or
@@ -328,21 +419,22 @@ func normStrict(v string) string {
 	return strings.ToLower(v)
 }
 
+func normControlMaster(v string) string {
+	switch strings.ToLower(v) {
+	case "yes", "true":
+		return "yes"
+	case "", "no", "false":
+		return "no"
+	}
+	return strings.ToLower(v)
+}
+
 func seconds(v string) time.Duration {
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
 		return 0
 	}
 	return time.Duration(n) * time.Second
-}
-
-func expandTilde(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if h, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(h, strings.TrimPrefix(p, "~"))
-		}
-	}
-	return p
 }
 
 func firstLine(s string) string {
@@ -354,4 +446,20 @@ func firstLine(s string) string {
 		s = s[:300]
 	}
 	return s
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func atoiOr(s string, def int) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return def
+}
+
+func localUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
 }

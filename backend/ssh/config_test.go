@@ -36,7 +36,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, via := range []string{"ssh -G", "ssh_config"} {
 		t.Run(via, func(t *testing.T) {
-			r := newResolver(cfg)
+			r := newResolver(cfg, nil)
 			if via == "ssh_config" {
 				r.sshBin = "" // as on a machine without the OpenSSH client
 			} else if r.sshBin == "" {
@@ -62,7 +62,7 @@ func TestResolve(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newResolver(cfg).Resolve(context.Background(), "-oProxyCommand=x"); err == nil {
+	if _, err := newResolver(cfg, nil).Resolve(context.Background(), "-oProxyCommand=x"); err == nil {
 		t.Fatal("a destination starting with - must be refused")
 	}
 }
@@ -103,5 +103,19 @@ func TestConfigCheck(t *testing.T) {
 	}
 	if err := (Config{}).Check(); err != nil {
 		t.Errorf("defaults refused: %v", err)
+	}
+}
+
+func TestHopDest(t *testing.T) {
+	for in, want := range map[string]string{
+		"bastion":                "ssh://bastion",
+		"alice@bastion:2222":     "ssh://alice@bastion:2222",
+		"fe80::1":                "ssh://[fe80::1]",
+		"ssh://alice@bastion:22": "ssh://alice@bastion:22", // ProxyJump takes URIs too
+		"alice@[fe80::1]:2222":   "ssh://alice@[fe80::1]:2222",
+	} {
+		if got := hopDest(in); got != want {
+			t.Errorf("hopDest(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

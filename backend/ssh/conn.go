@@ -2,10 +2,7 @@ package sshlink
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"time"
@@ -23,9 +20,7 @@ const (
 
 // pool holds one connection per destination for the invocation.
 type pool struct {
-	res         *resolver
-	knownHosts  string
-	identity    string
+	dialer      *Dialer
 	maxSessions int
 	log         *slog.Logger
 
@@ -42,9 +37,9 @@ type entry struct {
 // conn is one live SSH connection and its session slots.
 type conn struct {
 	r      *Resolved
+	cl     *Client
 	client *ssh.Client
-	jumps  []*ssh.Client
-	done   chan struct{} // closed once the connection is dead
+	done   <-chan struct{} // closed once the connection is dead
 	slots  *slots
 	openMu sync.Mutex // serializes session opens
 
@@ -52,8 +47,8 @@ type conn struct {
 	ctl   *control
 }
 
-func newPool(res *resolver, knownHosts, identity string, maxSessions int, log *slog.Logger) *pool {
-	return &pool{res: res, knownHosts: knownHosts, identity: identity, maxSessions: maxSessions, log: log, entries: map[string]*entry{}}
+func newPool(d *Dialer, maxSessions int, log *slog.Logger) *pool {
+	return &pool{dialer: d, maxSessions: maxSessions, log: log, entries: map[string]*entry{}}
 }
 
 // get returns the destination's live connection, dialling it if needed.
@@ -117,110 +112,18 @@ func (p *pool) closeAll() {
 }
 
 func (p *pool) dial(ctx context.Context, dest string) (*conn, error) {
-	r, err := p.res.Resolve(ctx, dest)
+	cl, err := p.dialer.Dial(ctx, dest)
 	if err != nil {
-		return nil, protocol.HumanError("check the SSH configuration for this host (`ssh -G "+safeName(dest)+"`)", "cannot resolve %s: %v", safeName(dest), err)
-	}
-	var jumps []*ssh.Client
-	var via *ssh.Client
-	for _, hop := range r.ProxyJump {
-		hr, err := p.res.Resolve(ctx, hopDest(strings.TrimSpace(hop)))
-		if err != nil {
-			closeClients(jumps)
-			return nil, protocol.HumanError("check the ProxyJump setting for "+safeName(dest), "cannot resolve jump host %s: %v", safeName(hop), err)
-		}
-		hr.ProxyJump = nil
-		c, err := p.handshake(ctx, hr, via)
-		if err != nil {
-			closeClients(jumps)
-			return nil, wrapHop(err, hop)
-		}
-		jumps = append(jumps, c)
-		via = c
-	}
-	client, err := p.handshake(ctx, r, via)
-	if err != nil {
-		closeClients(jumps)
 		return nil, err
 	}
-	c := &conn{r: r, client: client, jumps: jumps, done: make(chan struct{}), slots: newSlots(p.maxSessions - 2)}
-	go func() {
-		_ = client.Wait()
-		close(c.done)
-		closeClients(jumps)
-	}()
-	go c.keepalive(p.log)
-	c.warmControl(ctx)
+	c := &conn{r: cl.Resolved, cl: cl, client: cl.Client, done: cl.Done(), slots: newSlots(p.maxSessions - 2)}
+	if !cl.Master {
+		// A master keeps its own connection alive, and drops a proxy client
+		// that sends it a global request.
+		go c.keepalive(p.log)
+	}
+	c.warmControl()
 	return c, nil
-}
-
-func wrapHop(err error, hop string) error {
-	var pe *protocol.Error
-	if errors.As(err, &pe) {
-		cp := *pe
-		cp.Message = "jump host " + safeName(hop) + ": " + cp.Message
-		return &cp
-	}
-	return err
-}
-
-// handshake dials r (through via when set) and authenticates, all within
-// ConnectTimeout: x/crypto's own Timeout covers only the TCP connect.
-func (p *pool) handshake(ctx context.Context, r *Resolved, via *ssh.Client) (*ssh.Client, error) {
-	timeout := r.ConnectTimeout
-	if timeout <= 0 {
-		timeout = defaultConnectTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var nc net.Conn
-	var err error
-	if via == nil {
-		nc, err = (&net.Dialer{}).DialContext(ctx, "tcp", r.Addr())
-		if err == nil {
-			nc = withQuickAck(nc)
-		}
-	} else {
-		nc, err = via.DialContext(ctx, "tcp", r.Addr())
-	}
-	if err != nil {
-		return nil, protocol.NotStarted(err, fmt.Sprintf("cannot reach %s (%s)", r.Alias, r.Addr()))
-	}
-	tr, err := newTrust(r, p.knownHosts)
-	if err != nil {
-		nc.Close()
-		return nil, err
-	}
-	au := newAuth(r, p.identity)
-	defer au.close()
-	cfg := &ssh.ClientConfig{
-		User:              r.User,
-		Auth:              au.methods(),
-		HostKeyCallback:   tr.callback(r.Alias),
-		HostKeyAlgorithms: tr.algorithms(r.Addr()),
-		Timeout:           timeout,
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		_ = nc.SetDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { nc.Close() })
-	sc, chans, reqs, err := ssh.NewClientConn(nc, r.Addr(), cfg)
-	stop()
-	if err != nil {
-		nc.Close()
-		if f := tr.hostKeyFailure(); f != nil {
-			return nil, f
-		}
-		if strings.Contains(err.Error(), "unable to authenticate") {
-			return nil, au.failure(r, err)
-		}
-		if ctx.Err() != nil {
-			return nil, protocol.NotStarted(ctx.Err(), fmt.Sprintf("SSH handshake with %s (%s) did not finish within %s", r.Alias, r.Addr(), timeout))
-		}
-		return nil, protocol.NotStarted(err, fmt.Sprintf("SSH handshake with %s (%s) failed", r.Alias, r.Addr()))
-	}
-	_ = nc.SetDeadline(time.Time{})
-	return ssh.NewClient(sc, chans, reqs), nil
 }
 
 func (c *conn) dead() bool {
@@ -233,8 +136,7 @@ func (c *conn) dead() bool {
 }
 
 func (c *conn) close() {
-	c.client.Close()
-	closeClients(c.jumps)
+	c.cl.Close()
 }
 
 // keepalive sends keepalive@openssh.com every ServerAliveInterval (OpenSSH
@@ -274,12 +176,6 @@ func (c *conn) keepalive(log *slog.Logger) {
 				return
 			}
 		}
-	}
-}
-
-func closeClients(cs []*ssh.Client) {
-	for i := len(cs) - 1; i >= 0; i-- {
-		cs[i].Close()
 	}
 }
 

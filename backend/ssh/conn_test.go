@@ -3,6 +3,7 @@ package sshlink
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -204,5 +205,26 @@ func TestRedialAfterLoss(t *testing.T) {
 	}
 	if now := b.pool.all(); len(now) != 1 || now[0] == first[0] {
 		t.Fatal("the call did not get a new connection")
+	}
+}
+
+// TestProxyJumpFirstHopProxyCommand: ssh -J reads the first hop's whole
+// configuration: a bastion reached through its own ProxyCommand.
+func TestProxyJumpFirstHopProxyCommand(t *testing.T) {
+	jump := testsshd.Start(t, testsshd.Options{})
+	target := testsshd.Start(t, testsshd.Options{})
+	jumpBlock := strings.Replace(jump.HostBlock("jump"), fmt.Sprintf("Port %d", jump.Port), "Port 1", 1) +
+		fmt.Sprintf("  HostKeyAlias jump-alias\n  ProxyCommand busybox nc %s %d\n", jump.Host, jump.Port)
+	kh := filepath.Join(t.TempDir(), "kh")
+	os.WriteFile(kh, []byte("jump-alias "+jump.HostKeyPub+"\n"), 0o600)
+	jumpBlock = strings.Replace(jumpBlock, "UserKnownHostsFile "+jump.KnownHosts, "UserKnownHostsFile "+kh, 1)
+	cfg := writeConfig(t, target.HostBlock("box")+"  ProxyJump jump\n"+jumpBlock)
+	if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
+		t.Fatalf("ssh: %v: %s", err, out)
+	}
+	before := strings.Count(jump.LogText(), "Accepted publickey")
+	expectOK(t, Config{SSHConfig: cfg})
+	if after := strings.Count(jump.LogText(), "Accepted publickey"); after != before+1 {
+		t.Fatalf("the jump host saw %d logins, want 1", after-before)
 	}
 }

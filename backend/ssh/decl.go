@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,12 +23,13 @@ const DefaultMaxSessions = 10
 
 // Config is the plugin's registration flags.
 type Config struct {
-	SSHConfig   string // --config: the ssh_config file ("" is OpenSSH's own)
-	KnownHosts  string // --known-hosts: replaces the configured known_hosts files
-	Identity    string // --identity: a private key tried before the configured ones
-	Instance    string // --instance; "" derives it (see DefaultInstance)
-	MaxSessions int    // --max-sessions: the server's MaxSessions (default 10); scripts get two fewer
-	ShimExe     string // the binary git runs as GIT_SSH ("" is this executable)
+	SSHConfig   string   // --config: the ssh_config file ("" is OpenSSH's own)
+	KnownHosts  string   // --known-hosts: replaces the configured known_hosts files
+	Identity    string   // --identity: a private key tried before the configured ones
+	Instance    string   // --instance; "" derives it (see DefaultInstance)
+	MaxSessions int      // --max-sessions: the server's MaxSessions (default 10); scripts get two fewer
+	Options     []string // --option Key=Value (repeatable): ssh's -o, for the destination
+	ShimExe     string   // the binary git runs as GIT_SSH ("" is this executable)
 }
 
 // Check refuses flags the plugin cannot work with: files that cannot be
@@ -48,6 +50,26 @@ func (c Config) Check() error {
 	}
 	if n := len(c.Instance); n > 128 {
 		return fmt.Errorf("--instance must be 1-128 characters, got %d", n)
+	}
+	for _, o := range c.Options {
+		if err := checkOption(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkOption reads --option as ssh reads -o: Key=Value or "Key Value",
+// a keyword ssh_config knows. Include and Match are not options.
+func checkOption(o string) error {
+	k, v := splitKeyword(o)
+	switch lk := strings.ToLower(k); {
+	case k == "" || v == "":
+		return fmt.Errorf("--option %q: want Key=Value, as ssh -o", o)
+	case lk == "include" || lk == "match" || lk == "host":
+		return fmt.Errorf("--option %q: %s is not allowed here (ssh -o refuses it too)", o, k)
+	case optionPolicies[lk].name == "":
+		return fmt.Errorf("--option %q: %s is not an ssh_config option the plugin knows", o, k)
 	}
 	return nil
 }
@@ -77,7 +99,7 @@ func New(cfg Config, log *slog.Logger) *Backend {
 		}
 	}
 	b := &Backend{cfg: cfg, log: log, runs: map[*run]struct{}{}}
-	b.pool = newPool(newResolver(cfg.SSHConfig), cfg.KnownHosts, cfg.Identity, cfg.MaxSessions, log)
+	b.pool = newPool(NewDialer(cfg, log), cfg.MaxSessions, log)
 	return b
 }
 

@@ -1,12 +1,15 @@
 package sshlink
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
@@ -34,7 +37,7 @@ func clientConfig(t *testing.T, s *testsshd.Server, strict string, lines ...stri
 	return cfg, kh
 }
 
-func fingerprint(t *testing.T, pubFile string) string {
+func keygenFingerprint(t *testing.T, pubFile string) string {
 	out, err := exec.Command("ssh-keygen", "-l", "-E", "sha256", "-f", pubFile).Output()
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +78,7 @@ func expectOK(t *testing.T, cfg Config) {
 func TestHostKeys(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	other := testsshd.KeyGen(t, filepath.Join(t.TempDir(), "other"), "ed25519", "")
-	fp := fingerprint(t, s.HostKeyFile+".pub")
+	fp := keygenFingerprint(t, s.HostKeyFile+".pub")
 
 	t.Run("known", func(t *testing.T) {
 		cfg, _ := clientConfig(t, s, "yes", s.KnownHostsLine())
@@ -120,6 +123,12 @@ func TestHostKeys(t *testing.T) {
 	t.Run("known-hosts-flag", func(t *testing.T) {
 		cfg, _ := clientConfig(t, s, "yes")
 		expectOK(t, Config{SSHConfig: cfg, KnownHosts: s.KnownHosts})
+		// The remedy's ssh command is the registration's: its --config and
+		// --known-hosts.
+		empty := filepath.Join(t.TempDir(), "kh")
+		os.WriteFile(empty, nil, 0o600)
+		expectHuman(t, Config{SSHConfig: cfg, KnownHosts: empty}, "not known",
+			"`ssh -F "+cfg+" -o UserKnownHostsFile="+empty+" -o GlobalKnownHostsFile=/dev/null box`")
 	})
 	t.Run("accept-new", func(t *testing.T) {
 		cfg, kh := clientConfig(t, s, "accept-new")
@@ -156,4 +165,139 @@ func TestHostKeyAlgorithmOrder(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{Extra: []string{"HostKey " + rsa, "HostKey " + ecdsa}})
 	cfg, _ := clientConfig(t, s, "yes", s.KnownHostsLine()) // the ed25519 key only
 	expectOK(t, Config{SSHConfig: cfg})
+}
+
+// multiKeyServer is an sshd with ed25519 (its first HostKey), RSA and
+// ECDSA host keys.
+func multiKeyServer(t *testing.T) *testsshd.Server {
+	dir := t.TempDir()
+	rsa, ecdsa := filepath.Join(dir, "host_rsa"), filepath.Join(dir, "host_ecdsa")
+	testsshd.KeyGen(t, rsa, "rsa", "")
+	testsshd.KeyGen(t, ecdsa, "ecdsa", "")
+	return testsshd.Start(t, testsshd.Options{Extra: []string{"HostKey " + rsa, "HostKey " + ecdsa}})
+}
+
+// TestFirstContactAsSSH: on a host with ed25519, RSA and ECDSA keys and an
+// empty known_hosts, the plugin shows the key ssh records (OpenSSH's
+// HostKeyAlgorithms order), and suggests ssh-keyscan for that type.
+func TestFirstContactAsSSH(t *testing.T) {
+	s := multiKeyServer(t)
+	sshCfg, sshKH := clientConfig(t, s, "accept-new")
+	if out, err := exec.Command("ssh", "-F", sshCfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
+		t.Fatalf("ssh: %v: %s", err, out)
+	}
+	b, _ := os.ReadFile(sshKH)
+	f := strings.Fields(string(b))
+	if len(f) != 3 {
+		t.Fatalf("ssh recorded %q", b)
+	}
+	pub := filepath.Join(t.TempDir(), "k.pub")
+	os.WriteFile(pub, []byte(f[1]+" "+f[2]+"\n"), 0o600)
+	fp, typ := keygenFingerprint(t, pub), keyTypeName(mustParseKey(t, f[1]+" "+f[2]))
+	cfg, _ := clientConfig(t, s, "yes")
+	expectHuman(t, Config{SSHConfig: cfg}, "not known", fp, "ssh-keyscan -t "+typ+" ")
+	if typ != "ed25519" {
+		t.Errorf("ssh recorded a %s key; OpenSSH 9.2's default order picks ed25519", typ)
+	}
+}
+
+func mustParseKey(t *testing.T, line string) ssh.PublicKey {
+	k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestAcceptNewAsSSH: accept-new writes the line OpenSSH writes (hashed
+// with HashKnownHosts yes), which ssh then trusts, and vice versa.
+func TestAcceptNewAsSSH(t *testing.T) {
+	s := multiKeyServer(t)
+	for _, hashed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hashed=%v", hashed), func(t *testing.T) {
+			extra := ""
+			if hashed {
+				extra = "  HashKnownHosts yes\n"
+			}
+			cfg, kh := clientConfig(t, s, "accept-new")
+			os.WriteFile(cfg, append(mustRead(t, cfg), extra...), 0o600)
+			expectOK(t, Config{SSHConfig: cfg})
+			plugin := string(mustRead(t, kh))
+			sshCfg, sshKH := clientConfig(t, s, "accept-new")
+			os.WriteFile(sshCfg, append(mustRead(t, sshCfg), extra...), 0o600)
+			if out, err := exec.Command("ssh", "-F", sshCfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
+				t.Fatalf("ssh: %v: %s", err, out)
+			}
+			openssh := string(mustRead(t, sshKH))
+			pf, of := strings.Fields(plugin), strings.Fields(openssh)
+			if len(pf) != 3 || len(of) != 3 || pf[1] != of[1] || pf[2] != of[2] || strings.Count(plugin, "\n") != 1 {
+				t.Fatalf("the plugin wrote %q, ssh wrote %q", plugin, openssh)
+			}
+			if hashed != strings.HasPrefix(pf[0], "|1|") || !hashed && pf[0] != of[0] {
+				t.Fatalf("host field: the plugin wrote %q, ssh wrote %q", pf[0], of[0])
+			}
+			// ssh trusts the plugin's line, strictly.
+			strict := strings.Replace(string(mustRead(t, cfg)), "StrictHostKeyChecking accept-new", "StrictHostKeyChecking yes", 1)
+			os.WriteFile(cfg, []byte(strict), 0o600)
+			if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
+				t.Fatalf("ssh does not trust the plugin's line: %v: %s", err, out)
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, f string) []byte {
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHostKeyKnownByAnotherType: known_hosts holds only the RSA key; the
+// RSA algorithms go first, as in OpenSSH, and the host is not refused.
+func TestHostKeyKnownByAnotherType(t *testing.T) {
+	s := multiKeyServer(t)
+	out, err := exec.Command("ssh-keyscan", "-t", "rsa", "-p", fmt.Sprint(s.Port), s.Host).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := clientConfig(t, s, "yes", strings.TrimSpace(string(out)))
+	expectOK(t, Config{SSHConfig: cfg})
+}
+
+// TestHostCertWithPlainKeyKnown: the host presents a certificate that no
+// @cert-authority vouches for, but its plain key is known: OpenSSH falls
+// back to the plain key, and so does the plugin.
+func TestHostCertWithPlainKeyKnown(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{HostCert: true})
+	cfg, _ := clientConfig(t, s, "yes", s.KnownHostsLine())
+	if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
+		t.Fatalf("ssh: %v: %s", err, out)
+	}
+	expectOK(t, Config{SSHConfig: cfg})
+}
+
+// TestRequiredRSASize: a host RSA key below RequiredRSASize is refused, as
+// ssh refuses it.
+func TestRequiredRSASize(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{HostKeyType: "rsa"})
+	cfg, _ := clientConfig(t, s, "yes", s.KnownHostsLine())
+	os.WriteFile(cfg, append(mustRead(t, cfg), "  RequiredRSASize 4096\n"...), 0o600)
+	if err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").Run(); err == nil {
+		t.Fatal("ssh accepted the small key; the premise is wrong")
+	}
+	expectHuman(t, Config{SSHConfig: cfg}, "below RequiredRSASize 4096")
+}
+
+// TestFingerprintHash: FingerprintHash md5 shows MD5 fingerprints.
+func TestFingerprintHash(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{})
+	cfg, _ := clientConfig(t, s, "yes")
+	os.WriteFile(cfg, append(mustRead(t, cfg), "  FingerprintHash md5\n"...), 0o600)
+	out, err := exec.Command("ssh-keygen", "-l", "-E", "md5", "-f", s.HostKeyFile+".pub").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectHuman(t, Config{SSHConfig: cfg}, "not known", strings.Fields(string(out))[1])
 }

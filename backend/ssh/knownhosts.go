@@ -1,6 +1,8 @@
 package sshlink
 
 import (
+	"bytes"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"net"
@@ -18,15 +20,21 @@ import (
 
 // trust verifies one destination's host key against known_hosts, the way
 // OpenSSH does: hashed entries, @cert-authority, @revoked and [host]:port
-// come from x/crypto's knownhosts, the algorithm order from skeema's.
+// come from x/crypto's knownhosts, the algorithm order is OpenSSH's
+// (order_hostkeyalgs), HostKeyAlias names the entry to look up.
 type trust struct {
+	r          *Resolved
 	files      []string // existing known_hosts files
 	writeTo    string   // where accept-new appends
-	strict     string
 	db         *knownhosts.HostKeyDB
-	mu         sync.Mutex
-	failure    *protocol.Error // the host key verdict, once the callback ran
-	knownHosts string          // --known-hosts, when given
+	knownHosts string // --known-hosts, when given
+	direct     bool   // reached over plain TCP: ssh-keyscan can reach it too
+	sshCmd     string // `ssh … ALIAS`, for remedies
+
+	mu      sync.Mutex
+	failure *protocol.Error // the host key verdict, once the callback ran
+	key     ssh.PublicKey   // the key the host presented
+	how     string          // how it was verified
 }
 
 var appendMu sync.Mutex
@@ -39,12 +47,14 @@ var (
 
 // newTrust loads the known_hosts files for r (or knownHostsFlag alone).
 func newTrust(r *Resolved, knownHostsFlag string) (*trust, error) {
-	t := &trust{strict: r.StrictHostKeyChecking, knownHosts: knownHostsFlag}
+	t := &trust{r: r, knownHosts: knownHostsFlag}
 	cands := append(append([]string{}, r.UserKnownHostsFiles...), r.GlobalKnownHostsFiles...)
 	if knownHostsFlag != "" {
 		cands = []string{knownHostsFlag}
 	}
-	t.writeTo = cands[0]
+	if len(cands) > 0 {
+		t.writeTo = cands[0]
+	}
 	for _, f := range cands {
 		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
 			t.files = append(t.files, f)
@@ -53,7 +63,7 @@ func newTrust(r *Resolved, knownHostsFlag string) (*trust, error) {
 	if len(t.files) > 0 {
 		db, err := knownhosts.NewDB(t.files...)
 		if err != nil {
-			return nil, protocol.HumanError("fix or remove the malformed line in "+strings.Join(t.files, " or "),
+			return nil, protocol.HumanError("fix or remove the malformed line in "+strings.Join(t.shownFiles(), " or "),
 				"cannot read known_hosts: %v", err)
 		}
 		t.db = db
@@ -61,23 +71,70 @@ func newTrust(r *Resolved, knownHostsFlag string) (*trust, error) {
 	return t, nil
 }
 
-// algorithms orders the host key algorithms from known_hosts (nil: x/crypto's
-// default, when the host is not known yet).
-func (t *trust) algorithms(hostport string) []string {
-	if t.db == nil {
-		return nil
+// hostKeyAddr is the name r's host key is looked up under, as host:port:
+// HostKeyAlias (which OpenSSH looks up without a port, that is as port
+// 22), else HostName and Port.
+func hostKeyAddr(r *Resolved) string {
+	if r.HostKeyAlias != "" {
+		return joinHostPort(r.HostKeyAlias, 22)
 	}
-	return t.db.HostKeyAlgorithms(hostport)
+	return r.Addr()
+}
+
+// pattern is the known_hosts name of the host: "host", "[host]:port" or
+// the alias.
+func (t *trust) pattern() string { return knownhosts.Normalize(hostKeyAddr(t.r)) }
+
+// algorithms is HostKeyAlgorithms as OpenSSH offers it: the configured
+// list (or OpenSSH's default), only what x/crypto implements, with the
+// key types known_hosts holds for the host first unless the list was set
+// outright. So a first contact shows the key `ssh` would, and a host known
+// by one key type is never refused for presenting another.
+func (t *trust) algorithms() []string {
+	list := supportedOnly(t.r.HostKeyAlgorithms, hostKeyAlgs)
+	if len(list) == 0 {
+		list = supportedOnly(strings.Split(libDefaultHostKeyAlgorithms, ","), hostKeyAlgs)
+	}
+	if !t.r.KnownHostsOrder || t.db == nil {
+		return list
+	}
+	keys := t.db.HostKeys(hostKeyAddr(t.r))
+	if len(keys) == 0 {
+		return list
+	}
+	plain, ca := map[string]bool{}, false
+	for _, k := range keys {
+		if k.Cert {
+			ca = true
+		} else {
+			plain[k.Type()] = true
+		}
+	}
+	if plain[plainKeyType(list[0])] {
+		return list
+	}
+	var first, last []string
+	for _, a := range list {
+		if isCertAlgo(a) && ca || plain[plainKeyType(a)] {
+			first = append(first, a)
+		} else {
+			last = append(last, a)
+		}
+	}
+	return append(first, last...)
 }
 
 // callback is the ssh.HostKeyCallback; it records a human verdict.
-func (t *trust) callback(alias string) ssh.HostKeyCallback {
+func (t *trust) callback() ssh.HostKeyCallback {
 	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+		t.mu.Lock()
+		t.key = key
+		t.mu.Unlock()
 		err := t.check(hostname, remote, key)
 		if err == nil {
 			return nil
 		}
-		perr := t.verdict(alias, hostname, key, err)
+		perr := t.verdict(key, err)
 		if perr == nil {
 			return nil
 		}
@@ -90,52 +147,166 @@ func (t *trust) callback(alias string) ssh.HostKeyCallback {
 }
 
 func (t *trust) check(hostname string, remote net.Addr, key ssh.PublicKey) error {
+	if err := rsaSizeOK(key, t.r.RequiredRSASize); err != nil {
+		return err
+	}
 	if t.db == nil {
 		return &xknownhosts.KeyError{}
 	}
-	return t.db.HostKeyCallback()(hostname, remote, key)
+	err := t.db.HostKeyCallback()(hostname, remote, key)
+	if cert, ok := key.(*ssh.Certificate); ok && err != nil && !isRevoked(err) {
+		// No @cert-authority vouches for the certificate: OpenSSH then
+		// checks its plain key against known_hosts, and so do we.
+		if plainErr := t.db.HostKeyCallback()(hostname, remote, cert.Key); plainErr == nil || !knownhosts.IsHostUnknown(plainErr) {
+			return plainErr
+		}
+	}
+	if err == nil {
+		how := "verified against known_hosts"
+		if _, ok := key.(*ssh.Certificate); ok {
+			how = "certificate verified against a @cert-authority in known_hosts"
+		} else if w := t.whereKnown(hostname, remote, key); w != "" {
+			how += " (" + w + ")"
+		}
+		t.setHow(how)
+	}
+	return err
 }
 
-func (t *trust) verdict(alias, hostport string, key ssh.PublicKey, err error) *protocol.Error {
-	fp := ssh.FingerprintSHA256(key)
-	host, port, _ := net.SplitHostPort(hostport)
-	pattern := knownhosts.Normalize(hostport)
-	scan := fmt.Sprintf("ssh-keyscan -t %s -p %s %s", keyTypeName(key), port, host)
-	file := t.writeTo
+// whereKnown names the known_hosts line that holds key for hostname: a
+// lookup with a key no line holds lists them all, with their places.
+func (t *trust) whereKnown(hostname string, remote net.Addr, key ssh.PublicKey) string {
+	var ke *xknownhosts.KeyError
+	if err := t.db.HostKeyCallback()(hostname, remote, noKey{}); errors.As(err, &ke) {
+		for _, w := range ke.Want {
+			if bytes.Equal(w.Key.Marshal(), key.Marshal()) {
+				return fmt.Sprintf("%s line %d", t.r.show(w.Filename), w.Line)
+			}
+		}
+	}
+	return ""
+}
+
+// noKey is a public key no known_hosts line holds.
+type noKey struct{}
+
+func (noKey) Type() string                        { return "mu-no-key" }
+func (noKey) Marshal() []byte                     { return []byte("mu-no-key") }
+func (noKey) Verify([]byte, *ssh.Signature) error { return errors.New("no key") }
+
+func (t *trust) setHow(how string) {
+	t.mu.Lock()
+	t.how = how
+	t.mu.Unlock()
+}
+
+func isRevoked(err error) bool {
+	var re *xknownhosts.RevokedError
+	return errors.As(err, &re)
+}
+
+// errRSASize is RequiredRSASize's refusal.
+type errRSASize struct{ bits, min int }
+
+func (e errRSASize) Error() string {
+	return fmt.Sprintf("RSA key of %d bits is below RequiredRSASize %d", e.bits, e.min)
+}
+
+func rsaSizeOK(key ssh.PublicKey, min int) error {
+	if c, ok := key.(*ssh.Certificate); ok {
+		key = c.Key
+	}
+	if ck, ok := key.(ssh.CryptoPublicKey); ok {
+		if pk, ok := ck.CryptoPublicKey().(*rsa.PublicKey); ok && pk.N.BitLen() < min {
+			return errRSASize{pk.N.BitLen(), min}
+		}
+	}
+	return nil
+}
+
+func (t *trust) verdict(key ssh.PublicKey, err error) *protocol.Error {
+	alias := safeName(t.r.Alias)
+	fp := fingerprint(key, t.r.FingerprintHash)
+	pattern := t.pattern()
+	file := t.r.show(t.writeTo)
+	add := t.addRemedy(key)
 	var revoked *xknownhosts.RevokedError
+	var small errRSASize
 	switch {
+	case errors.As(err, &small):
+		return protocol.HumanError("ask the host's administrator for a larger RSA host key (or an ed25519 one); ssh refuses this one too",
+			"host key of %s (%s): %v", alias, pattern, err)
 	case errors.As(err, &revoked):
-		return protocol.HumanError(fmt.Sprintf("the host presents a key marked @revoked in %s (%s): do not connect; ask the host's administrator for its current key", revoked.Revoked.Filename, fp),
+		return protocol.HumanError(fmt.Sprintf("the host presents a key marked @revoked in %s (%s): do not connect; ask the host's administrator for its current key", t.r.show(revoked.Revoked.Filename), fp),
 			"host key of %s (%s) is revoked", alias, pattern)
 	case knownhosts.IsHostKeyChanged(err):
 		var ke *xknownhosts.KeyError
 		where := file
 		if errors.As(err, &ke) && len(ke.Want) > 0 {
-			where = fmt.Sprintf("%s:%d", ke.Want[0].Filename, ke.Want[0].Line)
+			where = fmt.Sprintf("%s:%d", t.r.show(ke.Want[0].Filename), ke.Want[0].Line)
 		}
 		return protocol.HumanError(fmt.Sprintf("the host now presents %s %s, which does not match %s. "+
-			"If the change is expected (verify the fingerprint with the host's administrator), remove the old entry with `ssh-keygen -R '%s' -f %s` and add the new one with `%s >> %s`",
-			keyTypeName(key), fp, where, pattern, file, scan, file),
+			"If the change is expected (verify the fingerprint with the host's administrator), remove the old entry with `ssh-keygen -R '%s' -f %s` and %s",
+			keyTypeName(key), fp, where, pattern, file, add),
 			"HOST KEY CHANGED for %s (%s): refusing to connect", alias, pattern)
 	case knownhosts.IsHostUnknown(err):
-		if t.strict == "accept-new" || t.strict == "no" {
-			if aerr := t.accept(hostport, key); aerr == nil {
+		if t.r.StrictHostKeyChecking == "accept-new" || t.r.StrictHostKeyChecking == "no" {
+			aerr := t.accept(key)
+			if aerr == nil {
 				return nil
-			} else {
-				return protocol.HumanError(fmt.Sprintf("make %s writable, or add the key yourself: `%s >> %s`", file, scan, file),
-					"cannot record the new host key of %s: %v", alias, aerr)
 			}
+			return protocol.HumanError(fmt.Sprintf("make %s writable, or %s", file, add),
+				"cannot record the new host key of %s: %v", alias, aerr)
 		}
-		return protocol.HumanError(fmt.Sprintf("the host presents %s %s. Verify this fingerprint with the host's administrator, then add it with `%s >> %s` (or run `ssh %s` once and answer yes)",
-			keyTypeName(key), fp, scan, file, alias),
-			"host key of %s (%s) is not known", alias, pattern)
+		more := ""
+		if t.r.get("verifyhostkeydns") == "true" || t.r.get("verifyhostkeydns") == "yes" {
+			more = fmt.Sprintf(" (VerifyHostKeyDNS, %s, is not done by the plugin: it reads no SSHFP records)", t.r.where("VerifyHostKeyDNS"))
+		}
+		return protocol.HumanError(fmt.Sprintf("the host presents %s %s. Verify this fingerprint with the host's administrator, then %s (or run `%s` once and answer yes)",
+			keyTypeName(key), fp, add, t.sshCmd),
+			"host key of %s (%s) is not known%s", alias, pattern, more)
 	}
-	return protocol.HumanError("check the known_hosts files "+strings.Join(t.files, ", "), "host key of %s not verified: %v", alias, err)
+	return protocol.HumanError("check the known_hosts files "+strings.Join(t.shownFiles(), ", "), "host key of %s not verified: %v", alias, err)
 }
 
-// accept appends the key for hostport to the user's known_hosts
-// (StrictHostKeyChecking accept-new) and reloads.
-func (t *trust) accept(hostport string, key ssh.PublicKey) error {
+// shownFiles are the known_hosts files as messages show them.
+func (t *trust) shownFiles() []string {
+	out := make([]string, len(t.files))
+	for i, f := range t.files {
+		out[i] = t.r.show(f)
+	}
+	return out
+}
+
+// addRemedy says how to add the key: ssh-keyscan where it can reach the
+// host as we do, else the exact line to append.
+func (t *trust) addRemedy(key ssh.PublicKey) string {
+	if t.direct && t.r.HostKeyAlias == "" {
+		h := ""
+		if t.r.HashKnownHosts {
+			h = "-H "
+		}
+		return fmt.Sprintf("add it with `ssh-keyscan %s-t %s -p %d %s >> %s`", h, keyTypeName(key), t.r.Port, t.r.HostName, t.r.show(t.writeTo))
+	}
+	return fmt.Sprintf("append this line to %s: `%s`", t.r.show(t.writeTo), knownHostsLine(t.pattern(), key, false))
+}
+
+// knownHostsLine is the line OpenSSH writes for a new host: the pattern
+// (hashed with HashKnownHosts), the key type and the key.
+func knownHostsLine(pattern string, key ssh.PublicKey, hashed bool) string {
+	if hashed {
+		pattern = xknownhosts.HashHostname(pattern)
+	}
+	return knownhosts.Line([]string{pattern}, key)
+}
+
+// accept appends the key to the user's known_hosts (StrictHostKeyChecking
+// accept-new) as OpenSSH writes it: under the alias or [host]:port, hashed
+// when HashKnownHosts is yes.
+func (t *trust) accept(key ssh.PublicKey) error {
+	if t.writeTo == "" {
+		return errors.New("no known_hosts file is configured")
+	}
 	appendMu.Lock()
 	defer appendMu.Unlock()
 	if err := os.MkdirAll(filepath.Dir(t.writeTo), 0o700); err != nil {
@@ -145,11 +316,11 @@ func (t *trust) accept(hostport string, key ssh.PublicKey) error {
 	if err != nil {
 		return err
 	}
-	line := knownhosts.Line([]string{knownhosts.Normalize(hostport)}, key)
-	if _, err := f.WriteString(line + "\n"); err != nil {
+	if _, err := f.WriteString(knownHostsLine(t.pattern(), key, t.r.HashKnownHosts) + "\n"); err != nil {
 		f.Close()
 		return err
 	}
+	t.setHow("new: recorded in " + t.r.show(t.writeTo) + " (StrictHostKeyChecking " + t.r.StrictHostKeyChecking + ")")
 	return f.Close()
 }
 
@@ -160,18 +331,48 @@ func (t *trust) hostKeyFailure() *protocol.Error {
 	return t.failure
 }
 
+// presented is the key the host presented and how it was verified.
+func (t *trust) presented() (ssh.PublicKey, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.key, t.how
+}
+
+// fingerprint prints a key's fingerprint as ssh does under FingerprintHash.
+func fingerprint(k ssh.PublicKey, hash string) string {
+	if hash == "md5" {
+		return "MD5:" + ssh.FingerprintLegacyMD5(k)
+	}
+	return ssh.FingerprintSHA256(k)
+}
+
 func keyTypeName(k ssh.PublicKey) string {
 	typ := k.Type()
 	if c, ok := k.(*ssh.Certificate); ok {
 		typ = c.Key.Type()
 	}
 	switch {
-	case strings.HasPrefix(typ, "ssh-ed25519"):
+	case strings.Contains(typ, "ed25519"):
 		return "ed25519"
-	case strings.HasPrefix(typ, "ecdsa"):
+	case strings.Contains(typ, "ecdsa"):
 		return "ecdsa"
 	case strings.HasPrefix(typ, "ssh-rsa"):
 		return "rsa"
 	}
 	return typ
 }
+
+// plainKeyType is the key type an algorithm signs with:
+// rsa-sha2-512-cert-v01@openssh.com → ssh-rsa.
+func plainKeyType(algo string) string {
+	a := strings.TrimSuffix(algo, "-cert-v01@openssh.com")
+	switch {
+	case a == "rsa-sha2-256" || a == "rsa-sha2-512":
+		return ssh.KeyAlgoRSA
+	case a != algo && strings.HasPrefix(a, "sk-"):
+		return a + "@openssh.com"
+	}
+	return a
+}
+
+func isCertAlgo(a string) bool { return strings.HasSuffix(a, "-cert-v01@openssh.com") }

@@ -69,12 +69,11 @@ func wrapperCommand(timeout time.Duration, cwd string, argv ...string) string {
 }
 
 // scriptStdin is what the session's stdin carries for a script run.
+// It is one string, so a small script leaves in one SSH data packet: a
+// relay that keeps Nagle on (a ProxyCommand's nc) holds every further small
+// packet until the first is acknowledged.
 func scriptStdin(script string) io.Reader {
-	return io.MultiReader(
-		strings.NewReader(wrapperArm+"\n(\n"),
-		strings.NewReader(script),
-		strings.NewReader("\n) </dev/null\n"+wrapperDisarm+"\n"),
-	)
+	return strings.NewReader(wrapperArm + "\n(\n" + script + "\n) </dev/null\n" + wrapperDisarm + "\n")
 }
 
 // shQuote single-quotes s for a POSIX shell.
@@ -131,6 +130,11 @@ func (c *conn) openControl() (*control, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startControl(s)
+}
+
+// startControl starts the control shell on an open session.
+func startControl(s *ssh.Session) (*control, error) {
 	in, err := s.StdinPipe()
 	if err != nil {
 		s.Close()
@@ -178,12 +182,24 @@ func (c *conn) killGroup(ctx context.Context, pgid int) (bool, error) {
 // while sessions are free, so the slot kept for stops is real even when
 // --max-sessions overstates the server's limit.
 // One attempt: a failure leaves it to the first stop.
-func (c *conn) warmControl(ctx context.Context) {
+// The channel opens before any script's (opens are serialized); the shell
+// starts in the background, holding ctlMu so a stop waits for it, while the
+// first script's session opens.
+func (c *conn) warmControl() {
 	c.ctlMu.Lock()
-	defer c.ctlMu.Unlock()
-	if ctl, err := c.openControl(); err == nil {
-		c.ctl = ctl
+	c.openMu.Lock()
+	s, err := c.client.NewSession()
+	c.openMu.Unlock()
+	if err != nil {
+		c.ctlMu.Unlock()
+		return
 	}
+	go func() {
+		defer c.ctlMu.Unlock()
+		if ctl, err := startControl(s); err == nil {
+			c.ctl = ctl
+		}
+	}()
 }
 
 // ensureControlLocked opens the control session if there is none. A server

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -44,33 +46,41 @@ func Main(p Plugin, args []string) int {
 			return cmd(context.Background(), args[1:])
 		}
 	}
-	fs := flag.NewFlagSet("mu-plugin-"+p.Name, flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	name := "mu-plugin-" + p.Name
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // --help goes to stdout, errors to stderr, below
 	version := fs.Bool("version", false, "print the version and exit")
-	logLevel := fs.String("log-level", "warn", "stderr log level: debug, info, warn or error")
+	envLog, envLevel := envPrefix(p.Name)+"_LOG", envPrefix(p.Name)+"_LOG_LEVEL"
+	logFile := fs.String("log-file", "", "append the plugin's own log to `PATH` (mu keeps no plugin stderr); also $"+envLog)
+	logLevel := fs.String("log-level", "", "log `LEVEL`: debug, info, warn or error (default warn on stderr, info in a --log-file); also $"+envLevel)
 	build := p.Flags(fs)
-	fs.Usage = func() { usage(fs, p) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage(os.Stdout, fs, p)
 			return 0
 		}
+		fmt.Fprintf(os.Stderr, "%s: %v\nSee %s --help.\n", name, err, name)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "%s: unexpected argument %q: the plugin takes flags only\nSee %s --help.\n", name, fs.Arg(0), name)
 		return 2
 	}
 	if *version {
-		fmt.Printf("mu-plugin-%s %s (protocol v%d)\n", p.Name, Version, protocol.Version)
+		fmt.Printf("%s %s (protocol v%d)\n", name, Version, protocol.Version)
 		return 0
 	}
 	if term.IsTerminal(int(os.Stdin.Fd())) {
-		fmt.Fprintf(os.Stderr, "mu-plugin-%s is a mu plugin: mu runs it and speaks JSON-RPC to it on stdin.\n"+
-			"Register it with:  mu plugin add %s -- %s\nSee --help for its flags.\n", p.Name, p.Name, self())
+		fmt.Fprintf(os.Stderr, "%s is a mu plugin: mu runs it and speaks JSON-RPC to it on stdin.\n"+
+			"Register it with:  mu plugin add %s -- %s\nSee --help for its flags.\n", name, p.Name, self())
 		return 2
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(os.Stderr, "mu-plugin-%s: --log-level: %v\n", p.Name, err)
+	log, closeLog, err := openLog(orEnv(*logFile, envLog), orEnv(*logLevel, envLevel))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	defer closeLog()
 
 	// A plugin process starts children only through internal/proc: every
 	// child that is not a run's leader is an orphan some run left.
@@ -79,27 +89,83 @@ func Main(p Plugin, args []string) int {
 	defer stop()
 	opts, err := build(ctx, log)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mu-plugin-%s: %v\n", p.Name, err)
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 1
 	}
 	opts.Name, opts.Version, opts.Logger = p.Name, Version, log
+	log.Debug("started", "plugin", name, "version", Version)
 	if err := protocol.Serve(ctx, opts); err != nil {
+		log.Error("serve", "error", err.Error())
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func usage(fs *flag.FlagSet, p Plugin) {
-	w := fs.Output()
+// envPrefix is the plugin's environment prefix: MU_PLUGIN_SSH for "ssh".
+func envPrefix(name string) string {
+	return "MU_PLUGIN_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
+}
+
+func orEnv(v, env string) string {
+	if v != "" {
+		return v
+	}
+	return os.Getenv(env)
+}
+
+// openLog is the plugin's logger: to the file when one is given (appended,
+// mode 0600, each line with the process id, since every mu invocation
+// starts a new plugin), else to stderr.
+func openLog(path, level string) (*slog.Logger, func(), error) {
+	var lvl slog.Level
+	switch {
+	case level != "":
+		if err := lvl.UnmarshalText([]byte(level)); err != nil {
+			return nil, nil, fmt.Errorf("--log-level: %v", err)
+		}
+	case path != "":
+		lvl = slog.LevelInfo
+	default:
+		lvl = slog.LevelWarn
+	}
+	if path == "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})), func() {}, nil
+	}
+	if strings.HasPrefix(path, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			path = filepath.Join(h, path[2:])
+		}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--log-file: %v", err)
+	}
+	log := slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: lvl})).With("pid", os.Getpid())
+	return log, func() { f.Close() }, nil
+}
+
+func usage(w io.Writer, fs *flag.FlagSet, p Plugin) {
 	fmt.Fprintf(w, "mu-plugin-%s: %s\n\nA mu plugin: mu starts it and speaks JSON-RPC 2.0 on its stdin and stdout.\n\n"+
 		"Register:\n  mu plugin add %s -- %s [flags]\n\nFlags:\n", p.Name, p.Short, p.Name, self())
-	fs.PrintDefaults()
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, text := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		text = strings.ReplaceAll(text, "\n", "\n      ")
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && !strings.Contains(text, "default") {
+			text += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n      %s\n", line, text)
+	})
 	if len(p.Commands) > 0 {
 		names := make([]string, 0, len(p.Commands))
 		for n := range p.Commands {
 			names = append(names, n)
 		}
+		sort.Strings(names)
 		fmt.Fprintf(w, "\nInternal sub-commands: %s\n", strings.Join(names, ", "))
 	}
 }

@@ -1,0 +1,221 @@
+package sshlink
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testsshd"
+)
+
+// startMaster runs `ssh -M -N` for alias with cfg (which names the
+// ControlPath ctl, or -S ctl when it does not) and waits for its socket. The
+// test started it; the test's cleanup kills it.
+func startMaster(t testing.TB, cfg, ctl, alias string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("ssh", "-F", cfg, "-M", "-S", ctl, "-N", "-o", "ControlPersist=no", alias)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 1000; i++ {
+		if exec.Command("ssh", "-S", ctl, "-O", "check", alias).Run() == nil {
+			return cmd
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the ControlMaster never answered")
+	return nil
+}
+
+func logins(s *testsshd.Server) int { return strings.Count(s.LogText(), "Accepted publickey") }
+
+// TestControlMaster: with a master running at the config's ControlPath,
+// every call goes through it (the server sees no new login), and all the
+// link relies on holds there: exit codes and streams, the timeout stop
+// ("stopping"), slots under concurrency, git push and fetch through the
+// shim, and checkSteps naming the master. Once the master is gone, the
+// plugin connects by itself.
+func TestControlMaster(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{})
+	ctl := filepath.Join(t.TempDir(), "ctl")
+	cfg := writeConfig(t, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
+	master := startMaster(t, cfg, ctl, "box")
+	before := logins(s)
+
+	d, _, _ := subproc(t, nil, "--config", cfg)
+	d.initialize()
+	res, r := d.exec("box", "echo out; echo err >&2; exit 7", ".", 20*time.Second)
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 7 || res.Stdout != "out\n" || res.Stderr != "err\n" {
+		t.Fatalf("exec through the master: %+v %+v", res, r.Error)
+	}
+	_, ok, detail := stepMap(d.steps("box"))
+	if ok["resolve"] != "true" || ok["tcp"] != "null" || ok["hostkey"] != "true" || ok["auth"] != "true" || ok["home"] != "true" {
+		t.Fatalf("steps %v %v", ok, detail)
+	}
+	want := fmt.Sprintf("the ControlMaster at %s (pid %d)", ctl, master.Process.Pid)
+	for _, step := range []string{"resolve", "tcp", "hostkey", "auth"} {
+		if !strings.Contains(detail[step], want) {
+			t.Errorf("%s detail %q does not name %s", step, detail[step], want)
+		}
+	}
+
+	t.Run("slots", func(t *testing.T) {
+		var wg sync.WaitGroup
+		errs := make(chan string, 20)
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
+				if r.Error != nil || res.Stdout != fmt.Sprintf("%d\n", i) {
+					errs <- fmt.Sprintf("call %d: %+v %+v", i, res, r.Error)
+				}
+			}(i)
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+	})
+	t.Run("git", func(t *testing.T) {
+		head := remoteRepo(t, d, "cm-src", 3)
+		local := filepath.Join(t.TempDir(), "r")
+		git(t, "/", "init", "-q", local)
+		if res, r := d.link("link.fetch", fetchParams("box", "cm-src", local, 60*time.Second)); r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+			t.Fatalf("fetch: %+v %+v", res, r.Error)
+		}
+		if fh, _ := os.ReadFile(filepath.Join(local, ".git", "FETCH_HEAD")); !strings.HasPrefix(string(fh), head) {
+			t.Fatalf("FETCH_HEAD %q, want %s", fh, head)
+		}
+		git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
+		rev := git(t, local, "rev-parse", "HEAD")
+		if res, r := d.link("link.push", pushParams("box", local, "cm-dst", rev, 60*time.Second)); r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+			t.Fatalf("push: %+v %+v", res, r.Error)
+		}
+	})
+	if n := logins(s) - before; n != 0 {
+		t.Errorf("the server saw %d login(s) besides the master's: the plugin did not use the master", n)
+	}
+	// Last: waitGone checks the host over fresh ssh logins of its own.
+	t.Run("stopping", func(t *testing.T) {
+		old := watchdogSlack
+		watchdogSlack = 120 // the stop over the control session, not the watchdog
+		t.Cleanup(func() { watchdogSlack = old })
+		res, r := d.exec("box", runaway(3301), ".", 1500*time.Millisecond)
+		if r.Error != nil || res.ExitCode != nil {
+			t.Fatalf("want a timed-out answer, got %+v %+v", res, r.Error)
+		}
+		if left := waitGone(t, s, "sleep 3301", protocol5s); len(left) > 0 {
+			t.Fatalf("left running through the master:\n%s", strings.Join(left, "\n"))
+		}
+	})
+
+	master.Process.Kill()
+	master.Wait()
+	beforeDirect := logins(s)
+	d2, _, _ := subproc(t, nil, "--config", cfg)
+	d2.initialize()
+	d2.mustExec("box", "true")
+	if logins(s) != beforeDirect+1 {
+		t.Fatal("with the master gone, the plugin did not connect by itself")
+	}
+	if _, err := os.Stat(ctl); err == nil {
+		if probe, _ := probeMaster(t.Context(), ctl); probe != nil {
+			t.Fatal("the plugin started a master")
+		}
+	}
+}
+
+const protocol5s = 5 * time.Second
+
+// TestControlMasterNotStarted: ControlMaster auto with no master running:
+// the plugin connects by itself and never becomes the master (ssh would).
+func TestControlMasterNotStarted(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{})
+	ctl := filepath.Join(t.TempDir(), "ctl")
+	cfg := writeConfig(t, s.HostBlock("box")+"  ControlMaster auto\n  ControlPath "+ctl+"\n  ControlPersist yes\n")
+	before := logins(s)
+	expectOK(t, Config{SSHConfig: cfg})
+	if logins(s) != before+1 {
+		t.Fatal("no direct login")
+	}
+	if _, err := os.Stat(ctl); err == nil {
+		t.Fatal("a control socket appeared: the plugin must never start a master")
+	}
+}
+
+// TestControlMasterAutoask: a master that would confirm every shared
+// session (autoask) is not bypassed silently: a hand-back names it.
+func TestControlMasterAutoask(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{})
+	ctl := filepath.Join(t.TempDir(), "ctl")
+	plain := writeConfig(t, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
+	startMaster(t, plain, ctl, "box")
+	cfg := writeConfig(t, s.HostBlock("box")+"  ControlMaster autoask\n  ControlPath "+ctl+"\n")
+	expectHuman(t, Config{SSHConfig: cfg}, "ControlMaster autoask", "ControlMaster auto")
+}
+
+// TestDialerStreamLocal: the exported Dialer gives other backends (the
+// docker plugin's ssh:// engines) an *ssh.Client resolved as the plugin
+// resolves; a unix socket on the host is reachable through it
+// (direct-streamlocal), directly and over a running ControlMaster.
+func TestDialerStreamLocal(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{})
+	dir, err := os.MkdirTemp("", "mu-sl-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	sock := filepath.Join(dir, "echo.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	os.Chmod(sock, 0o777)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	ctl := filepath.Join(t.TempDir(), "ctl")
+	withMaster := writeConfig(t, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
+	startMaster(t, withMaster, ctl, "box")
+	for name, cfg := range map[string]string{"direct": s.Config, "master": withMaster} {
+		t.Run(name, func(t *testing.T) {
+			c, err := NewDialer(Config{SSHConfig: cfg}, testLogger(t)).Dial(t.Context(), "box")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.Master != (name == "master") || c.Resolved.Alias != "box" || c.HostKey == "" {
+				t.Fatalf("client %+v", c)
+			}
+			nc, err := c.Dial("unix", sock)
+			if err != nil {
+				t.Fatalf("direct-streamlocal: %v", err)
+			}
+			defer nc.Close()
+			fmt.Fprint(nc, "ping\n")
+			line, err := bufio.NewReader(nc).ReadString('\n')
+			if err != nil || line != "ping\n" {
+				t.Fatalf("echo: %q %v", line, err)
+			}
+		})
+	}
+}
