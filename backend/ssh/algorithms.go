@@ -1,25 +1,25 @@
-package sshlink
+package ssh
 
 import (
 	"slices"
 	"strings"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // What x/crypto/ssh implements, secure or not: the configured lists are
 // offered in their own order, less what the plugin cannot speak.
 var (
-	kexAlgs     = implemented(func(a ssh.Algorithms) []string { return a.KeyExchanges }, "curve25519-sha256@libssh.org")
-	cipherAlgs  = implemented(func(a ssh.Algorithms) []string { return a.Ciphers })
-	macAlgs     = implemented(func(a ssh.Algorithms) []string { return a.MACs })
-	hostKeyAlgs = implemented(func(a ssh.Algorithms) []string { return a.HostKeys })
-	pubKeyAlgs  = implemented(func(a ssh.Algorithms) []string { return a.PublicKeyAuths })
+	kexAlgs     = implemented(func(a gossh.Algorithms) []string { return a.KeyExchanges }, "curve25519-sha256@libssh.org")
+	cipherAlgs  = implemented(func(a gossh.Algorithms) []string { return a.Ciphers })
+	macAlgs     = implemented(func(a gossh.Algorithms) []string { return a.MACs })
+	hostKeyAlgs = implemented(func(a gossh.Algorithms) []string { return a.HostKeys })
+	pubKeyAlgs  = implemented(func(a gossh.Algorithms) []string { return a.PublicKeyAuths })
 )
 
-func implemented(pick func(ssh.Algorithms) []string, extra ...string) map[string]bool {
+func implemented(pick func(gossh.Algorithms) []string, extra ...string) map[string]bool {
 	m := map[string]bool{}
-	for _, a := range slices.Concat(pick(ssh.SupportedAlgorithms()), pick(ssh.InsecureAlgorithms()), extra) {
+	for _, a := range slices.Concat(pick(gossh.SupportedAlgorithms()), pick(gossh.InsecureAlgorithms()), extra) {
 		m[a] = true
 	}
 	return m

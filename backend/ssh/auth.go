@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/mu-org/mu-plugins/protocol"
@@ -20,10 +20,10 @@ const maxKeys = 5
 
 // identity is one key the plugin may offer, in OpenSSH's terms.
 type identity struct {
-	name  string        // the file, or "agent key TYPE FP (comment)"
-	pub   ssh.PublicKey // may be a certificate; nil: the file has no readable public key
-	file  string        // the private key file ("" for agent keys)
-	agent bool          // the agent holds it
+	name  string          // the file, or "agent key TYPE FP (comment)"
+	pub   gossh.PublicKey // may be a certificate; nil: the file has no readable public key
+	file  string          // the private key file ("" for agent keys)
+	agent bool            // the agent holds it
 }
 
 // auth gathers one destination's publickey signers in OpenSSH's order
@@ -32,7 +32,7 @@ type identity struct {
 // IdentitiesOnly), then the configured keys read from their files. One
 // callback: x/crypto tries only the first method of each name.
 type auth struct {
-	signers  []ssh.Signer
+	signers  []gossh.Signer
 	tried    []string // names of the offered keys, for the remedy
 	locked   []string // passphrase-protected files whose key is not in the agent
 	agentErr string   // why the configured agent could not be used
@@ -54,20 +54,20 @@ func newAuth(r *Resolved, identityFlag string) *auth {
 	for _, f := range files {
 		ids = append(ids, identity{name: r.show(f), pub: loadPublic(f), file: f})
 		if len(r.CertificateFiles) == 0 { // OpenSSH tries FILE-cert only without CertificateFile
-			if c, ok := loadPublic(f + "-cert").(*ssh.Certificate); ok && c.CertType == ssh.UserCert {
+			if c, ok := loadPublic(f + "-cert").(*gossh.Certificate); ok && c.CertType == gossh.UserCert {
 				ids = append(ids, identity{name: r.show(f) + "-cert.pub", pub: c, file: f})
 			}
 		}
 	}
 	var preferred []identity
 	for _, cf := range r.CertificateFiles {
-		if c, ok := loadPublic(cf).(*ssh.Certificate); ok && c.CertType == ssh.UserCert {
+		if c, ok := loadPublic(cf).(*gossh.Certificate); ok && c.CertType == gossh.UserCert {
 			preferred = append(preferred, identity{name: r.show(cf), pub: c})
 		}
 	}
 	var agentOnly []identity
 	for _, ak := range agentKeys {
-		k, err := ssh.ParsePublicKey(ak.Blob)
+		k, err := gossh.ParsePublicKey(ak.Blob)
 		if err != nil || rsaSizeOK(k, r.RequiredRSASize) != nil {
 			continue
 		}
@@ -130,7 +130,7 @@ func scrubPath(err error, path string) string {
 // build makes the signers, filtered by PubkeyAcceptedAlgorithms, at most
 // maxKeys of them.
 func (a *auth) build(r *Resolved, ids []identity, ag agent.ExtendedAgent) {
-	agentSigners := map[string]ssh.Signer{}
+	agentSigners := map[string]gossh.Signer{}
 	if ag != nil {
 		if ss, err := ag.Signers(); err == nil {
 			for _, s := range ss {
@@ -138,7 +138,7 @@ func (a *auth) build(r *Resolved, ids []identity, ag agent.ExtendedAgent) {
 			}
 		}
 	}
-	fromFile := func(file string, pub ssh.PublicKey) ssh.Signer {
+	fromFile := func(file string, pub gossh.PublicKey) gossh.Signer {
 		s, locked := loadPrivate(file, pub)
 		if locked {
 			a.locked = appendNew(a.locked, r.show(file))
@@ -148,9 +148,9 @@ func (a *auth) build(r *Resolved, ids []identity, ag agent.ExtendedAgent) {
 	// A certificate signs with its key as OpenSSH finds it: a listed
 	// identity with the same key (through the agent when the agent holds
 	// it), else the certificate's own private key file (FILE-cert.pub).
-	plainFor := func(pub ssh.PublicKey, file string) ssh.Signer {
+	plainFor := func(pub gossh.PublicKey, file string) gossh.Signer {
 		for _, o := range ids {
-			if _, c := o.pub.(*ssh.Certificate); o.pub == nil || c || !bytes.Equal(o.pub.Marshal(), pub.Marshal()) {
+			if _, c := o.pub.(*gossh.Certificate); o.pub == nil || c || !bytes.Equal(o.pub.Marshal(), pub.Marshal()) {
 				continue
 			}
 			if o.agent {
@@ -168,13 +168,13 @@ func (a *auth) build(r *Resolved, ids []identity, ag agent.ExtendedAgent) {
 		if len(a.signers) >= maxKeys {
 			break
 		}
-		var s ssh.Signer
-		switch cert, isCert := id.pub.(*ssh.Certificate); {
+		var s gossh.Signer
+		switch cert, isCert := id.pub.(*gossh.Certificate); {
 		case id.agent:
 			s = agentSigners[string(id.pub.Marshal())]
 		case isCert:
 			if base := plainFor(cert.Key, id.file); base != nil {
-				s, _ = ssh.NewCertSigner(cert, base)
+				s, _ = gossh.NewCertSigner(cert, base)
 			}
 		case id.pub == nil && id.file != "":
 			s, _ = loadPrivate(id.file, nil)
@@ -201,7 +201,7 @@ func (a *auth) build(r *Resolved, ids []identity, ag agent.ExtendedAgent) {
 	}
 }
 
-func indexKey(ids []identity, k ssh.PublicKey) int {
+func indexKey(ids []identity, k gossh.PublicKey) int {
 	for i, id := range ids {
 		if id.pub != nil && bytes.Equal(id.pub.Marshal(), k.Marshal()) {
 			return i
@@ -210,8 +210,8 @@ func indexKey(ids []identity, k ssh.PublicKey) int {
 	return -1
 }
 
-func agentKeyName(k ssh.PublicKey, comment string) string {
-	n := "agent key " + strings.ToUpper(keyTypeName(k)) + " " + ssh.FingerprintSHA256(k)
+func agentKeyName(k gossh.PublicKey, comment string) string {
+	n := "agent key " + strings.ToUpper(keyTypeName(k)) + " " + gossh.FingerprintSHA256(k)
 	if comment != "" {
 		n += " (" + safeName(comment) + ")"
 	}
@@ -221,7 +221,7 @@ func agentKeyName(k ssh.PublicKey, comment string) string {
 // loadPublic reads a key's public half as ssh does: FILE.pub, FILE itself
 // when it is a public key, or the public half of an unencrypted or
 // OpenSSH-format private key.
-func loadPublic(f string) ssh.PublicKey {
+func loadPublic(f string) gossh.PublicKey {
 	if k := readPub(f + ".pub"); k != nil {
 		return k
 	}
@@ -232,8 +232,8 @@ func loadPublic(f string) ssh.PublicKey {
 	if err != nil {
 		return nil
 	}
-	s, err := ssh.ParsePrivateKey(b)
-	var pm *ssh.PassphraseMissingError
+	s, err := gossh.ParsePrivateKey(b)
+	var pm *gossh.PassphraseMissingError
 	switch {
 	case err == nil:
 		return s.PublicKey()
@@ -245,13 +245,13 @@ func loadPublic(f string) ssh.PublicKey {
 
 // loadPrivate reads an unencrypted private key; locked is true when it is
 // passphrase-protected (the plugin never asks for a passphrase).
-func loadPrivate(f string, want ssh.PublicKey) (s ssh.Signer, locked bool) {
+func loadPrivate(f string, want gossh.PublicKey) (s gossh.Signer, locked bool) {
 	b, err := os.ReadFile(f)
 	if err != nil {
 		return nil, false
 	}
-	s, err = ssh.ParsePrivateKey(b)
-	var pm *ssh.PassphraseMissingError
+	s, err = gossh.ParsePrivateKey(b)
+	var pm *gossh.PassphraseMissingError
 	switch {
 	case errors.As(err, &pm):
 		return nil, true
@@ -268,8 +268,8 @@ func fileExists(f string) bool {
 	return err == nil
 }
 
-func (a *auth) methods() []ssh.AuthMethod {
-	return []ssh.AuthMethod{ssh.PublicKeysCallback(func() ([]ssh.Signer, error) { return a.signers, nil })}
+func (a *auth) methods() []gossh.AuthMethod {
+	return []gossh.AuthMethod{gossh.PublicKeysCallback(func() ([]gossh.Signer, error) { return a.signers, nil })}
 }
 
 func (a *auth) close() {
@@ -332,12 +332,12 @@ func (r *Resolved) authNotDone() string {
 	return "ssh could also try " + strings.Join(on, " and ") + ", which the plugin does not (public keys only)"
 }
 
-func readPub(path string) ssh.PublicKey {
+func readPub(path string) gossh.PublicKey {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
-	k, _, _, _, err := ssh.ParseAuthorizedKey(b)
+	k, _, _, _, err := gossh.ParseAuthorizedKey(b)
 	if err != nil {
 		return nil
 	}

@@ -1,17 +1,17 @@
-package sshlink
+package ssh
 
 import (
 	"io"
 	"slices"
 	"strings"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // restrict limits a signer to the signature algorithms PubkeyAcceptedAlgorithms
 // allows for its key type, as ssh does; nil when it allows none (OpenSSH
 // then skips the key). An empty list (the library resolver) allows all.
-func restrict(s ssh.Signer, accepted []string) ssh.Signer {
+func restrict(s gossh.Signer, accepted []string) gossh.Signer {
 	if len(accepted) == 0 {
 		return s
 	}
@@ -27,11 +27,11 @@ func restrict(s ssh.Signer, accepted []string) ssh.Signer {
 	if len(algos) == 0 {
 		return nil
 	}
-	as, ok := s.(ssh.AlgorithmSigner)
+	as, ok := s.(gossh.AlgorithmSigner)
 	if !ok {
 		return s
 	}
-	if ms, ok := s.(ssh.MultiAlgorithmSigner); ok {
+	if ms, ok := s.(gossh.MultiAlgorithmSigner); ok {
 		// Keep the signer's own algorithms that are accepted, in the
 		// accepted list's order.
 		algos = slices.DeleteFunc(algos, func(a string) bool { return !slices.Contains(ms.Algorithms(), a) })
@@ -39,7 +39,7 @@ func restrict(s ssh.Signer, accepted []string) ssh.Signer {
 			return nil
 		}
 	}
-	r, err := ssh.NewSignerWithAlgorithms(as, algos)
+	r, err := gossh.NewSignerWithAlgorithms(as, algos)
 	if err != nil {
 		return s
 	}
@@ -51,25 +51,25 @@ func restrict(s ssh.Signer, accepted []string) ssh.Signer {
 // acceptable (the publickey query), so the signing key is the one that
 // authenticated.
 type recording struct {
-	ssh.Signer
+	gossh.Signer
 	name string
 	a    *auth
 }
 
 func (k *recording) note() {
 	k.a.mu.Lock()
-	k.a.accepted = k.name + " (" + strings.ToUpper(keyTypeName(k.PublicKey())) + " " + ssh.FingerprintSHA256(k.PublicKey()) + ")"
+	k.a.accepted = k.name + " (" + strings.ToUpper(keyTypeName(k.PublicKey())) + " " + gossh.FingerprintSHA256(k.PublicKey()) + ")"
 	k.a.mu.Unlock()
 }
 
-func (k *recording) Sign(rand io.Reader, data []byte) (*ssh.Signature, error) {
+func (k *recording) Sign(rand io.Reader, data []byte) (*gossh.Signature, error) {
 	k.note()
 	return k.Signer.Sign(rand, data)
 }
 
-func (k *recording) SignWithAlgorithm(rand io.Reader, data []byte, algorithm string) (*ssh.Signature, error) {
+func (k *recording) SignWithAlgorithm(rand io.Reader, data []byte, algorithm string) (*gossh.Signature, error) {
 	k.note()
-	if as, ok := k.Signer.(ssh.AlgorithmSigner); ok {
+	if as, ok := k.Signer.(gossh.AlgorithmSigner); ok {
 		return as.SignWithAlgorithm(rand, data, algorithm)
 	}
 	return k.Signer.Sign(rand, data)
@@ -79,7 +79,7 @@ func (k *recording) SignWithAlgorithm(rand io.Reader, data []byte, algorithm str
 // signature algorithm (rsa-sha2-256/512 for RSA keys) as without the
 // wrapper.
 func (k *recording) Algorithms() []string {
-	if ms, ok := k.Signer.(ssh.MultiAlgorithmSigner); ok {
+	if ms, ok := k.Signer.(gossh.MultiAlgorithmSigner); ok {
 		return ms.Algorithms()
 	}
 	return defaultAlgorithms(k.PublicKey().Type())
@@ -88,8 +88,8 @@ func (k *recording) Algorithms() []string {
 // defaultAlgorithms mirrors x/crypto's algorithmsForKeyFormat of the
 // underlying key format (a certificate signs with its key's algorithms).
 func defaultAlgorithms(typ string) []string {
-	if b := certBase(typ); b == ssh.KeyAlgoRSA {
-		return []string{ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSA}
+	if b := certBase(typ); b == gossh.KeyAlgoRSA {
+		return []string{gossh.KeyAlgoRSASHA256, gossh.KeyAlgoRSASHA512, gossh.KeyAlgoRSA}
 	} else {
 		return []string{b}
 	}

@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 // Side by side against the same sshd, in one run:
 //   go test -run '^$' -bench . -benchtime 20x ./backend/ssh/

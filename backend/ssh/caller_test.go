@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 // mu-plugin-ssh driven by protocol/caller, the full caller side: the
 // registration checks, the load rules, every reply checked against the

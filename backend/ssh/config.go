@@ -1,7 +1,7 @@
-// Package sshlink is mu-plugin-ssh's backend: a link to any SSH host, with
+// Package ssh is mu-plugin-ssh's backend: a link to any SSH host, with
 // scripts that stop on timeout ("stopping"), git fetch and push over the
 // plugin's own connection, and OpenSSH's own resolution and trust rules.
-package sshlink
+package ssh
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -38,7 +38,7 @@ type entry struct {
 type conn struct {
 	r      *Resolved
 	cl     *Client
-	client *ssh.Client
+	client *gossh.Client
 	done   <-chan struct{} // closed once the connection is dead
 	slots  *slots
 	openMu sync.Mutex // serializes session opens

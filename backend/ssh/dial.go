@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -21,7 +21,7 @@ import (
 // running ControlMaster reused, ProxyCommand and ProxyJump followed, host
 // keys checked against known_hosts, keys from the files and the agent
 // OpenSSH would offer. Other backends (mu-plugin-docker's ssh:// engines)
-// use it to get the same *ssh.Client.
+// use it to get the same *gossh.Client.
 type Dialer struct {
 	res        *resolver
 	knownHosts string // --known-hosts
@@ -41,7 +41,7 @@ func NewDialer(cfg Config, log *slog.Logger) *Dialer {
 // Client is one authenticated SSH connection to a destination. Close it
 // when done: that also ends its jump hosts and its ProxyCommand.
 type Client struct {
-	*ssh.Client
+	*gossh.Client
 	Resolved *Resolved
 	Route    string // how it was reached, for messages: "10.0.0.2:22", "ProxyCommand `…`", "ProxyJump a,b", "the ControlMaster at PATH (pid N)"
 	HostKey  string // the host key and how it was verified
@@ -67,7 +67,7 @@ func (c *Client) Close() error {
 	return err
 }
 
-func (d *Dialer) newClient(r *Resolved, sc *ssh.Client, closers []io.Closer) *Client {
+func (d *Dialer) newClient(r *Resolved, sc *gossh.Client, closers []io.Closer) *Client {
 	c := &Client{Client: sc, Resolved: r, closers: closers, done: make(chan struct{})}
 	go func() {
 		_ = sc.Wait()

@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -19,7 +19,7 @@ import (
 // session ends.
 type run struct {
 	c       *conn
-	sess    *ssh.Session
+	sess    *gossh.Session
 	until   time.Time
 	pg      chan int      // the wrapper's process group, once read (0: none)
 	ended   chan struct{} // the session ended (its process is gone)
@@ -43,7 +43,7 @@ type runSpec struct {
 
 // openSession takes a slot and opens a session on it. An OpenChannelError
 // is the server's capacity signal: shrink the semaphore and queue.
-func (b *Backend) openSession(ctx context.Context, c *conn, until time.Time) (*ssh.Session, error) {
+func (b *Backend) openSession(ctx context.Context, c *conn, until time.Time) (*gossh.Session, error) {
 	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	for {
@@ -61,7 +61,7 @@ func (b *Backend) openSession(ctx context.Context, c *conn, until time.Time) (*s
 		if errors.Is(err, errAbandoned) {
 			return nil, protocol.NotStarted(ctx.Err(), "opening a session on "+c.r.Alias+"; nothing started")
 		}
-		var oce *ssh.OpenChannelError
+		var oce *gossh.OpenChannelError
 		if errors.As(err, &oce) {
 			backoff := c.slots.refused()
 			b.log.Info("server refused a session; queueing", "host", c.r.Alias, "slots", c.slots.capacity())
@@ -85,9 +85,9 @@ func (b *Backend) openSession(ctx context.Context, c *conn, until time.Time) (*s
 // opened before it is counted, so the new capacity is exact. An open that
 // ctx gave up on still settles its slot when it completes. On error the
 // slot is still the caller's to release, except with errAbandoned.
-func (c *conn) newSession(ctx context.Context) (*ssh.Session, error) {
+func (c *conn) newSession(ctx context.Context) (*gossh.Session, error) {
 	type opened struct {
-		s   *ssh.Session
+		s   *gossh.Session
 		err error
 	}
 	ch := make(chan opened, 1)
@@ -199,7 +199,7 @@ func (b *Backend) outcome(ctx context.Context, r *run) (exit *int, err error) {
 
 func (r *run) exitCode() (*int, error) {
 	err := r.waitErr
-	var ee *ssh.ExitError
+	var ee *gossh.ExitError
 	switch {
 	case err == nil:
 		n := 0

@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 // Faults OpenSSH cannot be made to show (a connection cut mid-call, a stall),
 // from an in-process x/crypto/ssh server. The same behaviours' normal paths
@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
@@ -59,7 +59,7 @@ func faultServer(t *testing.T, mode string) string {
 func faultServerAlive(t *testing.T, mode string, alive int) string {
 	t.Helper()
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	signer, err := ssh.NewSignerFromKey(priv)
+	signer, err := gossh.NewSignerFromKey(priv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func faultServerAlive(t *testing.T, mode string, alive int) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	cfg := &ssh.ServerConfig{PublicKeyCallback: func(ssh.ConnMetadata, ssh.PublicKey) (*ssh.Permissions, error) { return nil, nil }}
+	cfg := &gossh.ServerConfig{PublicKeyCallback: func(gossh.ConnMetadata, gossh.PublicKey) (*gossh.Permissions, error) { return nil, nil }}
 	cfg.AddHostKey(signer)
 	go func() {
 		for {
@@ -86,7 +86,7 @@ func faultServerAlive(t *testing.T, mode string, alive int) string {
 	port := ln.Addr().(*net.TCPAddr).Port
 	dir := t.TempDir()
 	kh := filepath.Join(dir, "known_hosts")
-	os.WriteFile(kh, []byte(fmt.Sprintf("[127.0.0.1]:%d %s", port, ssh.MarshalAuthorizedKey(signer.PublicKey()))), 0o600)
+	os.WriteFile(kh, []byte(fmt.Sprintf("[127.0.0.1]:%d %s", port, gossh.MarshalAuthorizedKey(signer.PublicKey()))), 0o600)
 	key := filepath.Join(dir, "id")
 	testsshd.KeyGen(t, key, "ed25519", "")
 	conf := filepath.Join(dir, "ssh_config")
@@ -96,13 +96,13 @@ func faultServerAlive(t *testing.T, mode string, alive int) string {
 	return conf
 }
 
-func faultConn(nc net.Conn, cfg *ssh.ServerConfig, mode string) {
+func faultConn(nc net.Conn, cfg *gossh.ServerConfig, mode string) {
 	g := &gateConn{Conn: nc, frozen: make(chan struct{})}
-	_, chans, reqs, err := ssh.NewServerConn(g, cfg)
+	_, chans, reqs, err := gossh.NewServerConn(g, cfg)
 	if err != nil {
 		return
 	}
-	go ssh.DiscardRequests(reqs)
+	go gossh.DiscardRequests(reqs)
 	n := 0
 	for nch := range chans {
 		if n++; mode == "stallopen" && n == 2 {

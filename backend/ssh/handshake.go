@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -32,7 +32,7 @@ func (d *Dialer) handshake(ctx context.Context, r *Resolved, nc net.Conn, direct
 	tr.direct, tr.sshCmd = direct, d.sshCommand(r.Alias)
 	au := newAuth(r, d.identity)
 	defer au.close()
-	cfg := &ssh.ClientConfig{
+	cfg := &gossh.ClientConfig{
 		User:              r.User,
 		Auth:              au.methods(),
 		HostKeyCallback:   tr.callback(),
@@ -45,7 +45,7 @@ func (d *Dialer) handshake(ctx context.Context, r *Resolved, nc net.Conn, direct
 		_ = nc.SetDeadline(dl)
 	}
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
-	sc, chans, reqs, err := ssh.NewClientConn(nc, hostKeyAddr(r), cfg)
+	sc, chans, reqs, err := gossh.NewClientConn(nc, hostKeyAddr(r), cfg)
 	stop()
 	if err != nil {
 		herr := d.handshakeError(ctx, r, tr, au, nc, err, timeout, route)
@@ -53,12 +53,12 @@ func (d *Dialer) handshake(ctx context.Context, r *Resolved, nc net.Conn, direct
 		return nil, herr
 	}
 	_ = nc.SetDeadline(time.Time{})
-	c := d.newClient(r, ssh.NewClient(sc, chans, reqs), nil)
+	c := d.newClient(r, gossh.NewClient(sc, chans, reqs), nil)
 	c.Route = route
 	key, how := tr.presented()
 	c.HostKey = fmt.Sprintf("%s %s, %s", key.Type(), fingerprint(key, r.FingerprintHash), how)
 	c.AuthKey = au.acceptedKey()
-	algs := sc.(ssh.AlgorithmsConnMetadata).Algorithms()
+	algs := sc.(gossh.AlgorithmsConnMetadata).Algorithms()
 	d.log.Debug("authenticated", "host", r.Alias, "user", r.User, "key", c.AuthKey, "hostKey", c.HostKey,
 		"kex", algs.KeyExchange, "hostKeyAlgorithm", algs.HostKey, "cipher", algs.Write.Cipher, "mac", macName(algs.Write),
 		"server", string(sc.ServerVersion()), "route", route)
@@ -89,7 +89,7 @@ type stageError struct {
 func (e *stageError) Error() string { return e.stage.Error() }
 func (e *stageError) Unwrap() error { return e.stage }
 
-func macName(a ssh.DirectionAlgorithms) string {
+func macName(a gossh.DirectionAlgorithms) string {
 	if strings.Contains(a.Cipher, "gcm") || strings.Contains(a.Cipher, "chacha20") {
 		return "<implicit>"
 	}
@@ -151,7 +151,7 @@ func (d *Dialer) logResolved(r *Resolved, via *Client) {
 }
 
 // logPlan logs the keys, host key algorithms and ciphers about to be offered.
-func (d *Dialer) logPlan(r *Resolved, tr *trust, au *auth, plan algorithmPlan, cfg *ssh.ClientConfig) {
+func (d *Dialer) logPlan(r *Resolved, tr *trust, au *auth, plan algorithmPlan, cfg *gossh.ClientConfig) {
 	if !d.log.Enabled(context.Background(), -4) {
 		return
 	}

@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
@@ -201,8 +201,8 @@ func TestFirstContactAsSSH(t *testing.T) {
 	}
 }
 
-func mustParseKey(t *testing.T, line string) ssh.PublicKey {
-	k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line))
+func mustParseKey(t *testing.T, line string) gossh.PublicKey {
+	k, _, _, _, err := gossh.ParseAuthorizedKey([]byte(line))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/skeema/knownhosts"
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 	xknownhosts "golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/mu-org/mu-plugins/protocol"
@@ -33,7 +33,7 @@ type trust struct {
 
 	mu      sync.Mutex
 	failure *protocol.Error // the host key verdict, once the callback ran
-	key     ssh.PublicKey   // the key the host presented
+	key     gossh.PublicKey // the key the host presented
 	how     string          // how it was verified
 }
 
@@ -124,9 +124,9 @@ func (t *trust) algorithms() []string {
 	return append(first, last...)
 }
 
-// callback is the ssh.HostKeyCallback; it records a human verdict.
-func (t *trust) callback() ssh.HostKeyCallback {
-	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+// callback is the gossh.HostKeyCallback; it records a human verdict.
+func (t *trust) callback() gossh.HostKeyCallback {
+	return func(hostname string, remote net.Addr, key gossh.PublicKey) error {
 		t.mu.Lock()
 		t.key = key
 		t.mu.Unlock()
@@ -146,7 +146,7 @@ func (t *trust) callback() ssh.HostKeyCallback {
 	}
 }
 
-func (t *trust) check(hostname string, remote net.Addr, key ssh.PublicKey) error {
+func (t *trust) check(hostname string, remote net.Addr, key gossh.PublicKey) error {
 	if err := rsaSizeOK(key, t.r.RequiredRSASize); err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (t *trust) check(hostname string, remote net.Addr, key ssh.PublicKey) error
 		return &xknownhosts.KeyError{}
 	}
 	err := t.db.HostKeyCallback()(hostname, remote, key)
-	if cert, ok := key.(*ssh.Certificate); ok && err != nil && !isRevoked(err) {
+	if cert, ok := key.(*gossh.Certificate); ok && err != nil && !isRevoked(err) {
 		// No @cert-authority vouches for the certificate: OpenSSH then
 		// checks its plain key against known_hosts, and so do we.
 		if plainErr := t.db.HostKeyCallback()(hostname, remote, cert.Key); plainErr == nil || !knownhosts.IsHostUnknown(plainErr) {
@@ -163,7 +163,7 @@ func (t *trust) check(hostname string, remote net.Addr, key ssh.PublicKey) error
 	}
 	if err == nil {
 		how := "verified against known_hosts"
-		if _, ok := key.(*ssh.Certificate); ok {
+		if _, ok := key.(*gossh.Certificate); ok {
 			how = "certificate verified against a @cert-authority in known_hosts"
 		} else if w := t.whereKnown(hostname, remote, key); w != "" {
 			how += " (" + w + ")"
@@ -175,7 +175,7 @@ func (t *trust) check(hostname string, remote net.Addr, key ssh.PublicKey) error
 
 // whereKnown names the known_hosts line that holds key for hostname: a
 // lookup with a key no line holds lists them all, with their places.
-func (t *trust) whereKnown(hostname string, remote net.Addr, key ssh.PublicKey) string {
+func (t *trust) whereKnown(hostname string, remote net.Addr, key gossh.PublicKey) string {
 	var ke *xknownhosts.KeyError
 	if err := t.db.HostKeyCallback()(hostname, remote, noKey{}); errors.As(err, &ke) {
 		for _, w := range ke.Want {
@@ -190,9 +190,9 @@ func (t *trust) whereKnown(hostname string, remote net.Addr, key ssh.PublicKey) 
 // noKey is a public key no known_hosts line holds.
 type noKey struct{}
 
-func (noKey) Type() string                        { return "mu-no-key" }
-func (noKey) Marshal() []byte                     { return []byte("mu-no-key") }
-func (noKey) Verify([]byte, *ssh.Signature) error { return errors.New("no key") }
+func (noKey) Type() string                          { return "mu-no-key" }
+func (noKey) Marshal() []byte                       { return []byte("mu-no-key") }
+func (noKey) Verify([]byte, *gossh.Signature) error { return errors.New("no key") }
 
 func (t *trust) setHow(how string) {
 	t.mu.Lock()
@@ -212,11 +212,11 @@ func (e errRSASize) Error() string {
 	return fmt.Sprintf("RSA key of %d bits is below RequiredRSASize %d", e.bits, e.min)
 }
 
-func rsaSizeOK(key ssh.PublicKey, min int) error {
-	if c, ok := key.(*ssh.Certificate); ok {
+func rsaSizeOK(key gossh.PublicKey, min int) error {
+	if c, ok := key.(*gossh.Certificate); ok {
 		key = c.Key
 	}
-	if ck, ok := key.(ssh.CryptoPublicKey); ok {
+	if ck, ok := key.(gossh.CryptoPublicKey); ok {
 		if pk, ok := ck.CryptoPublicKey().(*rsa.PublicKey); ok && pk.N.BitLen() < min {
 			return errRSASize{pk.N.BitLen(), min}
 		}
@@ -224,7 +224,7 @@ func rsaSizeOK(key ssh.PublicKey, min int) error {
 	return nil
 }
 
-func (t *trust) verdict(key ssh.PublicKey, err error) *protocol.Error {
+func (t *trust) verdict(key gossh.PublicKey, err error) *protocol.Error {
 	alias := safeName(t.r.Alias)
 	fp := fingerprint(key, t.r.FingerprintHash)
 	pattern := t.pattern()
@@ -280,7 +280,7 @@ func (t *trust) shownFiles() []string {
 
 // addRemedy says how to add the key: ssh-keyscan where it can reach the
 // host as we do, else the exact line to append.
-func (t *trust) addRemedy(key ssh.PublicKey) string {
+func (t *trust) addRemedy(key gossh.PublicKey) string {
 	if t.direct && t.r.HostKeyAlias == "" {
 		h := ""
 		if t.r.HashKnownHosts {
@@ -293,7 +293,7 @@ func (t *trust) addRemedy(key ssh.PublicKey) string {
 
 // knownHostsLine is the line OpenSSH writes for a new host: the pattern
 // (hashed with HashKnownHosts), the key type and the key.
-func knownHostsLine(pattern string, key ssh.PublicKey, hashed bool) string {
+func knownHostsLine(pattern string, key gossh.PublicKey, hashed bool) string {
 	if hashed {
 		pattern = xknownhosts.HashHostname(pattern)
 	}
@@ -303,7 +303,7 @@ func knownHostsLine(pattern string, key ssh.PublicKey, hashed bool) string {
 // accept appends the key to the user's known_hosts (StrictHostKeyChecking
 // accept-new) as OpenSSH writes it: under the alias or [host]:port, hashed
 // when HashKnownHosts is yes.
-func (t *trust) accept(key ssh.PublicKey) error {
+func (t *trust) accept(key gossh.PublicKey) error {
 	if t.writeTo == "" {
 		return errors.New("no known_hosts file is configured")
 	}
@@ -332,23 +332,23 @@ func (t *trust) hostKeyFailure() *protocol.Error {
 }
 
 // presented is the key the host presented and how it was verified.
-func (t *trust) presented() (ssh.PublicKey, string) {
+func (t *trust) presented() (gossh.PublicKey, string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.key, t.how
 }
 
 // fingerprint prints a key's fingerprint as ssh does under FingerprintHash.
-func fingerprint(k ssh.PublicKey, hash string) string {
+func fingerprint(k gossh.PublicKey, hash string) string {
 	if hash == "md5" {
-		return "MD5:" + ssh.FingerprintLegacyMD5(k)
+		return "MD5:" + gossh.FingerprintLegacyMD5(k)
 	}
-	return ssh.FingerprintSHA256(k)
+	return gossh.FingerprintSHA256(k)
 }
 
-func keyTypeName(k ssh.PublicKey) string {
+func keyTypeName(k gossh.PublicKey) string {
 	typ := k.Type()
-	if c, ok := k.(*ssh.Certificate); ok {
+	if c, ok := k.(*gossh.Certificate); ok {
 		typ = c.Key.Type()
 	}
 	switch {
@@ -368,7 +368,7 @@ func plainKeyType(algo string) string {
 	a := strings.TrimSuffix(algo, "-cert-v01@openssh.com")
 	switch {
 	case a == "rsa-sha2-256" || a == "rsa-sha2-512":
-		return ssh.KeyAlgoRSA
+		return gossh.KeyAlgoRSA
 	case a != algo && strings.HasPrefix(a, "sk-"):
 		return a + "@openssh.com"
 	}

@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // A running ControlMaster (OpenSSH's connection sharing, PROTOCOL.mux):
@@ -25,7 +25,7 @@ import (
 // protocol itself, so a session over the master is an x/crypto session
 // like any other, with its exit status and signal, the kill-safe wrapper,
 // the control session that stops scripts, the slots and the git shim all
-// unchanged. x/crypto implements the client side (ssh.NewControlClientConn).
+// unchanged. x/crypto implements the client side (gossh.NewControlClientConn).
 // Before that, a MUX_C_ALIVE_CHECK on its own connection proves the
 // master alive and gives its pid.
 
@@ -96,7 +96,7 @@ func (r *Resolved) runningMaster(ctx context.Context) (*master, error) {
 
 // dial opens a proxy-mode connection to the master and returns a client
 // over it.
-func (m *master) dial(ctx context.Context) (*ssh.Client, error) {
+func (m *master) dial(ctx context.Context) (*gossh.Client, error) {
 	nc, err := (&net.Dialer{}).DialContext(ctx, "unix", m.dialPath)
 	if err != nil {
 		return nil, errors.New(strings.ReplaceAll(err.Error(), m.dialPath, m.path))
@@ -105,14 +105,14 @@ func (m *master) dial(ctx context.Context) (*ssh.Client, error) {
 		_ = nc.SetDeadline(dl)
 	}
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
-	c, chans, reqs, err := ssh.NewControlClientConn(nc)
+	c, chans, reqs, err := gossh.NewControlClientConn(nc)
 	stop()
 	if err != nil {
 		nc.Close()
 		return nil, err
 	}
 	_ = nc.SetDeadline(time.Time{})
-	return ssh.NewClient(c, chans, reqs), nil
+	return gossh.NewClient(c, chans, reqs), nil
 }
 
 func (m *master) String() string {

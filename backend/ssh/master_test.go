@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"bufio"
@@ -166,7 +166,7 @@ func TestControlMasterAutoask(t *testing.T) {
 }
 
 // TestDialerStreamLocal: the exported Dialer gives other backends (the
-// docker plugin's ssh:// engines) an *ssh.Client resolved as the plugin
+// docker plugin's ssh:// engines) an *gossh.Client resolved as the plugin
 // resolves; a unix socket on the host is reachable through it
 // (direct-streamlocal), directly and over a running ControlMaster.
 func TestDialerStreamLocal(t *testing.T) {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sshlink
+package ssh
 
 import "net"
 

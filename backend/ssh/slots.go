@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package sshlink
+package ssh
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/ssh"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // remoteShell runs every script, whatever the login shell is. Tests point
@@ -118,7 +118,7 @@ const killScript = `g=%d; ` +
 // control is a kept shell session on a connection, for stops: it needs no
 // free slot when every slot is busy with runaway scripts.
 type control struct {
-	sess *ssh.Session
+	sess *gossh.Session
 	in   io.WriteCloser
 	out  *bufio.Reader
 }
@@ -134,7 +134,7 @@ func (c *conn) openControl() (*control, error) {
 }
 
 // startControl starts the control shell on an open session.
-func startControl(s *ssh.Session) (*control, error) {
+func startControl(s *gossh.Session) (*control, error) {
 	in, err := s.StdinPipe()
 	if err != nil {
 		s.Close()
@@ -212,7 +212,7 @@ func (c *conn) ensureControlLocked(ctx context.Context) error {
 			c.ctl = ctl
 			return nil
 		}
-		var oce *ssh.OpenChannelError
+		var oce *gossh.OpenChannelError
 		if !errors.As(err, &oce) || c.dead() {
 			return err
 		}
