@@ -7,7 +7,7 @@
 # nudged again (the harness takes each delivery once, so a second nudge
 # delivers nothing twice).
 h=$1 token=$2 wait=$3
-mkdir -p "$d" || { say "ERR cannot create $d"; exit 1; }
+[ -d "$d" ] || mkdir -p "$d" || { say "ERR cannot create $d"; exit 1; }
 lock "$wait"
 e=
 if [ -e "$d/started" ]; then
@@ -17,7 +17,8 @@ if [ -e "$d/started" ]; then
 	done
 fi
 if [ -z "$e" ]; then
-	mkdir -p "$d/notaccepted" && : >"$d/notaccepted/$h" || { say "ERR cannot record the not-accepted fence"; exit 1; }
+	{ [ -d "$d/notaccepted" ] || mkdir "$d/notaccepted"; } && : >"$d/notaccepted/$h" ||
+		{ say "ERR cannot record the not-accepted fence"; exit 1; }
 	say "none 1"
 	exit 0
 fi
