@@ -97,23 +97,55 @@ func countIn(ctx context.Context, ctr, what, key string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(out))
 }
 
-// settleCount waits (bounded) until count reports the same value twice
-// 300 ms apart, and returns it: a starting agent appears, a stopped one
-// goes.
-func settleCount(ctx context.Context, ctr, what, key string, want int) (int, error) {
-	last := -1
+// bookkeepingTimeout bounds one docker command a test runs to look (a
+// count, a listing): generous, since under load an exec can take many
+// seconds, and such a command is tried again when it fails.
+const bookkeepingTimeout = 45 * time.Second
+
+// dockerRetry runs a docker command that only looks, each try bounded by
+// bookkeepingTimeout, again every 300 ms while it fails, until ctx ends: a
+// test's own bookkeeping failing under load is not the outcome under test.
+func dockerRetry(ctx context.Context, args ...string) (string, error) {
 	for {
-		n, err := countIn(ctx, ctr, what, key)
-		if err != nil {
-			return 0, err
+		c, cancel := context.WithTimeout(ctx, bookkeepingTimeout)
+		out, err := dockerCLI(c, args...)
+		cancel()
+		if err == nil {
+			return out, nil
 		}
-		if n == want && n == last {
-			return n, nil
-		}
-		last = n
 		select {
 		case <-ctx.Done():
-			return n, fmt.Errorf("%s %s: %d, want %d", what, key, n, want)
+			return "", err
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+// settleCount waits (bounded by ctx) until count reports the same value
+// twice 300 ms apart, and returns it: a starting agent appears, a stopped
+// one goes. A count that fails (its exec slow or cut off under load) says
+// nothing and is run again.
+func settleCount(ctx context.Context, ctr, what, key string, want int) (int, error) {
+	last := -1
+	var lastErr error
+	for {
+		c, cancel := context.WithTimeout(ctx, bookkeepingTimeout)
+		n, err := countIn(c, ctr, what, key)
+		cancel()
+		if err == nil {
+			if n == want && n == last {
+				return n, nil
+			}
+			last = n
+		} else {
+			lastErr = err
+		}
+		select {
+		case <-ctx.Done():
+			if last < 0 {
+				return 0, fmt.Errorf("%s %s: never counted: %v", what, key, lastErr)
+			}
+			return last, fmt.Errorf("%s %s: %d, want %d", what, key, last, want)
 		case <-time.After(300 * time.Millisecond):
 		}
 	}

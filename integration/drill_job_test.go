@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,7 +50,7 @@ func (d *jobDrill) stopParams(key, name string) protocol.KeyParams {
 // agents waits (bounded) for the key's agent process count to settle at
 // want, and returns what it found.
 func (d *jobDrill) agents(key string, want int) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return settleCount(ctx, d.ctr(), "job", key, want)
 }
@@ -157,10 +159,18 @@ func TestDrillKillJobStop(t *testing.T) {
 	})
 }
 
+// lateRunBound is how long a delivery's run can outlive its SIGKILLed
+// plugin in the container (the Engine does not stop an exec when its
+// client goes): lib.sh's lock wait (20 s), and a margin.
+const lateRunBound = 25 * time.Second
+
 // TestDrillKillChannelSend: channel.send SIGKILLed at random points, all
-// to one agent; once resolved (an exact receipt), the msgId has exactly
-// one delivery: a delivery not accepted is sent again, as mu would, and
-// then has one.
+// to one agent; resolved as mu resolves it (an exact receipt, asked again
+// while unreachable): accepted → exactly one inbox delivery with the
+// msgId; not-accepted (or never sent) → zero, and mu sends nothing again
+// (only accepted resolves; the intent stays). Not-accepted is final: once
+// every trial has ended and lateRunBound has passed since the last one,
+// no such msgId is in the inbox and its receipt still says not-accepted.
 func TestDrillKillChannelSend(t *testing.T) {
 	d := newJobDrill(t)
 	key, name := "chan-"+d.run, "chan"
@@ -178,45 +188,110 @@ func TestDrillKillChannelSend(t *testing.T) {
 		return effectCall{protocol.MethodChannelSend, msgID, send(msgID)}, nil, nil
 	})
 	deliveries := func(msgID string, want int) (int, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		return settleCount(ctx, d.ctr(), "msg", msgID, want)
 	}
-	runDrill(t, "kill-channel.send", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
+	var (
+		mu    sync.Mutex
+		never = map[int]killOutcome{} // trials whose delivery was not made
+		ids   = map[int]string{}
+		last  time.Time
+	)
+	trial := func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		msgID := fmt.Sprintf("m-%s-%d", d.run, i)
 		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodChannelSend, msgID, send(msgID)}, killAfter)
 		if err != nil {
 			t.Errorf("%s: %v", msgID, err)
 			return "error", false
 		}
+		want := 1
 		switch out.how {
 		case "answered", string(replay.Found):
 		case replay.ReasonNotAccepted, "not-sent":
-			// Not delivered: nothing in the inbox; mu sends it again.
-			if n, err := deliveries(msgID, 0); err != nil || n != 0 {
-				t.Errorf("%s: %s, and %v", msgID, out.how, err)
-				return out.how, false
-			}
-			if out.intent != nil {
-				if err := d.j.Delete(out.intent.ID); err != nil {
-					t.Errorf("%s: %v", msgID, err)
-				}
-			}
-			if _, _, err := d.j.Effect(ctxFor(t, time.Minute), d.p.Plugin, protocol.MethodChannelSend, "", send(msgID)); err != nil {
-				t.Errorf("%s: the send again: %v", msgID, err)
-				return out.how, false
-			}
+			want = 0
+			mu.Lock()
+			never[i], ids[i], last = out, msgID, time.Now()
+			mu.Unlock()
 		default:
 			t.Errorf("%s: resolved %s", msgID, out.how)
 			return out.how, false
 		}
-		if _, err := deliveries(msgID, 1); err != nil {
+		if _, err := deliveries(msgID, want); err != nil {
 			t.Errorf("%s: %s, and %v", msgID, out.how, err)
 			return out.how, false
 		}
 		return out.how, true
-	})
+	}
+	after := func(t *testing.T) map[int]bool {
+		mu.Lock()
+		defer mu.Unlock()
+		time.Sleep(time.Until(last.Add(lateRunBound)))
+		return d.neverDelivered(t, never, ids)
+	}
+	runDrillThen(t, "kill-channel.send", 4, span, trial, after)
 	if err := d.p.JobStop(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Errorf("job.stop: %v", err)
+	}
+}
+
+// neverDelivered checks the trials whose delivery was not made, once no
+// late run can still come: none of their msgIds is in the inbox, and a
+// receipt (of a trial that left an intent) still answers not-accepted.
+// It returns the trials that fail.
+func (d *jobDrill) neverDelivered(t *testing.T, never map[int]killOutcome, ids map[int]string) map[int]bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	failed := map[int]bool{}
+	out, err := dockerRetry(ctx, "exec", d.ctr(), "sh", "-c", `for f in "$1"/jobs/*/chan/inbox/*/msgid; do [ -f "$f" ] && { cat "$f"; echo; }; done; echo end`, "sh", jobsRoot)
+	if err != nil || !strings.HasSuffix(out, "end") {
+		t.Errorf("listing the inbox at the end: %v", err)
+		for i := range never {
+			failed[i] = true
+		}
+		return failed
+	}
+	in := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		in[l] = true
+	}
+	for i, o := range never {
+		msgID := ids[i]
+		if in[msgID] {
+			t.Errorf("%s: %s, and later delivered", msgID, o.how)
+			failed[i] = true
+			continue
+		}
+		if o.intent == nil {
+			continue
+		}
+		if st, err := d.receiptNow(ctx, o.intent); err != nil || st != protocol.ReceiptNotAccepted {
+			t.Errorf("%s: not-accepted, and later %q (%v)", msgID, st, err)
+			failed[i] = true
+		}
+	}
+	return failed
+}
+
+// receiptNow resolves the intent again as mu's next verb would, asking
+// again while the receipt is unreachable or its call fails (bounded), and
+// returns the receipt's state (accepted: the intent resolved).
+func (d *jobDrill) receiptNow(ctx context.Context, in *replay.Intent) (string, error) {
+	for tries := 1; ; tries++ {
+		out, err := d.j.Resolve(ctx, d.p.Plugin, in)
+		if err != nil {
+			return "", err
+		}
+		if out.State == replay.Found {
+			return receiptState(out.Result), nil
+		}
+		st := receiptState(out.Result)
+		if out.Reason == replay.ReasonNotAccepted && st == protocol.ReceiptNotAccepted {
+			return st, nil
+		}
+		if (out.Reason != replay.ReasonNotAccepted && out.Reason != replay.ReasonCall) || tries >= 20 || ctx.Err() != nil {
+			return st, fmt.Errorf("unresolved after %d resolve(s): %s %s", tries, out, out.Result)
+		}
+		time.Sleep(time.Second)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
@@ -80,8 +81,9 @@ func killAndResolve(t *testing.T, s spec, j *replay.Journal, e effectCall, killA
 		return killOutcome{}, err
 	}
 	defer q.Stop()
-	// Unresolved while the lookup says pending, or while the resolving call
-	// itself fails: mu's next verb resolves again; so does this loop.
+	// Unresolved while the lookup says pending, while the resolving call
+	// itself fails, or while the receipt is unreachable: mu's next verb
+	// resolves again; so does this loop.
 	for tries := 1; ; tries++ {
 		out, err := j.Resolve(ctx, q.Plugin, r.in)
 		if err != nil {
@@ -90,19 +92,32 @@ func killAndResolve(t *testing.T, s spec, j *replay.Journal, e effectCall, killA
 		if out.State != replay.Unresolved {
 			return killOutcome{how: string(out.State), result: out.Result, tries: tries}, nil
 		}
+		again := out.Reason == replay.ReasonPending || out.Reason == replay.ReasonCall
 		if out.Reason == replay.ReasonNotAccepted {
-			// The plugin is gone and the delivery is not in: it never
-			// happened, and (the writer gone too) never will.
-			return killOutcome{how: out.Reason, result: out.Result, tries: tries, intent: r.in}, nil
+			if receiptState(out.Result) == protocol.ReceiptNotAccepted {
+				// Not delivered, and final (docs/protocol.md): the intent
+				// stays unresolved, and mu sends nothing again.
+				return killOutcome{how: out.Reason, result: out.Result, tries: tries, intent: r.in}, nil
+			}
+			again = true // unreachable: nothing is known; asked again
 		}
-		if (out.Reason != replay.ReasonPending && out.Reason != replay.ReasonCall) || ctx.Err() != nil || tries >= 100 {
-			return killOutcome{}, fmt.Errorf("unresolved after %d resolve(s): %s", tries, out)
+		if !again || ctx.Err() != nil || tries >= 100 {
+			return killOutcome{}, fmt.Errorf("unresolved after %d resolve(s): %s %s", tries, out, out.Result)
 		}
-		if out.Reason == replay.ReasonCall {
-			noteRetry(e.method, out.String())
+		if out.Reason != replay.ReasonPending {
+			noteRetry(e.method, out.String()+" "+string(out.Result))
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+}
+
+// receiptState is the state of a receipt in an outcome's result.
+func receiptState(res json.RawMessage) string {
+	var rc protocol.Receipt
+	if err := json.Unmarshal(res, &rc); err != nil {
+		return ""
+	}
+	return rc.State
 }
 
 // retries counts, per method, resolves that failed their call and were
@@ -156,9 +171,17 @@ func measureSpan(t *testing.T, n int, s spec, j *replay.Journal, probe func(i in
 // each with a kill delay drawn from [0, span·5/4), and prints the drill's
 // line. trial reports what it checked; a failure is reported by t.
 func runDrill(t *testing.T, name string, par int, span time.Duration, trial func(t *testing.T, i int, killAfter time.Duration) (string, bool)) {
+	runDrillThen(t, name, par, span, trial, nil)
+}
+
+// runDrillThen is runDrill with a last look once every trial has ended:
+// after (when not nil) returns the trials it finds failed, which the
+// drill's line then counts as failed.
+func runDrillThen(t *testing.T, name string, par int, span time.Duration,
+	trial func(t *testing.T, i int, killAfter time.Duration) (string, bool), after func(t *testing.T) map[int]bool) {
 	var (
 		mu     sync.Mutex
-		ok     int
+		good   = make([]bool, killTrials)
 		counts = map[string]int{}
 		wg     sync.WaitGroup
 		sem    = make(chan struct{}, par)
@@ -169,16 +192,24 @@ func runDrill(t *testing.T, name string, par int, span time.Duration, trial func
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			how, good := trial(t, i, time.Duration(rand.Int64N(int64(span+span/4)+1)))
+			how, ok := trial(t, i, time.Duration(rand.Int64N(int64(span+span/4)+1)))
 			mu.Lock()
 			counts[how]++
-			if good {
-				ok++
-			}
+			good[i] = ok
 			mu.Unlock()
 		}(i)
 	}
 	wg.Wait()
+	var failed map[int]bool
+	if after != nil {
+		failed = after(t)
+	}
+	ok := 0
+	for i, g := range good {
+		if g && !failed[i] {
+			ok++
+		}
+	}
 	t.Logf("%s: kill points within 0..%v; outcomes %v", name, span+span/4, counts)
 	retries.Lock()
 	for m, n := range retries.n {

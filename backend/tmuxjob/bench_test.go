@@ -2,6 +2,7 @@ package tmuxjob_test
 
 import (
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -95,4 +96,30 @@ func BenchmarkReadStates(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReceipt: one channel.receipt, under the job's lock: of a
+// delivery accepted, and of a msgId never sent (which writes its fence).
+func BenchmarkReceipt(b *testing.B) {
+	h := newHost(b)
+	ctx := ctxT(b)
+	key := "bx"
+	h.startAgent(b, key, nil, "")
+	h.send(b, key, "m1", "one")
+	b.Run("accepted", func(b *testing.B) {
+		for b.Loop() {
+			if r, err := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m1"}); err != nil || r.State != protocol.ReceiptAccepted {
+				b.Fatal(r, err)
+			}
+		}
+	})
+	b.Run("not-accepted", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			if r, err := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "n" + strconv.Itoa(i)}); err != nil || r.State != protocol.ReceiptNotAccepted {
+				b.Fatal(r, err)
+			}
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -130,18 +131,30 @@ func (j *Jobs) Baseline(ctx context.Context, key string) (*protocol.Baseline, er
 }
 
 // Receipt is channel.receipt: accepted once the delivery is in the job's
-// inbox, with the baseline it was given; else not-accepted.
+// inbox, with the baseline it was given; else not-accepted, and final:
+// the host fences the msgId, so no delivery of it lands after (deliver
+// refuses it). The host answers under the job's lock, so a delivery
+// already writing finishes first; a lock not free within the call's budget
+// (receiptLockWait) is unreachable, never not-accepted.
 func (j *Jobs) Receipt(ctx context.Context, p protocol.ReceiptParams) (protocol.Receipt, error) {
 	key, err := jobKey(protocol.MethodChannelReceipt, p.Base)
 	if err != nil {
 		return protocol.Receipt{}, err
 	}
-	o, err := j.run(ctx, "receipt", jobID(key), nil, deliveryHash("msg", p.MsgID), j.opts.Nudge)
-	if err != nil {
-		return protocol.Receipt{State: protocol.ReceiptUnreachable, ID: p.MsgID, Reason: err.Error()}, nil
+	unreachable := func(why string) (protocol.Receipt, error) {
+		return protocol.Receipt{State: protocol.ReceiptUnreachable, ID: p.MsgID, Reason: why}, nil
 	}
-	if !o.has("accepted") {
+	wait := strconv.FormatFloat(receiptLockWait(ctx, time.Now()).Seconds(), 'f', 3, 64)
+	o, err := j.run(ctx, "receipt", jobID(key), nil, deliveryHash("msg", p.MsgID), j.opts.Nudge, wait)
+	switch {
+	case err != nil:
+		return unreachable(err.Error())
+	case o.has("busy"):
+		return unreachable("channel.receipt: " + o.get("busy") + " (a start, stop or delivery of the job)")
+	case o.has("none"):
 		return protocol.Receipt{State: protocol.ReceiptNotAccepted, ID: p.MsgID}, nil
+	case !o.has("accepted"):
+		return unreachable("channel.receipt: no answer from the host")
 	}
 	r := protocol.Receipt{State: protocol.ReceiptAccepted, ID: p.MsgID, Incarnation: string(o.blob("inc"))}
 	if n, err := strconv.ParseInt(string(o.blob("baseline")), 10, 64); err == nil {
@@ -151,6 +164,23 @@ func (j *Jobs) Receipt(ctx context.Context, p protocol.ReceiptParams) (protocol.
 		r.At = &n
 	}
 	return r, nil
+}
+
+// maxReceiptLockWait bounds a receipt's wait for the job's lock. Its
+// holders are brief (a delivery, a start; a stop's kill loop the
+// longest, a few seconds), and a receipt is a read: it answers
+// unreachable rather than wait out a stop, and mu asks again later.
+const maxReceiptLockWait = 5 * time.Second
+
+// receiptLockWait is how long a receipt waits for the lock: half of what
+// is left of its call (the other half carries the run there and back, so
+// the answer comes in time), at most maxReceiptLockWait, at least 100 ms.
+func receiptLockWait(ctx context.Context, now time.Time) time.Duration {
+	w := maxReceiptLockWait
+	if dl, ok := ctx.Deadline(); ok {
+		w = min(w, dl.Sub(now)/2)
+	}
+	return max(w, 100*time.Millisecond)
 }
 
 // LastRun is channel.lastRun: the settled turn afterRuns+1 of inc (the

@@ -66,9 +66,11 @@ func TestReceiptExactAndResendDeduped(t *testing.T) {
 	ctx := ctxT(t)
 	key := "c2"
 	h.startAgent(t, key, nil, "")
-	r, err := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m1"})
-	if err != nil || r.State != protocol.ReceiptNotAccepted || r.ID != "m1" {
-		t.Fatalf("receipt before: %+v %v", r, err)
+	// A msgId never sent is not accepted (and, final, never will be:
+	// TestNotAcceptedIsFinal).
+	r, err := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m0"})
+	if err != nil || r.State != protocol.ReceiptNotAccepted || r.ID != "m0" {
+		t.Fatalf("receipt of a msgId never sent: %+v %v", r, err)
 	}
 	s1 := h.send(t, key, "m1", "once [[ms:800]]")
 	r, err = h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m1"})
@@ -118,12 +120,8 @@ func TestDeliveryResolvedByReceiptAfterLostAnswer(t *testing.T) {
 	ctx := ctxT(t)
 	key := "c3"
 	h.startAgent(t, key, nil, "")
-	dr := &dropRunner{Runner: tmuxjob.LocalRunner{}, drop: "send"}
-	j2, err := tmuxjob.New(dr, tmuxjob.Options{Root: h.root, Kind: "tmux", Channel: "tmux-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = j2.Send(ctx, protocol.SendParams{Base: base(key), Text: "lost answer", MsgID: "m1", Mode: protocol.ModeFollowUp})
+	j2 := h.via(t, &dropRunner{Runner: tmuxjob.LocalRunner{}, drop: "send"})
+	_, err := j2.Send(ctx, protocol.SendParams{Base: base(key), Text: "lost answer", MsgID: "m1", Mode: protocol.ModeFollowUp})
 	if kindOf(err) != protocol.UnknownOutcome {
 		t.Fatalf("send whose answer was lost: %v", err)
 	}

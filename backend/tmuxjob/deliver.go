@@ -100,6 +100,9 @@ func refusal(method, r string) error {
 		return noJob(method)
 	case "stopped":
 		return protocol.Errorf(protocol.Permanent, "%s: the job was stopped", method)
+	case "notaccepted":
+		return protocol.Errorf(protocol.Permanent, "%s: refused: a channel.receipt already answered not-accepted for this msgId, "+
+			"and that answer is final: nothing was delivered (send the text under a new msgId)", method)
 	case "notrunning":
 		return protocol.Errorf(protocol.Permanent, "%s: the job is not running", method)
 	case "notready":

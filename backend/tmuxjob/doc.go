@@ -8,11 +8,12 @@
 //
 //	tmux.sock                 the one tmux socket (Options.Socket)
 //	jobs/<id>/                one job (id: 24 hex digits of the key's sha256)
-//	  lock                    flock: start, lookup, stop and deliveries take it
+//	  lock                    flock: start, lookup, stop, deliveries and receipts take it
 //	  key agent cwd cmd env   the spec (env: `export NAME='value'` lines)
 //	  wrap                    the wrapper the tmux pane runs
 //	  started go              the start's commit, and its release of the wrapper
 //	  fenced stopped          a fenced lookup's none, a stop: no start after them
+//	  notaccepted/<hash>      a receipt's not-accepted: no delivery of that msgId after it
 //	  pid exit                the wrapper's pid, the command's exit code
 //	  log                     the terminal's output (tmux pipe-pane)
 //	  chan/                   $MU_CHANNEL_DIR: inbox/, answers/, out/ (the contract)

@@ -134,6 +134,26 @@ func (h *host) startAgent(t testing.TB, key string, env map[string]string, cwd s
 	return res
 }
 
+// via is a second plugin's view of the same host: its runs go through r.
+func (h *host) via(t testing.TB, r tmuxjob.Runner) *tmuxjob.Jobs {
+	t.Helper()
+	j, err := tmuxjob.New(r, tmuxjob.Options{Root: h.root, Kind: "tmux", Channel: "tmux-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// sendAsync sends through j in the background; the channel gets its error.
+func sendAsync(ctx context.Context, j *tmuxjob.Jobs, key, msgID, text string) <-chan error {
+	sent := make(chan error, 1)
+	go func() {
+		_, err := j.Send(ctx, protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
+		sent <- err
+	}()
+	return sent
+}
+
 func (h *host) waitBaseline(t testing.TB, key string) *protocol.Baseline {
 	t.Helper()
 	var b *protocol.Baseline

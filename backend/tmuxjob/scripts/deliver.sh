@@ -7,6 +7,8 @@ kind=$1 h=$2 at=$3 msgid=$4 mode=$5 name=$6 expect=$7 force=$8 window=$9 token=$
 shift 10
 [ -e "$d/started" ] || { say "refused nojob"; exit 0; }
 lock
+# A msgId a receipt answered not-accepted for never lands (receipt.sh).
+case $kind in command | answer) ;; *) [ -e "$d/notaccepted/$h" ] && { say "refused notaccepted"; exit 0; } ;; esac
 [ -e "$d/stopped" ] && { say "refused stopped"; exit 0; }
 a=$(alive)
 case $a in err:*) say "ERR ${a#err:}"; exit 1 ;; no) say "refused notrunning"; exit 0 ;; esac

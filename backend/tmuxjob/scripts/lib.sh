@@ -30,10 +30,11 @@ emit() {
 # t runs tmux without the lock's descriptor: a tmux server it starts must
 # not hold the job's lock for its whole life.
 t() { tmux -S "$sock" -f /dev/null "$@" 9>&-; }
-# lock: the job's lock (flock on $d/lock), waiting at most 20 s.
+# lock [SECONDS]: the job's lock (flock on $d/lock), waiting at most
+# SECONDS (default 20; fractions allowed).
 lock() {
 	exec 9>>"$d/lock" || { say "ERR cannot open $d/lock"; exit 1; }
-	flock -w 20 9 || { say "busy the job's lock is held"; exit 0; }
+	flock -w "${1:-20}" 9 || { say "busy the job's lock is held"; exit 0; }
 }
 # alive: yes, no, or err:<why> for the job's tmux session.
 alive() {

@@ -1,14 +1,27 @@
-# receipt: $1 the delivery's hash, $2 the nudge token. An accepted
-# delivery the harness has not taken yet is nudged again (the harness takes
-# each delivery once, so a second nudge delivers nothing twice).
-h=$1 token=$2
-[ -e "$d/started" ] || { say "nojob 1"; exit 0; }
+# receipt: $1 the delivery's hash (its msgId's), $2 the nudge token, $3 how
+# long to wait for the job's lock (seconds). Under the lock, so a delivery
+# already writing finishes first: accepted when its entry is in the inbox;
+# else not-accepted, and final: the hash is fenced (notaccepted/<hash>),
+# and deliver.sh refuses a fenced hash. A job not started yet is fenced
+# the same way. An accepted delivery the harness has not taken yet is
+# nudged again (the harness takes each delivery once, so a second nudge
+# delivers nothing twice).
+h=$1 token=$2 wait=$3
+[ -d "$d" ] || mkdir -p "$d" || { say "ERR cannot create $d"; exit 1; }
+lock "$wait"
 e=
-for x in "$c/inbox"/[0-9]*."$h"; do
-	[ -e "$x" ] && e=${x##*/}
-	break
-done
-[ -n "$e" ] || { say "none 1"; exit 0; }
+if [ -e "$d/started" ]; then
+	for x in "$c/inbox"/[0-9]*."$h"; do
+		[ -e "$x" ] && e=${x##*/}
+		break
+	done
+fi
+if [ -z "$e" ]; then
+	{ [ -d "$d/notaccepted" ] || mkdir "$d/notaccepted"; } && : >"$d/notaccepted/$h" ||
+		{ say "ERR cannot record the not-accepted fence"; exit 1; }
+	say "none 1"
+	exit 0
+fi
 say "accepted ${e%%.*}"
 emit baseline "$c/inbox/$e/baseline"
 emit inc "$c/inbox/$e/inc"
