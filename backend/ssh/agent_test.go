@@ -1,6 +1,7 @@
 package ssh
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +23,11 @@ func agentAt(t *testing.T, keys ...string) string {
 		t.Fatalf("ssh-agent: %v", err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(sock); err == nil {
+	// The socket file exists from bind(2), before the agent listens: wait
+	// until a connection is accepted.
+	for i := 0; i < 500; i++ {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
