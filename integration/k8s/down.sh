@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# down.sh [NAME]: stops the test cluster NAME (default "dev") and removes
+# everything up.sh made for it: its processes (daemons, relays, containerd
+# shims, every process in its pods' cgroups), the mounts under its state
+# directory, its network namespace (with the veth, the bridge and the
+# iptables rule inside), its cgroups, its CNI cache entries and kubelet log
+# links, and the state directory. Then checks that nothing is left and fails
+# naming what is. Idempotent, and safe on a cluster only half up. The logs
+# (/var/lib/mu-k8s/NAME.logs) stay for reading.
+#
+# down.sh --stale: the same for every instance whose owner (the pid of the
+# `make test` that made it, recorded by up.sh from MU_K8S_OWNER) is gone.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || { echo "k8s down: must run as root" >&2; exit 1; }
+
+if [ "${1:-}" = --stale ]; then
+	for owner in "$K8S_STATE_ROOT"/*/owner; do
+		[ -f "$owner" ] || continue
+		pid=$(cat "$owner")
+		[ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null || continue
+		name=$(basename "$(dirname "$owner")")
+		echo "k8s down: $name's owner ($pid) is gone"
+		"$0" "$name"
+	done
+	exit 0
+fi
+k8s_instance "${1:-dev}"
+t0=$(k8s_now)
+
+# kill_all SIGNAL PID...: signal each process and its process group.
+kill_all() {
+	local sig=$1 p
+	shift
+	for p in "$@"; do kill "-$sig" -- "-$p" "$p" 2>/dev/null || true; done
+}
+# ours_procs: every live process of the instance: the ones whose command
+# line names the state directory (daemons, relays, shims), the ones in its
+# network namespace, and the ones in its cgroups (the pods' processes).
+ours_procs() {
+	local netns_ino="" p
+	[ -e "$K8S_NETNS" ] && netns_ino=$(stat -Lc %i "$K8S_NETNS" 2>/dev/null || true)
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
+		[ "$p" = $$ ] && continue
+		if k8s_ours "$p"; then echo "$p"; continue; fi
+		if [ -n "$netns_ino" ] && [ "$(stat -Lc %i "/proc/$p/ns/net" 2>/dev/null)" = "$netns_ino" ]; then
+			echo "$p"
+			continue
+		fi
+	done
+	local d
+	for d in $(k8s_cgroup_dirs); do
+		[ -d "$d" ] && find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null
+	done
+}
+
+# What the cluster held at the end, for the record.
+rss=0 n=0
+for p in $(ours_procs | sort -u); do
+	r=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null || true)
+	[ -n "$r" ] && rss=$((rss + r)) n=$((n + 1))
+done
+[ $n = 0 ] || echo "k8s down: $K8S_NAME: $n processes, $((rss / 1024)) MiB RSS in all"
+
+# 1. Containers first, through our containerd while it answers, so that the
+# shims exit by themselves and clean up after them.
+if [ -S "$K8S_SOCK" ] && ctr -a "$K8S_SOCK" --timeout 5s version >/dev/null 2>&1; then
+	for pidf in kubelet kube-scheduler kube-controller-manager; do
+		[ -f "$K8S_STATE/pids/$pidf" ] && k8s_ours "$(cat "$K8S_STATE/pids/$pidf")" &&
+			kill_all TERM "$(cat "$K8S_STATE/pids/$pidf")"
+	done
+	for id in $(ctr -a "$K8S_SOCK" -n k8s.io --timeout 10s tasks ls -q 2>/dev/null); do
+		ctr -a "$K8S_SOCK" -n k8s.io --timeout 10s tasks kill -a -s SIGKILL "$id" >/dev/null 2>&1 || true
+	done
+	for id in $(ctr -a "$K8S_SOCK" -n k8s.io --timeout 10s tasks ls -q 2>/dev/null); do
+		ctr -a "$K8S_SOCK" -n k8s.io --timeout 10s tasks rm -f "$id" >/dev/null 2>&1 || true
+	done
+fi
+
+# 2. Every process of ours: TERM, then KILL whatever is left after 5 s.
+mapfile -t pids < <(ours_procs | sort -u)
+if [ ${#pids[@]} -gt 0 ]; then
+	kill_all TERM "${pids[@]}"
+	for ((i = 0; i < 50; i++)); do
+		mapfile -t pids < <(ours_procs | sort -u)
+		[ ${#pids[@]} = 0 ] && break
+		sleep 0.1
+	done
+	for ((i = 0; i < 30 && ${#pids[@]} > 0; i++)); do
+		kill_all KILL "${pids[@]}"
+		sleep 0.1
+		mapfile -t pids < <(ours_procs | sort -u)
+	done
+fi
+
+# 3. Mounts under the state directory (overlay rootfs, shm, netns, the
+# kubelet's volumes), deepest first.
+ours_mounts() { awk -v s="$K8S_STATE/" 'index($5, s) == 1 { print $5 }' /proc/self/mountinfo | sort -r; }
+for ((i = 0; i < 5; i++)); do
+	mapfile -t mnts < <(ours_mounts)
+	[ ${#mnts[@]} = 0 ] && break
+	for m in "${mnts[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+done
+
+# 4. The network namespace, then the cgroups, the CNI's cache entries (under
+# /var/lib/cni, named after our network), the kubelet's links in
+# /var/log/containers, and the state directory.
+[ -e "$K8S_NETNS" ] && ip netns del "$K8S_ID" 2>/dev/null || true
+for d in $(k8s_cgroup_dirs); do
+	[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+done
+rm -f /var/lib/cni/results/"$K8S_ID"-* 2>/dev/null || true
+find /var/log/containers -maxdepth 1 -type l -lname "$K8S_STATE/*" -delete 2>/dev/null || true
+[ -e "$K8S_STATE" ] && rm -rf --one-file-system "$K8S_STATE"
+
+# 5. Nothing may be left.
+left=()
+mapfile -t pids < <(ours_procs | sort -u)
+[ ${#pids[@]} = 0 ] || left+=("processes: ${pids[*]}")
+mapfile -t mnts < <(ours_mounts)
+[ ${#mnts[@]} = 0 ] || left+=("mounts: ${mnts[*]}")
+[ ! -e "$K8S_NETNS" ] || left+=("netns: $K8S_NETNS")
+for d in $(k8s_cgroup_dirs); do [ ! -d "$d" ] || left+=("cgroup: $d"); done
+[ ! -e "$K8S_STATE" ] || left+=("state: $K8S_STATE")
+if [ ${#left[@]} -gt 0 ]; then
+	printf 'k8s down: %s: left behind: %s\n' "$K8S_NAME" "${left[@]}" >&2
+	exit 1
+fi
+echo "k8s down: $K8S_NAME down, nothing left ($(k8s_since "$t0"); logs in $K8S_LOGS)"
