@@ -38,20 +38,21 @@ kill_all() {
 # line names the state directory (daemons, relays, shims), the ones in its
 # network namespace, and the ones in its cgroups (the pods' processes).
 ours_procs() {
-	local netns_ino="" p
-	[ -e "$K8S_NETNS" ] && netns_ino=$(stat -Lc %i "$K8S_NETNS" 2>/dev/null || true)
-	for p in /proc/[0-9]*; do
-		p=${p#/proc/}
-		[ "$p" = $$ ] && continue
-		if k8s_ours "$p"; then echo "$p"; continue; fi
-		if [ -n "$netns_ino" ] && [ "$(stat -Lc %i "/proc/$p/ns/net" 2>/dev/null)" = "$netns_ino" ]; then
-			echo "$p"
-			continue
-		fi
-	done
+	# A regex that does not match itself: grep's own command line holds it.
+	local re ino d
+	re=$(printf '%s' "$K8S_STATE" | sed 's/[].[\*^$]/\\&/g')'[/]'
+	# (Each search may find nothing or race a process's exit: never fatal,
+	# since set -e holds in the process substitutions that call this.)
+	grep -lsa -e "$re" /proc/[0-9]*/cmdline | cut -d/ -f3 || true
+	if [ -e "$K8S_NETNS" ] && ino=$(stat -Lc %i "$K8S_NETNS" 2>/dev/null); then
+		find /proc/[0-9]*/ns/net -maxdepth 0 -lname "net:\[$ino\]" 2>/dev/null | cut -d/ -f3 || true
+	fi
+	pod_procs
+}
+pod_procs() {
 	local d
 	for d in $(k8s_cgroup_dirs); do
-		[ -d "$d" ] && find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null
+		if [ -d "$d" ]; then find "$d" -noleaf -name cgroup.procs -exec cat {} + 2>/dev/null || true; fi
 	done
 }
 
@@ -78,7 +79,15 @@ if [ -S "$K8S_SOCK" ] && ctr -a "$K8S_SOCK" --timeout 5s version >/dev/null 2>&1
 	done
 fi
 
-# 2. Every process of ours: TERM, then KILL whatever is left after 5 s.
+# 2. Every process of ours: the pods' at once with KILL (a container's PID 1
+# ignores TERM sent from outside its namespace), the others with TERM, and
+# KILL whatever is left after 5 s.
+for ((i = 0; i < 30; i++)); do
+	mapfile -t pids < <(pod_procs | sort -u)
+	[ ${#pids[@]} = 0 ] && break
+	kill -KILL "${pids[@]}" 2>/dev/null || true
+	sleep 0.1
+done
 mapfile -t pids < <(ours_procs | sort -u)
 if [ ${#pids[@]} -gt 0 ]; then
 	kill_all TERM "${pids[@]}"
@@ -103,14 +112,27 @@ for ((i = 0; i < 5; i++)); do
 	for m in "${mnts[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
 done
 
-# 4. The network namespace, then the cgroups, the CNI's cache entries (under
-# /var/lib/cni, named after our network), the kubelet's links in
-# /var/log/containers, and the state directory.
+# 4. The network namespace, then the cgroups, the files named after our
+# pods elsewhere, the kubelet's links in /var/log/containers, and the state
+# directory.
 [ -e "$K8S_NETNS" ] && ip netns del "$K8S_ID" 2>/dev/null || true
 for d in $(k8s_cgroup_dirs); do
-	[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	[ -d "$d" ] && find "$d" -noleaf -depth -type d -exec rmdir {} + 2>/dev/null || true
 done
-rm -f /var/lib/cni/results/"$K8S_ID"-* 2>/dev/null || true
+# Files outside the state directory named after our pod sandboxes: libcni's
+# result cache (/var/lib/cni/results/NETWORK-ID-IF, for our network and
+# containerd's own loopback one) and a killed shim's socket, which
+# containerd 1.6 puts at /run/containerd/s/sha256(ADDRESS/NAMESPACE/ID).
+mapfile -t sandboxes < <(ls "$K8S_STATE"/containerd/{root,state}/io.containerd.grpc.v1.cri/sandboxes 2>/dev/null | sort -u)
+host_files() {
+	local sb
+	for sb in "${sandboxes[@]}"; do
+		echo "/var/lib/cni/results/cni-loopback-$sb-lo"
+		echo "/run/containerd/s/$(printf '%s' "$K8S_SOCK/k8s.io/$sb" | sha256sum | cut -d' ' -f1)"
+	done
+	ls -d /var/lib/cni/results/"$K8S_ID"-* 2>/dev/null || true
+}
+host_files | xargs -r rm -f
 find /var/log/containers -maxdepth 1 -type l -lname "$K8S_STATE/*" -delete 2>/dev/null || true
 [ -e "$K8S_STATE" ] && rm -rf --one-file-system "$K8S_STATE"
 
@@ -123,8 +145,12 @@ mapfile -t mnts < <(ours_mounts)
 [ ! -e "$K8S_NETNS" ] || left+=("netns: $K8S_NETNS")
 for d in $(k8s_cgroup_dirs); do [ ! -d "$d" ] || left+=("cgroup: $d"); done
 [ ! -e "$K8S_STATE" ] || left+=("state: $K8S_STATE")
+for f in $(host_files); do [ ! -e "$f" ] || left+=("file: $f"); done
+links=$(find /var/log/containers -maxdepth 1 -type l -lname "$K8S_STATE/*" 2>/dev/null)
+[ -z "$links" ] || left+=("links: $links")
 if [ ${#left[@]} -gt 0 ]; then
-	printf 'k8s down: %s: left behind: %s\n' "$K8S_NAME" "${left[@]}" >&2
+	echo "k8s down: $K8S_NAME: left behind:" >&2
+	printf '  %s\n' "${left[@]}" >&2
 	exit 1
 fi
 echo "k8s down: $K8S_NAME down, nothing left ($(k8s_since "$t0"); logs in $K8S_LOGS)"

@@ -57,9 +57,9 @@ k8s_in_netns() { nsenter --net="$K8S_NETNS" "$@"; }
 # k8s_ours PID: is PID a process of this instance (its command line names the
 # state directory)? Guards every kill by pid file against a reused pid.
 k8s_ours() {
-	local cmd
-	cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) || return 1
-	[[ $cmd == *"$K8S_STATE/"* ]]
+	local args
+	{ mapfile -d '' -t args <"/proc/$1/cmdline"; } 2>/dev/null || return 1
+	[[ "${args[*]}" == *"$K8S_STATE/"* ]]
 }
 
 # k8s_cgroup_dirs prints the instance's cgroup directory in each mounted

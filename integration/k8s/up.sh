@@ -18,7 +18,7 @@ t0=$(k8s_now)
 [ "$(id -u)" = 0 ] || { echo "k8s up: must run as root" >&2; exit 1; }
 
 api() { # api METHOD PATH [BODY]: one call to the API server as admin, through the relay
-	curl -sS --max-time 10 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+	curl -sS --max-time 10 -A mu-k8s-up --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
 		-X "$1" -H 'Content-Type: application/json' ${3:+--data "$3"} "https://127.0.0.1:$port$2"
 }
 if [ -s "$K8S_STATE/env" ]; then
@@ -34,8 +34,6 @@ if [ -e "$K8S_STATE" ] || [ -e "$K8S_NETNS" ]; then
 fi
 
 "$k8s_here/build.sh"
-exec 8>"$K8S_CACHE/.lock"
-flock -s 8 # keeps build.sh from replacing the images while they are imported
 
 rm -rf "$K8S_LOGS"
 mkdir -p "$K8S_LOGS" "$K8S_STATE"/{pids,pki,run,etc,cni/net.d,cni/ipam,kubelet,pod-logs,volume-plugins}
@@ -152,12 +150,18 @@ start kube-apiserver nsenter --net="$K8S_NETNS" "$K8S_BIN/kube-apiserver" \
 	--allow-privileged=false --profiling=false
 wait_for containerd 60 test -S "$K8S_SOCK"
 t=$(k8s_now)
-for img in "$K8S_IMAGES/pause.tar" "$K8S_IMAGES/pod.tar"; do
-	ctr -a "$K8S_SOCK" -n k8s.io images import "$img" >>"$K8S_LOGS/images.log" 2>&1 ||
-		{ echo "k8s up: ctr import $img failed" >&2; exit 1; }
-done
+(
+	# A shared lock keeps build.sh (another worktree's) from replacing the
+	# tarballs meanwhile; no daemon inherits it.
+	flock -s 9
+	for img in "$K8S_IMAGES/pause.tar" "$K8S_IMAGES/pod.tar"; do
+		ctr -a "$K8S_SOCK" -n k8s.io images import "$img" >>"$K8S_LOGS/images.log" 2>&1 ||
+			{ echo "k8s up: ctr import $img failed" >&2; exit 1; }
+	done
+) 9>"$K8S_CACHE/.lock"
 echo "k8s up: images imported in $(k8s_since "$t")"
-wait_for kube-apiserver 180 test "$(api GET /readyz)" = ok
+api_ready() { [ "$(api GET /readyz)" = ok ]; }
+wait_for kube-apiserver 180 api_ready
 
 start kube-controller-manager nsenter --net="$K8S_NETNS" "$K8S_BIN/kube-controller-manager" \
 	--kubeconfig="$K8S_STATE/etc/controller-manager.kubeconfig" \
@@ -174,16 +178,17 @@ start kubelet nsenter --net="$K8S_NETNS" "$K8S_BIN/kubelet" \
 	--config="$K8S_STATE/etc/kubelet.yaml" --kubeconfig="$K8S_STATE/etc/kubelet.kubeconfig" \
 	--root-dir="$K8S_STATE/kubelet" --hostname-override="$K8S_ID" --node-ip="$K8S_NODE_IP"
 
-node_ready() { api GET "/api/v1/nodes/$K8S_ID" | grep -q '"type":"Ready","status":"True"'; }
+node_ready() { [[ $(api GET "/api/v1/nodes/$K8S_ID") == *'"type":"Ready","status":"True"'* ]]; }
 wait_for kubelet 120 node_ready
 ns_json='{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"'$K8S_NAMESPACE'"}}'
-api POST /api/v1/namespaces "$ns_json" | grep -qE '"kind":"Namespace"|AlreadyExists'
+out=$(api POST /api/v1/namespaces "$ns_json")
+[[ $out == *'"kind":"Namespace"'* || $out == *AlreadyExists* ]] || { echo "k8s up: creating namespace $K8S_NAMESPACE: $out" >&2; exit 1; }
 # The controller-manager makes each namespace's default ServiceAccount and
 # its kube-root-ca.crt ConfigMap; a pod is refused (or held) without them.
-has() { api GET "$1" | grep -q '"metadata"'; }
+has() { [[ $(api GET "$2") == *'"kind":"'$1'"'* ]]; } # has KIND PATH
 for ns in default "$K8S_NAMESPACE"; do
-	wait_for kube-controller-manager 60 has "/api/v1/namespaces/$ns/serviceaccounts/default"
-	wait_for kube-controller-manager 60 has "/api/v1/namespaces/$ns/configmaps/kube-root-ca.crt"
+	wait_for kube-controller-manager 60 has ServiceAccount "/api/v1/namespaces/$ns/serviceaccounts/default"
+	wait_for kube-controller-manager 60 has ConfigMap "/api/v1/namespaces/$ns/configmaps/kube-root-ca.crt"
 done
 
 cat >"$K8S_STATE/env.tmp" <<ENV
