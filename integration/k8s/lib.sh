@@ -75,5 +75,46 @@ k8s_cgroup_dirs() {
 	done
 }
 
+# k8s_start NAME CMD...: a daemon in its own session, with its pid and
+# command line recorded (pids/NAME, cmds/NAME: component.sh restarts it the
+# same way) and its output appended to the logs. Every daemon's command
+# line names $K8S_STATE.
+k8s_start() {
+	local name=$1
+	shift
+	printf '%s\0' "$@" >"$K8S_STATE/cmds/$name"
+	setsid "$@" >>"$K8S_LOGS/$name.log" 2>&1 </dev/null &
+	echo $! >"$K8S_STATE/pids/$name"
+}
+
+# k8s_healthy COMPONENT: does it answer its health check now? (The API
+# server through the relay, as the tests reach it; the others inside the
+# namespace, on their own health ports.)
+k8s_healthy() {
+	local pki=$K8S_STATE/pki port
+	case $1 in
+	etcd) k8s_in_netns curl -sf -m 5 http://127.0.0.1:2379/health >/dev/null ;;
+	containerd) ctr -a "$K8S_SOCK" --timeout 5s version >/dev/null 2>&1 ;;
+	kube-apiserver)
+		port=$(cat "$K8S_STATE/port")
+		[ "$(curl -sS -m 5 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+			"https://127.0.0.1:$port/readyz" 2>/dev/null)" = ok ]
+		;;
+	kube-controller-manager) [ "$(k8s_in_netns curl -sk -m 5 https://127.0.0.1:10257/healthz)" = ok ] ;;
+	kube-scheduler) [ "$(k8s_in_netns curl -sk -m 5 https://127.0.0.1:10259/healthz)" = ok ] ;;
+	kubelet) # healthy, and it knows every pod bound to the node (exec asks it)
+		[ "$(k8s_in_netns curl -s -m 5 http://127.0.0.1:10248/healthz)" = ok ] || return 1
+		port=$(cat "$K8S_STATE/port")
+		local want have
+		want=$(curl -sS -m 5 -A mu-k8s --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+			"https://127.0.0.1:$port/api/v1/pods?fieldSelector=spec.nodeName%3D$K8S_ID" | { grep -o '"uid":"[^"]*"' || true; } | sort -u) || return 1
+		have=$(k8s_in_netns curl -sS -m 5 --cacert "$pki/ca.crt" --cert "$pki/apiserver-kubelet.crt" \
+			--key "$pki/apiserver-kubelet.key" "https://$K8S_NODE_IP:10250/pods" | { grep -o '"uid":"[^"]*"' || true; } | sort -u) || return 1
+		[ -z "$(comm -23 <(echo "$want") <(echo "$have"))" ]
+		;;
+	*) return 1 ;;
+	esac
+}
+
 k8s_now() { date +%s.%N; }
 k8s_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }

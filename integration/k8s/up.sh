@@ -36,7 +36,7 @@ fi
 "$k8s_here/build.sh"
 
 rm -rf "$K8S_LOGS"
-mkdir -p "$K8S_LOGS" "$K8S_STATE"/{pids,pki,run,etc,cni/net.d,cni/ipam,kubelet,pod-logs,volume-plugins}
+mkdir -p "$K8S_LOGS" "$K8S_STATE"/{pids,cmds,pki,run,etc,cni/net.d,cni/ipam,kubelet,pod-logs,volume-plugins}
 pki=$K8S_STATE/pki
 up_ok=0
 on_exit() {
@@ -56,14 +56,6 @@ on_exit() {
 trap on_exit EXIT
 echo "${MU_K8S_OWNER:-}" >"$K8S_STATE/owner"
 
-# start NAME CMD...: a daemon in its own session, its pid recorded, its
-# output in the logs. Every daemon's command line names $K8S_STATE.
-start() {
-	local name=$1
-	shift
-	setsid "$@" >"$K8S_LOGS/$name.log" 2>&1 </dev/null &
-	echo $! >"$K8S_STATE/pids/$name"
-}
 # wait_for WHAT SECONDS CMD...: polls CMD until it succeeds; fails early
 # when a daemon whose log is WHAT.log has died.
 wait_for() {
@@ -114,20 +106,20 @@ fi
 . "$k8s_here/configs.sh"
 
 # --- the daemons.
-start etcd nsenter --net="$K8S_NETNS" etcd --name default --data-dir "$K8S_STATE/etcd" \
+k8s_start etcd nsenter --net="$K8S_NETNS" etcd --name default --data-dir "$K8S_STATE/etcd" \
 	--listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
 	--listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
 	--initial-cluster default=http://127.0.0.1:2380 --log-level warn --logger zap
-start containerd nsenter --net="$K8S_NETNS" containerd --config "$K8S_STATE/etc/containerd.toml"
+k8s_start containerd nsenter --net="$K8S_NETNS" containerd --config "$K8S_STATE/etc/containerd.toml"
 
 # The relay: host 127.0.0.1:PORT -> a unix socket -> NODE_IP:6443 in the
 # namespace. A unix socket belongs to no network namespace.
-start relay-ns nsenter --net="$K8S_NETNS" socat \
+k8s_start relay-ns nsenter --net="$K8S_NETNS" socat \
 	"UNIX-LISTEN:$K8S_STATE/run/api.sock,fork,mode=600" "TCP:$K8S_NODE_IP:6443"
 for attempt in 1 2 3 4 5 6 7 8; do
 	port=$((30000 + RANDOM % 15000))
 	ss -Hltn "sport = :$port" | grep -q . && continue
-	start relay socat "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" "UNIX-CONNECT:$K8S_STATE/run/api.sock"
+	k8s_start relay socat "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" "UNIX-CONNECT:$K8S_STATE/run/api.sock"
 	sleep 0.3
 	kill -0 "$(cat "$K8S_STATE/pids/relay")" 2>/dev/null && break
 	[ $attempt = 8 ] && { echo "k8s up: no free port for the relay" >&2; exit 1; }
@@ -135,8 +127,8 @@ done
 echo "$port" >"$K8S_STATE/port"
 . "$k8s_here/kubeconfigs.sh"
 
-wait_for etcd 60 k8s_in_netns curl -sf http://127.0.0.1:2379/health
-start kube-apiserver nsenter --net="$K8S_NETNS" "$K8S_BIN/kube-apiserver" \
+wait_for etcd 60 k8s_healthy etcd
+k8s_start kube-apiserver nsenter --net="$K8S_NETNS" "$K8S_BIN/kube-apiserver" \
 	--etcd-servers=http://127.0.0.1:2379 \
 	--bind-address=0.0.0.0 --secure-port=6443 --advertise-address="$K8S_NODE_IP" \
 	--tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
@@ -160,21 +152,20 @@ t=$(k8s_now)
 	done
 ) 9>"$K8S_CACHE/.lock"
 echo "k8s up: images imported in $(k8s_since "$t")"
-api_ready() { [ "$(api GET /readyz)" = ok ]; }
-wait_for kube-apiserver 180 api_ready
+wait_for kube-apiserver 180 k8s_healthy kube-apiserver
 
-start kube-controller-manager nsenter --net="$K8S_NETNS" "$K8S_BIN/kube-controller-manager" \
+k8s_start kube-controller-manager nsenter --net="$K8S_NETNS" "$K8S_BIN/kube-controller-manager" \
 	--kubeconfig="$K8S_STATE/etc/controller-manager.kubeconfig" \
 	--authentication-kubeconfig="$K8S_STATE/etc/controller-manager.kubeconfig" \
 	--authorization-kubeconfig="$K8S_STATE/etc/controller-manager.kubeconfig" \
 	--service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
 	--use-service-account-credentials=true --leader-elect=false --bind-address=127.0.0.1 --profiling=false
-start kube-scheduler nsenter --net="$K8S_NETNS" "$K8S_BIN/kube-scheduler" \
+k8s_start kube-scheduler nsenter --net="$K8S_NETNS" "$K8S_BIN/kube-scheduler" \
 	--kubeconfig="$K8S_STATE/etc/scheduler.kubeconfig" \
 	--authentication-kubeconfig="$K8S_STATE/etc/scheduler.kubeconfig" \
 	--authorization-kubeconfig="$K8S_STATE/etc/scheduler.kubeconfig" \
 	--leader-elect=false --bind-address=127.0.0.1 --profiling=false
-start kubelet nsenter --net="$K8S_NETNS" "$K8S_BIN/kubelet" \
+k8s_start kubelet nsenter --net="$K8S_NETNS" "$K8S_BIN/kubelet" \
 	--config="$K8S_STATE/etc/kubelet.yaml" --kubeconfig="$K8S_STATE/etc/kubelet.kubeconfig" \
 	--root-dir="$K8S_STATE/kubelet" --hostname-override="$K8S_ID" --node-ip="$K8S_NODE_IP"
 

@@ -62,8 +62,9 @@ var (
 )
 
 // Ensure returns the running test cluster, checked once per test binary
-// (the API server answers /readyz and the node is Ready). It fails tb when
-// the cluster is not up.
+// (the API server answers /readyz and the node is Ready), and holds it for
+// tb (shared with the other tests: see Stop). It fails tb when the cluster
+// is not up.
 func Ensure(tb testing.TB) *Cluster {
 	tb.Helper()
 	once.Do(func() { cluster, loadErr = Load(os.Getenv("MU_K8S_NAME"), os.Getenv("MU_K8S_STATE_ROOT")) })
@@ -71,6 +72,7 @@ func Ensure(tb testing.TB) *Cluster {
 		tb.Fatalf("testk8s: %v", loadErr)
 		return nil
 	}
+	cluster.hold(tb, false)
 	return cluster
 }
 
