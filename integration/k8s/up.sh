@@ -64,7 +64,7 @@ wait_for() {
 	for ((i = 0; i < secs * 5; i++)); do
 		"$@" >/dev/null 2>&1 && return 0
 		local pidf=$K8S_STATE/pids/$what
-		if [ -f "$pidf" ] && ! kill -0 "$(cat "$pidf")" 2>/dev/null; then
+		if [ -f "$pidf" ] && ! k8s_ours "$(cat "$pidf")"; then
 			echo "k8s up: $what exited" >&2
 			return 1
 		fi
