@@ -52,7 +52,7 @@ ours_procs() {
 pod_procs() {
 	local d
 	for d in $(k8s_cgroup_dirs); do
-		if [ -d "$d" ]; then find "$d" -noleaf -name cgroup.procs -exec cat {} + 2>/dev/null || true; fi
+		if [ -d "$d" ]; then find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null || true; fi
 	done
 }
 
@@ -117,7 +117,7 @@ done
 # directory.
 [ -e "$K8S_NETNS" ] && ip netns del "$K8S_ID" 2>/dev/null || true
 for d in $(k8s_cgroup_dirs); do
-	[ -d "$d" ] && find "$d" -noleaf -depth -type d -exec rmdir {} + 2>/dev/null || true
+	[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
 done
 # Files outside the state directory named after our pod sandboxes: libcni's
 # result cache (/var/lib/cni/results/NETWORK-ID-IF, for our network and
