@@ -91,15 +91,18 @@ done
 mapfile -t pids < <(ours_procs | sort -u)
 if [ ${#pids[@]} -gt 0 ]; then
 	kill_all TERM "${pids[@]}"
-	for ((i = 0; i < 50; i++)); do
-		mapfile -t pids < <(ours_procs | sort -u)
-		[ ${#pids[@]} = 0 ] && break
+	deadline=$((SECONDS + 5))
+	while [ $SECONDS -le $deadline ]; do
+		any=0
+		for p in "${pids[@]}"; do k8s_live "$p" && any=1 && break; done
+		[ $any = 0 ] && break
 		sleep 0.1
 	done
-	for ((i = 0; i < 30 && ${#pids[@]} > 0; i++)); do
-		kill_all KILL "${pids[@]}"
-		sleep 0.1
+	for ((i = 0; i < 15; i++)); do
 		mapfile -t pids < <(ours_procs | sort -u)
+		[ ${#pids[@]} = 0 ] && break
+		kill_all KILL "${pids[@]}"
+		sleep 0.2
 	done
 fi
 

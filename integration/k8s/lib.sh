@@ -62,6 +62,13 @@ k8s_ours() {
 	[[ "${args[*]}" == *"$K8S_STATE/"* ]]
 }
 
+# k8s_live PID: does PID run (a zombie has an empty command line)?
+k8s_live() {
+	local args
+	{ mapfile -d '' -t args <"/proc/$1/cmdline"; } 2>/dev/null || return 1
+	[ ${#args[@]} -gt 0 ]
+}
+
 # k8s_cgroup_dirs prints the instance's cgroup directory in each mounted
 # hierarchy (cgroup v1: one per controller; v2: one).
 k8s_cgroup_dirs() {
