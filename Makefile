@@ -7,10 +7,10 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -s -w -X github.com/mu-org/mu-plugins/internal/cli.Version=$(VERSION)
 PLUGINS   := $(patsubst cmd/%/main.go,%,$(wildcard cmd/*/main.go))
 
-.PHONY: help build test unit lint fuzz bench integration demo image deps clean
+.PHONY: help build test unit lint fuzz bench integration demo image deps clean k8s-up k8s-down
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
 
 build: ## build every binary, static, into bin/
 	@mkdir -p $(BIN)
@@ -39,6 +39,12 @@ integration: build ## the docker-compose suite: up, test, always down
 
 image: ## build the test image (no registry: mmdebstrap + docker import + Dockerfile.test)
 	@integration/image/build.sh
+
+k8s-up: ## bring up the test cluster by hand (NAME=dev; builds Kubernetes once); KUBECONFIG=/var/lib/mu-k8s/dev/kubeconfig
+	@integration/k8s/up.sh $(or $(NAME),dev)
+
+k8s-down: ## stop the test cluster NAME (default dev) and remove all it made
+	@integration/k8s/down.sh $(or $(NAME),dev)
 
 deps: ## install what the tests need (apt-get as root on Debian; else name what is missing)
 	@scripts/deps.sh

@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_cmds=(git tmux sshd ssh mmdebstrap docker docker-compose ps busybox useradd)
+# The test cluster (integration/k8s): etcd, a containerd of its own with
+# runc, the CNI plugins, and the tools its scripts use.
+need_cmds+=(etcd containerd ctr runc /usr/lib/cni/bridge socat conntrack iptables openssl nsenter ip curl flock)
 pkg_for() {
 	case "$1" in
 	sshd) echo openssh-server ;;
@@ -12,6 +15,11 @@ pkg_for() {
 	docker) echo docker.io ;;
 	ps) echo procps ;;
 	useradd) echo passwd ;;
+	etcd) echo etcd-server ;;
+	ctr) echo containerd ;;
+	/usr/lib/cni/*) echo containernetworking-plugins ;;
+	nsenter | flock) echo util-linux ;;
+	ip) echo iproute2 ;;
 	*) echo "$1" ;;
 	esac
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's one test command (`make test`): set-up, lint, every Go test
-# under -race (real sshd, real Docker Engine, real git and tmux), then the
-# docker-compose integration suite. Nothing is skipped: a missing part fails.
+# under -race (real sshd, real Docker Engine, real git and tmux, a real
+# Kubernetes cluster), then the docker-compose integration suite. Nothing is
+# skipped: a missing part fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -11,6 +12,21 @@ step "deps"
 scripts/deps.sh
 step "test image"
 integration/image/build.sh
+step "k8s cluster"
+# One cluster for the run (integration/k8s, docs/k8s.md), brought up before
+# the tests and always torn down after; the tests find it by MU_K8S_NAME
+# (internal/testk8s). A cluster left by a run that was killed is removed
+# first.
+integration/k8s/down.sh --stale
+export MU_K8S_NAME=test-$$ MU_K8S_OWNER=$$
+k8s_down() {
+	local rc=$?
+	integration/k8s/down.sh "$MU_K8S_NAME" || rc=1
+	[ $rc != 0 ] || rm -rf "${MU_K8S_STATE_ROOT:-/var/lib/mu-k8s}/$MU_K8S_NAME.logs"
+	exit $rc
+}
+trap k8s_down EXIT
+integration/k8s/up.sh "$MU_K8S_NAME"
 step "build"
 make --no-print-directory build
 step "lint"
