@@ -19,7 +19,7 @@ K8S_COMPONENTS="kube-apiserver kube-controller-manager kube-scheduler kubelet"
 # Docker test image (integration/image/build.sh), copied into the cluster's
 # containerd without a registry. Pods name it with imagePullPolicy: Never.
 K8S_PAUSE_IMAGE=mu-k8s.local/pause:1
-K8S_POD_IMAGE=${MU_TEST_IMAGE:-mu-plugins-test:latest}
+K8S_POD_IMAGE=${MU_TEST_IMAGE:-mu-plugins-test:r2}
 
 # Instances live under one root: STATE_ROOT/NAME holds every file of a
 # running cluster (removed by down.sh), STATE_ROOT/NAME.logs its logs (kept
