@@ -142,35 +142,35 @@ func (f *Fake) Seams() protocol.Seams {
 // Options are the Serve options: declaration, handlers (each behind the
 // scenario's faults) and the Stop hook.
 func (f *Fake) Options() protocol.Options {
-	hs := map[string]protocol.Handler{
-		protocol.MethodHostAcquire: f.hostAcquire,
-		protocol.MethodHostLookup:  f.hostLookup,
-		protocol.MethodHostStatus:  f.hostStatus,
-		protocol.MethodHostRelease: f.hostRelease,
+	hs := protocol.Methods{
+		protocol.MethodHostAcquire: protocol.Handle(f.hostAcquire),
+		protocol.MethodHostLookup:  protocol.Handle(f.hostLookup),
+		protocol.MethodHostStatus:  protocol.Handle(f.hostStatus),
+		protocol.MethodHostRelease: protocol.Handle(f.hostRelease),
 
-		protocol.MethodLinkExec:       f.linkExec,
-		protocol.MethodLinkFetch:      f.linkFetch,
-		protocol.MethodLinkPush:       f.linkPush,
-		protocol.MethodLinkCheckSteps: f.linkCheckSteps,
+		protocol.MethodLinkExec:       protocol.Handle(f.linkExec),
+		protocol.MethodLinkFetch:      protocol.Handle(f.linkFetch),
+		protocol.MethodLinkPush:       protocol.Handle(f.linkPush),
+		protocol.MethodLinkCheckSteps: protocol.Handle(f.linkCheckSteps),
 
-		protocol.MethodJobStart:      f.jobStart,
-		protocol.MethodJobLookup:     f.jobLookup,
-		protocol.MethodJobStatus:     f.jobStatus,
-		protocol.MethodJobStop:       f.jobStop,
-		protocol.MethodJobAttach:     f.jobAttach,
-		protocol.MethodJobCheckSteps: f.jobCheckSteps,
+		protocol.MethodJobStart:      protocol.Handle(f.jobStart),
+		protocol.MethodJobLookup:     protocol.Handle(f.jobLookup),
+		protocol.MethodJobStatus:     protocol.Handle(f.jobStatus),
+		protocol.MethodJobStop:       protocol.Handle(f.jobStop),
+		protocol.MethodJobAttach:     protocol.Handle(f.jobAttach),
+		protocol.MethodJobCheckSteps: protocol.Handle(f.jobCheckSteps),
 
-		protocol.MethodChannelReadStates: f.readStates,
-		protocol.MethodChannelBaseline:   f.baseline,
-		protocol.MethodChannelReceipt:    f.receipt,
-		protocol.MethodChannelLastRun:    f.lastRun,
-		protocol.MethodChannelWatch:      f.watch,
-		protocol.MethodChannelSend:       f.send,
-		protocol.MethodChannelFresh:      f.fresh,
-		protocol.MethodChannelCommand:    f.command,
-		protocol.MethodChannelInterrupt:  f.interrupt,
-		protocol.MethodChannelAbort:      f.abort,
-		protocol.MethodChannelAnswer:     f.answer,
+		protocol.MethodChannelReadStates: protocol.Handle(f.readStates),
+		protocol.MethodChannelBaseline:   protocol.Handle(f.baseline),
+		protocol.MethodChannelReceipt:    protocol.Handle(f.receipt),
+		protocol.MethodChannelLastRun:    protocol.Handle(f.lastRun),
+		protocol.MethodChannelWatch:      protocol.Handle(f.watch),
+		protocol.MethodChannelSend:       protocol.Handle(f.send),
+		protocol.MethodChannelFresh:      protocol.Handle(f.fresh),
+		protocol.MethodChannelCommand:    protocol.Handle(f.command),
+		protocol.MethodChannelInterrupt:  protocol.Handle(f.interrupt),
+		protocol.MethodChannelAbort:      protocol.Handle(f.abort),
+		protocol.MethodChannelAnswer:     protocol.Handle(f.answer),
 	}
 	for m, h := range hs {
 		hs[m] = f.faults.wrap(m, h)
