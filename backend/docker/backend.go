@@ -167,20 +167,24 @@ func (b *Backend) Options() protocol.Options {
 	}
 }
 
-// Handlers maps every method to its handler.
-func (b *Backend) Handlers() map[string]protocol.Handler {
-	h := map[string]protocol.Handler{
-		protocol.MethodHostAcquire:    b.acquire,
-		protocol.MethodHostLookup:     b.lookup,
-		protocol.MethodHostStatus:     b.status,
-		protocol.MethodHostRelease:    b.release,
-		protocol.MethodLinkExec:       b.exec,
-		protocol.MethodLinkFetch:      b.fetch,
-		protocol.MethodLinkPush:       b.push,
-		protocol.MethodLinkCheckSteps: b.checkSteps,
+// Handlers is the method table. Every call's target.host.instance is
+// checked first (checked, sameInstance): a host or link method's once its
+// params are decoded, a job or channel method's before its container or its
+// Jobs are looked at. Every method but link.checkSteps, whose steps say what
+// is wrong, waits for the Engine (gated).
+func (b *Backend) Handlers() protocol.Methods {
+	h := protocol.Methods{
+		protocol.MethodHostAcquire:    checked(b, b.acquire),
+		protocol.MethodHostLookup:     checked(b, b.lookup),
+		protocol.MethodHostStatus:     checked(b, b.status),
+		protocol.MethodHostRelease:    checked(b, b.release),
+		protocol.MethodLinkExec:       checked(b, b.exec),
+		protocol.MethodLinkFetch:      checked(b, b.fetch),
+		protocol.MethodLinkPush:       checked(b, b.push),
+		protocol.MethodLinkCheckSteps: checked(b, b.checkSteps),
 	}
 	for m, f := range b.jobHandlers() {
-		h[m] = f
+		h[m] = b.sameInstance(f)
 	}
 	for m, f := range h {
 		if m != protocol.MethodLinkCheckSteps { // its steps say what is wrong
@@ -188,6 +192,27 @@ func (b *Backend) Handlers() map[string]protocol.Handler {
 		}
 	}
 	return h
+}
+
+// checked is one of the backend's own methods as a handler: its params
+// decoded (protocol.Handle), then its target's instance checked.
+func checked[P any](b *Backend, fn func(context.Context, *protocol.Call, P) (any, error)) protocol.Handler {
+	return protocol.Handle(func(ctx context.Context, c *protocol.Call, p P) (any, error) {
+		if err := b.checkInstance(c.Base.Target); err != nil {
+			return nil, err
+		}
+		return fn(ctx, c, p)
+	})
+}
+
+// sameInstance serves next only for a call of this instance.
+func (b *Backend) sameInstance(next protocol.Handler) protocol.Handler {
+	return func(ctx context.Context, c *protocol.Call) (any, error) {
+		if err := b.checkInstance(c.Base.Target); err != nil {
+			return nil, err
+		}
+		return next(ctx, c)
+	}
 }
 
 // Stop ends whatever the plugin still runs: local git helpers and the exec
@@ -223,11 +248,9 @@ func (b *Backend) checkInstance(t protocol.Target) error {
 	return nil
 }
 
-// handle is the call's container: target.host.handle.
+// handle is the call's container: target.host.handle (its instance was
+// checked by the method table).
 func (b *Backend) handle(t protocol.Target) (string, error) {
-	if err := b.checkInstance(t); err != nil {
-		return "", err
-	}
 	if t.Host.Handle == "" {
 		return "", protocol.Errorf(protocol.Permanent, "target.host.handle is required (a container ID from host.acquire)")
 	}
