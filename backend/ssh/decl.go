@@ -146,11 +146,11 @@ func (b *Backend) Options() protocol.Options {
 	return protocol.Options{
 		Instance: inst,
 		Seams:    Seams(),
-		Handlers: map[string]protocol.Handler{
-			protocol.MethodLinkExec:       b.execScript,
-			protocol.MethodLinkFetch:      b.fetch,
-			protocol.MethodLinkPush:       b.push,
-			protocol.MethodLinkCheckSteps: b.checkSteps,
+		Handlers: protocol.Methods{
+			protocol.MethodLinkExec:       protocol.Handle(b.execScript),
+			protocol.MethodLinkFetch:      protocol.Handle(b.fetch),
+			protocol.MethodLinkPush:       protocol.Handle(b.push),
+			protocol.MethodLinkCheckSteps: protocol.Handle(b.checkSteps),
 		},
 		Stop: b.Stop,
 	}
