@@ -62,17 +62,6 @@ func (c *Call) Decode(v any) error {
 	return nil
 }
 
-// RawWrite writes line (a newline is added) to the wire as is, bypassing
-// jrpc2 and every check, under the same lock as every other message. It
-// exists only so a test double (backend/fake) can inject the invalid messages
-// the spec names; a real plugin never calls it.
-func (c *Call) RawWrite(line []byte) error { return c.srv.ch.write(line) }
-
-// RawReply writes line as this call's reply, as is, and drops the reply the
-// handler's return would have produced. Like RawWrite it exists only for
-// fault injection in a test double.
-func (c *Call) RawReply(line []byte) error { return c.srv.ch.rawReply(c.id, line) }
-
 // Watch registers a watch under watchID. Once this call's reply is on the
 // wire, run is started with a context that ends at $/cancel {watchId},
 // shutdown or EOF. When run returns a method ("watch/settled" or

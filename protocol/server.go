@@ -40,9 +40,11 @@ type Options struct {
 	// still runs. Its context ends within the 5 s budget.
 	Stop func(ctx context.Context)
 
-	In     io.Reader      // default os.Stdin
-	Out    io.WriteCloser // default os.Stdout
-	Logger *slog.Logger   // default: discard
+	In io.Reader // default os.Stdin
+	// Out (default os.Stdout) gets each message as one Write of its whole
+	// line, newline included, from one goroutine; Serve closes it at exit.
+	Out    io.WriteCloser
+	Logger *slog.Logger // default: discard
 }
 
 // Declaration is the handshake result the options declare.

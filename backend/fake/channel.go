@@ -154,15 +154,18 @@ func (f *Fake) watch(ctx context.Context, call *protocol.Call, p protocol.WatchP
 	t := p.Target
 	if ctxFault(ctx, FaultEarlyNotify) {
 		// The fault: the notification goes out before its reply.
-		_ = call.RawWrite(notification(protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: res.WatchID, Observation: res.Initial}))
+		f.faults.wire.inject(notification(protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: res.WatchID, Observation: res.Initial}))
 		return res, nil
+	}
+	if ctxFault(ctx, replyReplaced) {
+		return res, nil // mu never sees this watch's id: it never starts
 	}
 	double := ctxFault(ctx, FaultDoubleNotify)
 	newest := ctxFault(ctx, FaultNewestTurn)
 	call.Watch(res.WatchID, func(wctx context.Context) (string, any) {
 		method, params := f.awaitSettle(wctx, t, res.WatchID, after, inc, newest)
 		if double && method != "" {
-			_ = call.RawWrite(notification(method, params))
+			f.faults.wire.inject(notification(method, params))
 		}
 		return method, params
 	})

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -31,14 +32,15 @@ const (
 
 // Config is what the flags give.
 type Config struct {
-	Instance  string    // the handshake's instance (default "fake")
-	Root      string    // host directories and transcripts live under it; "" = a temp dir removed at exit
-	StateDir  string    // "" = the world lives in memory for one invocation
-	TurnMs    int64     // how long a turn takes to settle
-	EffectMs  int64     // how long host.acquire and job.start take between pending and landed
-	FirstTurn string    // protocol.FirstTurnOnSend or FirstTurnAtStart
-	Scenario  *Scenario // faults to inject (nil: none)
-	Exe       string    // this binary, for the view command
+	Instance  string         // the handshake's instance (default "fake")
+	Root      string         // host directories and transcripts live under it; "" = a temp dir removed at exit
+	StateDir  string         // "" = the world lives in memory for one invocation
+	TurnMs    int64          // how long a turn takes to settle
+	EffectMs  int64          // how long host.acquire and job.start take between pending and landed
+	FirstTurn string         // protocol.FirstTurnOnSend or FirstTurnAtStart
+	Scenario  *Scenario      // faults to inject (nil: none)
+	Exe       string         // this binary, for the view command
+	Out       io.WriteCloser // stdout: Serve writes it, and so do the wire faults (nil: os.Stdout)
 	Now       func() time.Time
 	Log       *slog.Logger
 }
@@ -76,7 +78,10 @@ func New(cfg Config) (*Fake, error) {
 	if cfg.Exe == "" {
 		cfg.Exe, _ = os.Executable()
 	}
-	f := &Fake{cfg: cfg, faults: newFaults(cfg.Scenario)}
+	if cfg.Out == nil {
+		cfg.Out = os.Stdout
+	}
+	f := &Fake{cfg: cfg, faults: newFaults(cfg.Scenario, cfg.Out)}
 	if cfg.StateDir != "" {
 		st, err := newFileStore(cfg.StateDir)
 		if err != nil {
@@ -180,6 +185,7 @@ func (f *Fake) Options() protocol.Options {
 		Seams:    f.Seams(),
 		Handlers: hs,
 		Stop:     f.stop,
+		Out:      f.faults.wire,
 	}
 }
 

@@ -3,7 +3,6 @@ package fake
 import (
 	"context"
 	"flag"
-	"io"
 	"log/slog"
 	"os"
 
@@ -18,8 +17,8 @@ type Main struct {
 
 // Flags registers the fake's flags on fs and returns the function that,
 // after parsing, builds the plugin (firing the scenario's start-up faults on
-// out) and its Serve options.
-func (m *Main) Flags(fs *flag.FlagSet, out io.Writer) func(context.Context, *slog.Logger) (protocol.Options, error) {
+// stdout) and its Serve options.
+func (m *Main) Flags(fs *flag.FlagSet) func(context.Context, *slog.Logger) (protocol.Options, error) {
 	var cfg Config
 	scenario := fs.String("scenario", "", "a JSON file of faults to inject (docs/fake.md)")
 	fs.StringVar(&cfg.Instance, "instance", "fake", "the instance named in the handshake")
@@ -42,7 +41,7 @@ func (m *Main) Flags(fs *flag.FlagSet, out io.Writer) func(context.Context, *slo
 			return protocol.Options{}, err
 		}
 		m.Built = f
-		f.StartupFaults(out)
+		f.StartupFaults()
 		return f.Options(), nil
 	}
 }

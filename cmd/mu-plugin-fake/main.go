@@ -20,7 +20,7 @@ func main() {
 		Name:  fake.Name,
 		Short: "every seam of the protocol, a local link, a simulated agent and injectable faults",
 		Flags: func(fs *flag.FlagSet) func(context.Context, *slog.Logger) (protocol.Options, error) {
-			return m.Flags(fs, os.Stdout)
+			return m.Flags(fs)
 		},
 		Commands: map[string]func(context.Context, []string) int{"view": fake.View},
 	}, os.Args[1:])
