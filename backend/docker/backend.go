@@ -161,7 +161,7 @@ func (b *Backend) Instance() string { return b.instance }
 func (b *Backend) Options() protocol.Options {
 	return protocol.Options{
 		Instance: b.instance,
-		Seams:    Declaration(b.cfg.Channel),
+		Seams:    Seams(b.cfg.Channel),
 		Handlers: b.Handlers(),
 		Stop:     b.Stop,
 	}
