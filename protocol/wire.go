@@ -165,19 +165,22 @@ type HostLookupResult struct {
 	Unknown string         `json:"unknown,omitempty"`
 }
 
+// HostState is a host.status state.
+type HostState string
+
 // Host states.
 const (
-	HostUp         = "up"
-	HostGone       = "gone"
-	HostNeedsHuman = "needs-human"
-	HostUnknown    = "unknown"
+	HostUp         HostState = "up"
+	HostGone       HostState = "gone"
+	HostNeedsHuman HostState = "needs-human"
+	HostUnknown    HostState = "unknown"
 )
 
 // HostStatus is host.status's result. Facts are the up state's patch over the
 // facts mu last recorded (deadlineAt, idleReclaimMs, maxJobs): a key mapped
 // to JSON null clears that fact, an absent key keeps it.
 type HostStatus struct {
-	State  string                     `json:"state"`
+	State  HostState                  `json:"state"`
 	Handle string                     `json:"handle,omitempty"`
 	Reason string                     `json:"reason,omitempty"`
 	Remedy string                     `json:"remedy,omitempty"`
@@ -394,18 +397,21 @@ type JobLookupResult struct {
 	Unknown string    `json:"unknown,omitempty"`
 }
 
+// JobState is a job.status state.
+type JobState string
+
 // Job states.
 const (
-	JobRunning = "running"
-	JobEnded   = "ended"
-	JobLost    = "lost"
-	JobUnknown = "unknown"
+	JobRunning JobState = "running"
+	JobEnded   JobState = "ended"
+	JobLost    JobState = "lost"
+	JobUnknown JobState = "unknown"
 )
 
 type JobStatus struct {
-	State  string `json:"state"`
-	Exit   *int   `json:"exit,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	State  JobState `json:"state"`
+	Exit   *int     `json:"exit,omitempty"`
+	Reason string   `json:"reason,omitempty"`
 }
 
 // ---- channel ----
