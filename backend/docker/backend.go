@@ -35,8 +35,11 @@ const (
 	LabelCreator  = "org.mu-plugins.creator"  // the acquiring plugin process (creator.go)
 )
 
-// Config is what the flags set.
+// Config is what the flags set (Flags).
 type Config struct {
+	// Context is --context: the docker context whose Engine to use ("": as
+	// the docker CLI chooses). Config.Open resolves it into Endpoint.
+	Context string
 	// Endpoint is the Engine (ResolveEndpoint); the instance derives from it
 	// unless Instance is set.
 	Endpoint Endpoint

@@ -30,19 +30,21 @@ const (
 	InFlightMs     = 30 * 1000
 )
 
-// Config is what the flags give.
+// Config is what the flags give (Flags).
 type Config struct {
-	Instance  string         // the handshake's instance (default "fake")
-	Root      string         // host directories and transcripts live under it; "" = a temp dir removed at exit
-	StateDir  string         // "" = the world lives in memory for one invocation
-	TurnMs    int64          // how long a turn takes to settle
-	EffectMs  int64          // how long host.acquire and job.start take between pending and landed
-	FirstTurn string         // protocol.FirstTurnOnSend or FirstTurnAtStart
-	Scenario  *Scenario      // faults to inject (nil: none)
-	Exe       string         // this binary, for the view command
-	Out       io.WriteCloser // stdout: Serve writes it, and so do the wire faults (nil: os.Stdout)
-	Now       func() time.Time
-	Log       *slog.Logger
+	Instance  string    // the handshake's instance (default "fake")
+	Root      string    // host directories and transcripts live under it; "" = a temp dir removed at exit
+	StateDir  string    // "" = the world lives in memory for one invocation
+	TurnMs    int64     // how long a turn takes to settle
+	EffectMs  int64     // how long host.acquire and job.start take between pending and landed
+	FirstTurn string    // protocol.FirstTurnOnSend or FirstTurnAtStart
+	Scenario  *Scenario // faults to inject (nil: none)
+	// ScenarioFile is --scenario: Config.Open loads it into Scenario.
+	ScenarioFile string
+	Exe          string         // this binary, for the view command
+	Out          io.WriteCloser // stdout: Serve writes it, and so do the wire faults (nil: os.Stdout)
+	Now          func() time.Time
+	Log          *slog.Logger
 }
 
 // Fake is one invocation's plugin.

@@ -167,14 +167,19 @@ func newFaults(s *Scenario, stdout io.WriteCloser) *faults {
 	return &faults{s: s, wire: newFaultWire(stdout), count: map[string]int{}, never: make(chan struct{}), exit: os.Exit}
 }
 
-// IgnoreEOF reports whether the scenario keeps the plugin alive past EOF.
-func (f *Fake) IgnoreEOF() bool {
-	for _, ft := range f.faults.s.Faults {
+// Linger is the ignore-eof fault, for main once Serve returned: the
+// process stays, idle, for 2 minutes (so a caller that never kills the
+// group leaks nothing). A nil scenario, or one without it, returns at once.
+func (s *Scenario) Linger() {
+	if s == nil {
+		return
+	}
+	for _, ft := range s.Faults {
 		if ft.Fault == FaultIgnoreEOF {
-			return true
+			time.Sleep(2 * time.Minute)
+			return
 		}
 	}
-	return false
 }
 
 // match counts one call of method and returns the faults it fires.

@@ -4,47 +4,40 @@ import (
 	"context"
 	"flag"
 	"log/slog"
-	"os"
 
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// Main is what cmd/mu-plugin-fake's flags build: Flags registers them, and
-// its Built field is the plugin once the returned function has run.
-type Main struct {
-	Built *Fake
+// Flags registers the plugin's flags on fs, bound to c.
+func (c *Config) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.ScenarioFile, "scenario", "", "a JSON file of faults to inject (docs/fake.md)")
+	fs.StringVar(&c.Instance, "instance", "fake", "the instance named in the handshake")
+	fs.StringVar(&c.StateDir, "state", "", "keep the world in this directory between invocations (default: in memory)")
+	fs.StringVar(&c.Root, "root", "", "where hosts' login directories live (default: DIR/root with --state, else a temp dir)")
+	fs.Int64Var(&c.TurnMs, "turn-ms", 200, "how long a simulated turn takes to settle")
+	fs.Int64Var(&c.EffectMs, "effect-ms", 0, "how long host.acquire and job.start take to land")
+	fs.StringVar(&c.FirstTurn, "first-turn", "on-send", "the job kind's firstTurn: on-send or at-start")
 }
 
-// Flags registers the fake's flags on fs and returns the function that,
-// after parsing, builds the plugin (firing the scenario's start-up faults on
-// stdout) and its Serve options.
-func (m *Main) Flags(fs *flag.FlagSet) func(context.Context, *slog.Logger) (protocol.Options, error) {
-	var cfg Config
-	scenario := fs.String("scenario", "", "a JSON file of faults to inject (docs/fake.md)")
-	fs.StringVar(&cfg.Instance, "instance", "fake", "the instance named in the handshake")
-	fs.StringVar(&cfg.StateDir, "state", "", "keep the world in this directory between invocations (default: in memory)")
-	fs.StringVar(&cfg.Root, "root", "", "where hosts' login directories live (default: DIR/root with --state, else a temp dir)")
-	fs.Int64Var(&cfg.TurnMs, "turn-ms", 200, "how long a simulated turn takes to settle")
-	fs.Int64Var(&cfg.EffectMs, "effect-ms", 0, "how long host.acquire and job.start take to land")
-	fs.StringVar(&cfg.FirstTurn, "first-turn", "on-send", "the job kind's firstTurn: on-send or at-start")
-	return func(ctx context.Context, log *slog.Logger) (protocol.Options, error) {
-		cfg.Log = log
-		if *scenario != "" {
-			s, err := LoadScenario(*scenario)
-			if err != nil {
-				return protocol.Options{}, err
-			}
-			cfg.Scenario = s
-		}
-		f, err := New(cfg)
+// Open reads the scenario file, builds the plugin, fires the scenario's
+// start-up faults (on stdout, before the handshake) and returns its Serve
+// options. c.Scenario is set only once the plugin is built, so a plugin
+// that refused to start never lingers (Scenario.Linger).
+func (c *Config) Open(_ context.Context, log *slog.Logger) (protocol.Options, error) {
+	cfg := *c
+	cfg.Log = log
+	if c.ScenarioFile != "" {
+		s, err := LoadScenario(c.ScenarioFile)
 		if err != nil {
 			return protocol.Options{}, err
 		}
-		m.Built = f
-		f.StartupFaults()
-		return f.Options(), nil
+		cfg.Scenario = s
 	}
+	f, err := New(cfg)
+	if err != nil {
+		return protocol.Options{}, err
+	}
+	c.Scenario = cfg.Scenario
+	f.StartupFaults()
+	return f.Options(), nil
 }
-
-// View is the `view` sub-command.
-func View(ctx context.Context, args []string) int { return ViewCommand(ctx, args, os.Stdout) }
