@@ -25,21 +25,6 @@ type AcquireResult struct {
 	MaxJobs       *int   `json:"maxJobs,omitempty"`
 }
 
-// LookupParams is host.lookup's and job.lookup's params.
-type LookupParams struct {
-	Base
-	Key   string `json:"key"`
-	Fence bool   `json:"fence"`
-}
-
-// HostLookupResult holds exactly one of its fields.
-type HostLookupResult struct {
-	Found   *AcquireResult `json:"found,omitempty"`
-	Pending bool           `json:"pending,omitempty"`
-	None    bool           `json:"none,omitempty"`
-	Unknown string         `json:"unknown,omitempty"`
-}
-
 // HostState is a host.status state.
 type HostState string
 
@@ -107,10 +92,4 @@ func (h *HostStatus) UnmarshalJSON(b []byte) error {
 	}
 	*h = HostStatus(p)
 	return nil
-}
-
-// KeyParams is host.release's and job.stop's params.
-type KeyParams struct {
-	Base
-	Key string `json:"key"`
 }

@@ -61,14 +61,6 @@ type JobFound struct {
 	Baseline *Baseline `json:"baseline,omitempty"`
 }
 
-// JobLookupResult holds exactly one of its fields.
-type JobLookupResult struct {
-	Found   *JobFound `json:"found,omitempty"`
-	Pending bool      `json:"pending,omitempty"`
-	None    bool      `json:"none,omitempty"`
-	Unknown string    `json:"unknown,omitempty"`
-}
-
 // JobState is a job.status state.
 type JobState string
 
