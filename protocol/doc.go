@@ -2,25 +2,22 @@
 // the wire types, the one error model, the declaration and its load rules,
 // and Serve, which runs a plugin on stdin and stdout.
 //
-// # A plugin in five lines
+// # A plugin in a few lines
 //
-// A backend declares its seams and hands Serve one Handler per method:
+// A backend declares its seams and hands Serve its method table, one
+// Handler per method, each written through Handle, which decodes the
+// method's params (strictly) into its wire type:
 //
 //	err := protocol.Serve(ctx, protocol.Options{
 //		Name: "box", Version: "0.1.0", Instance: "prod-eu",
 //		Seams: protocol.Seams{Link: &protocol.LinkSeam{…}},
-//		Handlers: map[string]protocol.Handler{
-//			protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
-//				var p protocol.ExecParams
-//				if err := c.Decode(&p); err != nil {
-//					return nil, err
-//				}
-//				…
-//				return protocol.ExecResult{…}, nil
-//			},
+//		Handlers: protocol.Methods{
+//			protocol.MethodLinkExec: protocol.Handle(b.exec), // func(ctx, *Call, ExecParams) (any, error)
 //		},
-//		Stop: func(ctx context.Context) { /* stop what is still running */ },
+//		Stop: b.stop, // stop what is still running
 //	})
+//
+// ExampleServe is the same plugin, compiled and run against two pipes.
 //
 // Serve does everything the spec's Transport, Process, Timeouts and Secrets
 // sections ask of every plugin, so no backend deals with them:

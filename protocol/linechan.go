@@ -82,7 +82,6 @@ type lineChannel struct {
 	mu      sync.Mutex
 	methods map[string]string          // in-flight request id -> method
 	after   map[string][]func(ok bool) // request id -> hooks to run after its reply
-	skip    map[string]bool            // request id -> its reply was written raw (RawReply); drop jrpc2's
 	// shutdown: a shutdown (request or notification) was read; every
 	// request read after it is refused here and never runs.
 	shutdown bool
@@ -95,7 +94,6 @@ func newLineChannel(r io.Reader, w io.WriteCloser) *lineChannel {
 		methods: make(map[string]string),
 		drained: make(chan struct{}),
 		after:   make(map[string][]func(ok bool)),
-		skip:    make(map[string]bool),
 	}
 }
 
@@ -212,15 +210,7 @@ func (c *lineChannel) Send(rec []byte) error {
 		delete(c.methods, id)
 		hooks = c.after[id]
 		delete(c.after, id)
-		skipped := c.skip[id]
-		delete(c.skip, id)
 		c.mu.Unlock()
-		if skipped {
-			for _, fn := range hooks {
-				go fn(false)
-			}
-			return nil
-		}
 	}
 	if field == "error" {
 		rec = ensureKind(rec)
@@ -249,15 +239,6 @@ func (c *lineChannel) Send(rec []byte) error {
 func (c *lineChannel) write(rec []byte) error {
 	buf := make([]byte, 0, len(rec)+1)
 	return c.out.put(append(append(buf, rec...), '\n'))
-}
-
-// rawReply writes line as the reply to id and drops the reply jrpc2 will
-// later send for it (see Call.RawReply).
-func (c *lineChannel) rawReply(id string, line []byte) error {
-	c.mu.Lock()
-	c.skip[id] = true
-	c.mu.Unlock()
-	return c.write(line)
 }
 
 // writeError answers a message jrpc2 never sees; nothing happened, so the

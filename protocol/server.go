@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,27 +27,24 @@ const Grace = 5 * time.Second
 // 5 s, with room for the process to exit.
 const exitBudget = 3 * time.Second
 
-// Handler serves one method. It returns the result (nil is JSON null) or an
-// error, which ToWire maps. ctx ends at the call's deadline, its $/cancel,
-// shutdown or stdin EOF.
-type Handler func(ctx context.Context, call *Call) (any, error)
-
 // Options configure Serve.
 type Options struct {
 	Name     string // the plugin's name: its binary is mu-plugin-<Name>
 	Version  string
 	Instance string
 	Seams    Seams
-	Handlers map[string]Handler
+	Handlers Methods
 
 	// Stop runs once as the plugin ends (stdin EOF, shutdown or ctx), after
 	// every call's context was cancelled: it must stop whatever the backend
 	// still runs. Its context ends within the 5 s budget.
 	Stop func(ctx context.Context)
 
-	In     io.Reader      // default os.Stdin
-	Out    io.WriteCloser // default os.Stdout
-	Logger *slog.Logger   // default: discard
+	In io.Reader // default os.Stdin
+	// Out (default os.Stdout) gets each message as one Write of its whole
+	// line, newline included, from one goroutine; Serve closes it at exit.
+	Out    io.WriteCloser
+	Logger *slog.Logger // default: discard
 }
 
 // Declaration is the handshake result the options declare.
@@ -60,53 +56,6 @@ func (o *Options) Declaration() InitializeResult {
 		Schema:   schemas.V1Digest(),
 		Seams:    o.Seams,
 	}
-}
-
-// Call is one inbound request as a handler sees it.
-type Call struct {
-	Method string
-	Params json.RawMessage
-	Base   Base // the decoded deadline and target
-
-	id  string
-	srv *server
-}
-
-// ID is the request's envelope id, as JSON text.
-func (c *Call) ID() string { return c.id }
-
-// Decode decodes the params into v, refusing unknown fields. A failure is a
-// permanent error naming the method.
-func (c *Call) Decode(v any) error {
-	if len(c.Params) == 0 {
-		return Errorf(Permanent, "%s: params are required", c.Method)
-	}
-	dec := json.NewDecoder(bytes.NewReader(c.Params))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return Errorf(Permanent, "%s: invalid params: %v", c.Method, err)
-	}
-	return nil
-}
-
-// RawWrite writes line (a newline is added) to the wire as is, bypassing
-// jrpc2 and every check, under the same lock as every other message. It
-// exists only so a test double (backend/fake) can inject the invalid messages
-// the spec names; a real plugin never calls it.
-func (c *Call) RawWrite(line []byte) error { return c.srv.ch.write(line) }
-
-// RawReply writes line as this call's reply, as is, and drops the reply the
-// handler's return would have produced. Like RawWrite it exists only for
-// fault injection in a test double.
-func (c *Call) RawReply(line []byte) error { return c.srv.ch.rawReply(c.id, line) }
-
-// Watch registers a watch under watchID. Once this call's reply is on the
-// wire, run is started with a context that ends at $/cancel {watchId},
-// shutdown or EOF. When run returns a method ("watch/settled" or
-// "watch/restarted") and its context is still live, exactly that one
-// notification is sent. A watch lives only as long as this invocation.
-func (c *Call) Watch(watchID string, run func(ctx context.Context) (method string, params any)) {
-	c.srv.watch(c.id, watchID, run)
 }
 
 // Serve runs a plugin on opts.In and opts.Out until stdin EOF, shutdown or

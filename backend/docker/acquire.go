@@ -28,14 +28,7 @@ func (b *Backend) containerName(key string) string {
 // acquire serves host.acquire: create (or find) the key's container, start
 // it, and answer once an exec in it answers. Repeating it converges on the
 // same container and the same result.
-func (b *Backend) acquire(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.AcquireParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
-	if err := b.checkInstance(p.Target); err != nil {
-		return nil, err
-	}
+func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (any, error) {
 	if p.Key == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "host.acquire: key is required")
 	}

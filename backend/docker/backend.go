@@ -8,6 +8,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -35,8 +36,11 @@ const (
 	LabelCreator  = "org.mu-plugins.creator"  // the acquiring plugin process (creator.go)
 )
 
-// Config is what the flags set.
+// Config is what the flags set (Flags).
 type Config struct {
+	// Context is --context: the docker context whose Engine to use ("": as
+	// the docker CLI chooses). Config.Open resolves it into Endpoint.
+	Context string
 	// Endpoint is the Engine (ResolveEndpoint); the instance derives from it
 	// unless Instance is set.
 	Endpoint Endpoint
@@ -55,6 +59,43 @@ type Config struct {
 	// is rolled back by lookup. 0 is InFlightMs; less than InFlightMs is for
 	// tests only (a live acquire could lose its container).
 	AbandonAfter time.Duration
+}
+
+// Flags registers the plugin's flags on fs, bound to c.
+func (c *Config) Flags(fs *flag.FlagSet) {
+	if c.Labels == nil {
+		c.Labels = map[string]string{}
+	}
+	fs.StringVar(&c.Context, "context", "", "the docker context whose Engine to use (else DOCKER_HOST, DOCKER_CONTEXT, the current context: as the docker CLI)")
+	fs.StringVar(&c.Image, "image", "", "a host's image (the image param overrides it); never pulled. No default: see docs/docker.md, Images")
+	fs.StringVar(&c.Instance, "instance", "", `the instance declared (default "docker-" and a hash of the Engine's address)`)
+	fs.StringVar(&c.Prefix, "prefix", "mu", "container names are PREFIX-<hash of the acquire key>")
+	fs.IntVar(&c.MaxSessions, "max-sessions", 8, "long-lived exec channels kept per container")
+	fs.DurationVar(&c.AbandonAfter, "abandon-after", 0, "lookup removes a never-started container whose creator it cannot check, older than this (default inFlightMs, 2m; lower is for tests)")
+	fs.Func("label", "an extra label k=v on every container (repeatable)", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want k=v")
+		}
+		c.Labels[k] = v
+		return nil
+	})
+}
+
+// Open resolves the Engine from --context and the environment, as the
+// docker CLI does (ResolveEndpoint), and builds the backend (Open): its
+// Serve options.
+func (c *Config) Open(_ context.Context, log *slog.Logger) (protocol.Options, error) {
+	ep, err := ResolveEndpoint(c.Context, os.Getenv)
+	if err != nil {
+		return protocol.Options{}, err
+	}
+	c.Endpoint = ep
+	b, err := Open(*c, log)
+	if err != nil {
+		return protocol.Options{}, err
+	}
+	return b.Options(), nil
 }
 
 // Backend serves the seams against one Engine.
@@ -161,26 +202,30 @@ func (b *Backend) Instance() string { return b.instance }
 func (b *Backend) Options() protocol.Options {
 	return protocol.Options{
 		Instance: b.instance,
-		Seams:    Declaration(b.cfg.Channel),
+		Seams:    Seams(b.cfg.Channel),
 		Handlers: b.Handlers(),
 		Stop:     b.Stop,
 	}
 }
 
-// Handlers maps every method to its handler.
-func (b *Backend) Handlers() map[string]protocol.Handler {
-	h := map[string]protocol.Handler{
-		protocol.MethodHostAcquire:    b.acquire,
-		protocol.MethodHostLookup:     b.lookup,
-		protocol.MethodHostStatus:     b.status,
-		protocol.MethodHostRelease:    b.release,
-		protocol.MethodLinkExec:       b.exec,
-		protocol.MethodLinkFetch:      b.fetch,
-		protocol.MethodLinkPush:       b.push,
-		protocol.MethodLinkCheckSteps: b.checkSteps,
+// Handlers is the method table. Every call's target.host.instance is
+// checked first (checked, sameInstance): a host or link method's once its
+// params are decoded, a job or channel method's before its container or its
+// Jobs are looked at. Every method but link.checkSteps, whose steps say what
+// is wrong, waits for the Engine (gated).
+func (b *Backend) Handlers() protocol.Methods {
+	h := protocol.Methods{
+		protocol.MethodHostAcquire:    checked(b, b.acquire),
+		protocol.MethodHostLookup:     checked(b, b.lookup),
+		protocol.MethodHostStatus:     checked(b, b.status),
+		protocol.MethodHostRelease:    checked(b, b.release),
+		protocol.MethodLinkExec:       checked(b, b.exec),
+		protocol.MethodLinkFetch:      checked(b, b.fetch),
+		protocol.MethodLinkPush:       checked(b, b.push),
+		protocol.MethodLinkCheckSteps: checked(b, b.checkSteps),
 	}
 	for m, f := range b.jobHandlers() {
-		h[m] = f
+		h[m] = b.sameInstance(f)
 	}
 	for m, f := range h {
 		if m != protocol.MethodLinkCheckSteps { // its steps say what is wrong
@@ -188,6 +233,27 @@ func (b *Backend) Handlers() map[string]protocol.Handler {
 		}
 	}
 	return h
+}
+
+// checked is one of the backend's own methods as a handler: its params
+// decoded (protocol.Handle), then its target's instance checked.
+func checked[P any](b *Backend, fn func(context.Context, *protocol.Call, P) (any, error)) protocol.Handler {
+	return protocol.Handle(func(ctx context.Context, c *protocol.Call, p P) (any, error) {
+		if err := b.checkInstance(c.Base.Target); err != nil {
+			return nil, err
+		}
+		return fn(ctx, c, p)
+	})
+}
+
+// sameInstance serves next only for a call of this instance.
+func (b *Backend) sameInstance(next protocol.Handler) protocol.Handler {
+	return func(ctx context.Context, c *protocol.Call) (any, error) {
+		if err := b.checkInstance(c.Base.Target); err != nil {
+			return nil, err
+		}
+		return next(ctx, c)
+	}
 }
 
 // Stop ends whatever the plugin still runs: local git helpers and the exec
@@ -223,11 +289,9 @@ func (b *Backend) checkInstance(t protocol.Target) error {
 	return nil
 }
 
-// handle is the call's container: target.host.handle.
+// handle is the call's container: target.host.handle (its instance was
+// checked by the method table).
 func (b *Backend) handle(t protocol.Target) (string, error) {
-	if err := b.checkInstance(t); err != nil {
-		return "", err
-	}
 	if t.Host.Handle == "" {
 		return "", protocol.Errorf(protocol.Permanent, "target.host.handle is required (a container ID from host.acquire)")
 	}

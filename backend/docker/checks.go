@@ -33,14 +33,7 @@ func (s *steps) skipRest(why string) {
 // what chose it), Engine ping (bounded by ReachTimeout), API version,
 // image present, container running, git present. Other phases have no
 // steps of this plugin's.
-func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.CheckStepsParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
-	if err := b.checkInstance(p.Target); err != nil {
-		return nil, err
-	}
+func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
 	s := steps{}
 	if p.Phase != protocol.PhaseReach {
 		return s, nil

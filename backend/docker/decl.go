@@ -34,25 +34,22 @@ func Name(argv0 string) string {
 	return ChannelName
 }
 
-// Declaration is the plugin's seams: host and link, and tmuxjob's job
-// seam (kind "docker") with its channel named channel (the plugin's name:
-// a channel's name is unique among the registered plugins).
-func Declaration(channel string) protocol.Seams {
-	job, ch := tmuxjob.Declaration("docker", channel, []string{})
-	return protocol.Seams{
-		Host: &protocol.HostSeam{Acquire: protocol.KeyCaps{
-			Lookup: true, FenceKey: true, InFlightMs: protocol.Int64(InFlightMs),
-		}},
-		Link: &protocol.LinkSeam{
-			Fetch:           true,
-			Push:            protocol.Bool(true),
-			Slots:           protocol.SlotsSelf,
-			RemoteOnTimeout: protocol.RemoteStopped,
-			Quiescence:      protocol.QuiescenceProvable,
-			MaxScriptBytes:  MaxScriptBytes,
-			Checks:          []string{protocol.PhaseReach},
-		},
-		Job:     job,
-		Channel: ch,
+// Seams are the plugin's seams: host and link, and tmuxjob's job seam
+// (kind "docker") with its channel named channel (the plugin's name: a
+// channel's name is unique among the registered plugins).
+func Seams(channel string) protocol.Seams {
+	s := tmuxjob.Seams("docker", channel, []string{})
+	s.Host = &protocol.HostSeam{Acquire: protocol.KeyCaps{
+		Lookup: true, FenceKey: true, InFlightMs: protocol.Int64(InFlightMs),
+	}}
+	s.Link = &protocol.LinkSeam{
+		Fetch:           true,
+		Push:            protocol.Bool(true),
+		Slots:           protocol.SlotsSelf,
+		RemoteOnTimeout: protocol.RemoteStopped,
+		Quiescence:      protocol.QuiescenceProvable,
+		MaxScriptBytes:  MaxScriptBytes,
+		Checks:          []string{protocol.PhaseReach},
 	}
+	return s
 }

@@ -21,11 +21,7 @@ import (
 const killWait = 3 * time.Second
 
 // exec serves link.exec.
-func (b *Backend) exec(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.ExecParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (b *Backend) exec(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (any, error) {
 	ctr, err := b.hostOf(ctx, p.Target)
 	if err != nil {
 		return nil, err

@@ -30,11 +30,7 @@ var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 // fetch serves link.fetch: afterwards localRepo's FETCH_HEAD names
 // remoteCwd's HEAD.
-func (b *Backend) fetch(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.FetchParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (b *Backend) fetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (any, error) {
 	ctr, err := b.hostOf(ctx, p.Target)
 	if err != nil {
 		return nil, err
@@ -64,11 +60,7 @@ git init -q -- "$1" >&2
 
 // push serves link.push: afterwards remoteRepo (created if absent) holds
 // rev. A repo that already holds it succeeds untouched.
-func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.PushParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.PushParams) (any, error) {
 	ctr, err := b.hostOf(ctx, p.Target)
 	if err != nil {
 		return nil, err

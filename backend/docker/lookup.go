@@ -16,14 +16,7 @@ import (
 // ready), none, or unknown. With fence, a none is made final by a
 // never-started placeholder under the key's name: a late acquire's create
 // then conflicts and refuses.
-func (b *Backend) lookup(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.LookupParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
-	if err := b.checkInstance(p.Target); err != nil {
-		return nil, err
-	}
+func (b *Backend) lookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (any, error) {
 	if p.Key == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "host.lookup: key is required")
 	}

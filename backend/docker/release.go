@@ -14,14 +14,7 @@ import (
 // anonymous volumes. A container already gone resolves to null. A fence
 // placeholder stays: the fence is forever (see docs/docker.md for removing
 // placeholders by label).
-func (b *Backend) release(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.KeyParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
-	if err := b.checkInstance(p.Target); err != nil {
-		return nil, err
-	}
+func (b *Backend) release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (any, error) {
 	if p.Key == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "host.release: key is required")
 	}

@@ -14,11 +14,7 @@ import (
 // status serves host.status: up with its facts, gone only as proof (the
 // container does not exist), needs-human when it stopped, unknown when the
 // Engine does not say.
-func (b *Backend) status(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.Base
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (b *Backend) status(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
 	ctr, err := b.handle(p.Target)
 	if err != nil {
 		return nil, err

@@ -38,11 +38,7 @@ func (f *Fake) withAgent(ctx context.Context, t protocol.Target, write bool, fn 
 	})
 }
 
-func (f *Fake) readStates(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.ReadStatesParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) readStates(ctx context.Context, call *protocol.Call, p protocol.ReadStatesParams) (any, error) {
 	out := map[string]protocol.Reading{}
 	err := f.do(ctx, false, func(w *World) error {
 		now := f.now()
@@ -58,11 +54,7 @@ func (f *Fake) readStates(ctx context.Context, call *protocol.Call) (any, error)
 	return out, err
 }
 
-func (f *Fake) baseline(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.Base
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) baseline(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
 	var out *protocol.Baseline
 	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
 		if a != nil {
@@ -73,11 +65,7 @@ func (f *Fake) baseline(ctx context.Context, call *protocol.Call) (any, error) {
 	return out, err
 }
 
-func (f *Fake) receipt(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.ReceiptParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) receipt(ctx context.Context, call *protocol.Call, p protocol.ReceiptParams) (any, error) {
 	out := protocol.Receipt{State: protocol.ReceiptNotAccepted, ID: p.MsgID}
 	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
 		switch {
@@ -97,11 +85,7 @@ func (f *Fake) receipt(ctx context.Context, call *protocol.Call) (any, error) {
 // one when inc is empty): the turn a delivery whose baseline was afterRuns
 // started. null while it has not settled, or when inc is not the agent's
 // incarnation now (docs/protocol.md).
-func (f *Fake) lastRun(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.LastRunParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) lastRun(ctx context.Context, call *protocol.Call, p protocol.LastRunParams) (any, error) {
 	if p.AfterRuns < 0 {
 		return nil, protocol.Errorf(protocol.Permanent, "channel.lastRun: afterRuns %d is negative", p.AfterRuns)
 	}
@@ -138,11 +122,7 @@ func errForgotten(method string, n int64, a *Agent) error {
 	return protocol.Errorf(protocol.Permanent, "%s: turn %d of %s settled, but the fake keeps only the last %d turns (%d settled)", method, n, a.Inc, maxTurns, a.Runs)
 }
 
-func (f *Fake) watch(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.WatchParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) watch(ctx context.Context, call *protocol.Call, p protocol.WatchParams) (any, error) {
 	if p.AfterRuns != nil && *p.AfterRuns < 0 {
 		return nil, protocol.Errorf(protocol.Permanent, "channel.watch: afterRuns %d is negative", *p.AfterRuns)
 	}
@@ -174,15 +154,18 @@ func (f *Fake) watch(ctx context.Context, call *protocol.Call) (any, error) {
 	t := p.Target
 	if ctxFault(ctx, FaultEarlyNotify) {
 		// The fault: the notification goes out before its reply.
-		_ = call.RawWrite(notification(protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: res.WatchID, Observation: res.Initial}))
+		f.faults.wire.inject(notification(protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: res.WatchID, Observation: res.Initial}))
 		return res, nil
+	}
+	if ctxFault(ctx, replyReplaced) {
+		return res, nil // mu never sees this watch's id: it never starts
 	}
 	double := ctxFault(ctx, FaultDoubleNotify)
 	newest := ctxFault(ctx, FaultNewestTurn)
 	call.Watch(res.WatchID, func(wctx context.Context) (string, any) {
 		method, params := f.awaitSettle(wctx, t, res.WatchID, after, inc, newest)
 		if double && method != "" {
-			_ = call.RawWrite(notification(method, params))
+			f.faults.wire.inject(notification(method, params))
 		}
 		return method, params
 	})
@@ -299,11 +282,7 @@ func refuseBlocked(a *Agent, force bool, method string) error {
 	return nil
 }
 
-func (f *Fake) send(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.SendParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) send(ctx context.Context, call *protocol.Call, p protocol.SendParams) (any, error) {
 	if p.Mode != protocol.ModeFollowUp && p.Mode != protocol.ModeSteer {
 		return nil, protocol.Errorf(protocol.Permanent, "channel.send: mode %q is not followUp or steer", p.Mode)
 	}
@@ -327,11 +306,7 @@ func (f *Fake) send(ctx context.Context, call *protocol.Call) (any, error) {
 	})
 }
 
-func (f *Fake) fresh(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.FreshParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) fresh(ctx context.Context, call *protocol.Call, p protocol.FreshParams) (any, error) {
 	if p.MsgID == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "channel.fresh: msgId is required")
 	}
@@ -345,11 +320,7 @@ func (f *Fake) fresh(ctx context.Context, call *protocol.Call) (any, error) {
 	})
 }
 
-func (f *Fake) command(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.CommandParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) command(ctx context.Context, call *protocol.Call, p protocol.CommandParams) (any, error) {
 	if p.Name == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "channel.command: name is required")
 	}
@@ -369,11 +340,7 @@ func (f *Fake) command(ctx context.Context, call *protocol.Call) (any, error) {
 	})
 }
 
-func (f *Fake) interrupt(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.InterruptParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) interrupt(ctx context.Context, call *protocol.Call, p protocol.InterruptParams) (any, error) {
 	return f.effect(ctx, call, p.MsgID, p.ExpectIncarnation, func(w *World, a *Agent, now int64) (any, int64, error) {
 		wasBusy := a.cut(now, "interrupted", false)
 		base := a.Runs
@@ -387,11 +354,7 @@ func (f *Fake) interrupt(ctx context.Context, call *protocol.Call) (any, error) 
 	})
 }
 
-func (f *Fake) abort(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.AbortParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) abort(ctx context.Context, call *protocol.Call, p protocol.AbortParams) (any, error) {
 	return f.effect(ctx, call, "", "", func(w *World, a *Agent, now int64) (any, int64, error) {
 		before := protocol.TurnIdle
 		if a.Turn != nil {
@@ -402,11 +365,7 @@ func (f *Fake) abort(ctx context.Context, call *protocol.Call) (any, error) {
 	})
 }
 
-func (f *Fake) answer(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.AnswerParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) answer(ctx context.Context, call *protocol.Call, p protocol.AnswerParams) (any, error) {
 	keys := p.Keys
 	if keys == nil {
 		keys = []string{}

@@ -8,7 +8,9 @@ package fake
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -29,7 +31,7 @@ const (
 	InFlightMs     = 30 * 1000
 )
 
-// Config is what the flags give.
+// Config is what the flags give (Flags).
 type Config struct {
 	Instance  string    // the handshake's instance (default "fake")
 	Root      string    // host directories and transcripts live under it; "" = a temp dir removed at exit
@@ -38,9 +40,46 @@ type Config struct {
 	EffectMs  int64     // how long host.acquire and job.start take between pending and landed
 	FirstTurn string    // protocol.FirstTurnOnSend or FirstTurnAtStart
 	Scenario  *Scenario // faults to inject (nil: none)
-	Exe       string    // this binary, for the view command
-	Now       func() time.Time
-	Log       *slog.Logger
+	// ScenarioFile is --scenario: Config.Open loads it into Scenario.
+	ScenarioFile string
+	Exe          string         // this binary, for the view command
+	Out          io.WriteCloser // stdout: Serve writes it, and so do the wire faults (nil: os.Stdout)
+	Now          func() time.Time
+	Log          *slog.Logger
+}
+
+// Flags registers the plugin's flags on fs, bound to c.
+func (c *Config) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.ScenarioFile, "scenario", "", "a JSON file of faults to inject (docs/fake.md)")
+	fs.StringVar(&c.Instance, "instance", "fake", "the instance named in the handshake")
+	fs.StringVar(&c.StateDir, "state", "", "keep the world in this directory between invocations (default: in memory)")
+	fs.StringVar(&c.Root, "root", "", "where hosts' login directories live (default: DIR/root with --state, else a temp dir)")
+	fs.Int64Var(&c.TurnMs, "turn-ms", 200, "how long a simulated turn takes to settle")
+	fs.Int64Var(&c.EffectMs, "effect-ms", 0, "how long host.acquire and job.start take to land")
+	fs.StringVar(&c.FirstTurn, "first-turn", "on-send", "the job kind's firstTurn: on-send or at-start")
+}
+
+// Open reads the scenario file, builds the plugin, fires the scenario's
+// start-up faults (on stdout, before the handshake) and returns its Serve
+// options. c.Scenario is set only once the plugin is built, so a plugin
+// that refused to start never lingers (Scenario.Linger).
+func (c *Config) Open(_ context.Context, log *slog.Logger) (protocol.Options, error) {
+	cfg := *c
+	cfg.Log = log
+	if c.ScenarioFile != "" {
+		s, err := LoadScenario(c.ScenarioFile)
+		if err != nil {
+			return protocol.Options{}, err
+		}
+		cfg.Scenario = s
+	}
+	f, err := New(cfg)
+	if err != nil {
+		return protocol.Options{}, err
+	}
+	c.Scenario = cfg.Scenario
+	f.StartupFaults()
+	return f.Options(), nil
 }
 
 // Fake is one invocation's plugin.
@@ -76,7 +115,10 @@ func New(cfg Config) (*Fake, error) {
 	if cfg.Exe == "" {
 		cfg.Exe, _ = os.Executable()
 	}
-	f := &Fake{cfg: cfg, faults: newFaults(cfg.Scenario)}
+	if cfg.Out == nil {
+		cfg.Out = os.Stdout
+	}
+	f := &Fake{cfg: cfg, faults: newFaults(cfg.Scenario, cfg.Out)}
 	if cfg.StateDir != "" {
 		st, err := newFileStore(cfg.StateDir)
 		if err != nil {
@@ -142,35 +184,35 @@ func (f *Fake) Seams() protocol.Seams {
 // Options are the Serve options: declaration, handlers (each behind the
 // scenario's faults) and the Stop hook.
 func (f *Fake) Options() protocol.Options {
-	hs := map[string]protocol.Handler{
-		protocol.MethodHostAcquire: f.hostAcquire,
-		protocol.MethodHostLookup:  f.hostLookup,
-		protocol.MethodHostStatus:  f.hostStatus,
-		protocol.MethodHostRelease: f.hostRelease,
+	hs := protocol.Methods{
+		protocol.MethodHostAcquire: protocol.Handle(f.hostAcquire),
+		protocol.MethodHostLookup:  protocol.Handle(f.hostLookup),
+		protocol.MethodHostStatus:  protocol.Handle(f.hostStatus),
+		protocol.MethodHostRelease: protocol.Handle(f.hostRelease),
 
-		protocol.MethodLinkExec:       f.linkExec,
-		protocol.MethodLinkFetch:      f.linkFetch,
-		protocol.MethodLinkPush:       f.linkPush,
-		protocol.MethodLinkCheckSteps: f.linkCheckSteps,
+		protocol.MethodLinkExec:       protocol.Handle(f.linkExec),
+		protocol.MethodLinkFetch:      protocol.Handle(f.linkFetch),
+		protocol.MethodLinkPush:       protocol.Handle(f.linkPush),
+		protocol.MethodLinkCheckSteps: protocol.Handle(f.linkCheckSteps),
 
-		protocol.MethodJobStart:      f.jobStart,
-		protocol.MethodJobLookup:     f.jobLookup,
-		protocol.MethodJobStatus:     f.jobStatus,
-		protocol.MethodJobStop:       f.jobStop,
-		protocol.MethodJobAttach:     f.jobAttach,
-		protocol.MethodJobCheckSteps: f.jobCheckSteps,
+		protocol.MethodJobStart:      protocol.Handle(f.jobStart),
+		protocol.MethodJobLookup:     protocol.Handle(f.jobLookup),
+		protocol.MethodJobStatus:     protocol.Handle(f.jobStatus),
+		protocol.MethodJobStop:       protocol.Handle(f.jobStop),
+		protocol.MethodJobAttach:     protocol.Handle(f.jobAttach),
+		protocol.MethodJobCheckSteps: protocol.Handle(f.jobCheckSteps),
 
-		protocol.MethodChannelReadStates: f.readStates,
-		protocol.MethodChannelBaseline:   f.baseline,
-		protocol.MethodChannelReceipt:    f.receipt,
-		protocol.MethodChannelLastRun:    f.lastRun,
-		protocol.MethodChannelWatch:      f.watch,
-		protocol.MethodChannelSend:       f.send,
-		protocol.MethodChannelFresh:      f.fresh,
-		protocol.MethodChannelCommand:    f.command,
-		protocol.MethodChannelInterrupt:  f.interrupt,
-		protocol.MethodChannelAbort:      f.abort,
-		protocol.MethodChannelAnswer:     f.answer,
+		protocol.MethodChannelReadStates: protocol.Handle(f.readStates),
+		protocol.MethodChannelBaseline:   protocol.Handle(f.baseline),
+		protocol.MethodChannelReceipt:    protocol.Handle(f.receipt),
+		protocol.MethodChannelLastRun:    protocol.Handle(f.lastRun),
+		protocol.MethodChannelWatch:      protocol.Handle(f.watch),
+		protocol.MethodChannelSend:       protocol.Handle(f.send),
+		protocol.MethodChannelFresh:      protocol.Handle(f.fresh),
+		protocol.MethodChannelCommand:    protocol.Handle(f.command),
+		protocol.MethodChannelInterrupt:  protocol.Handle(f.interrupt),
+		protocol.MethodChannelAbort:      protocol.Handle(f.abort),
+		protocol.MethodChannelAnswer:     protocol.Handle(f.answer),
 	}
 	for m, h := range hs {
 		hs[m] = f.faults.wrap(m, h)
@@ -180,6 +222,7 @@ func (f *Fake) Options() protocol.Options {
 		Seams:    f.Seams(),
 		Handlers: hs,
 		Stop:     f.stop,
+		Out:      f.faults.wire,
 	}
 }
 

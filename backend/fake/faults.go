@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,6 +53,32 @@ var FaultNames = []string{
 	FaultEscapeGroup, FaultCanary, FaultIgnoreEOF,
 	FaultNewestTurn, FaultEarlyTimeout, FaultSetsidRuns,
 }
+
+// injected are the lines the faults that write beside a reply put on the
+// wire (before the reply, or before the handshake's with "initialize").
+var injected = map[string]string{
+	FaultOrphanReply: `{"jsonrpc":"2.0","id":"fake-orphan","result":null}`,
+	FaultRequestToMu: `{"jsonrpc":"2.0","id":"fake-request","method":"mu.hello","params":{}}`,
+	FaultBadNotify:   `{"jsonrpc":"2.0","method":"fake/hello","params":{}}`,
+}
+
+// inHandler are the faults that change what the handler itself does: it
+// asks for them with ctxFault.
+var inHandler = map[string]bool{
+	FaultDoubleNotify: true, FaultEarlyNotify: true, FaultNewestTurn: true,
+	FaultEarlyTimeout: true, FaultSetsidRuns: true,
+}
+
+// replacesReply are the faults whose line is the call's reply: the reply
+// the handler's answer makes never reaches the wire.
+var replacesReply = map[string]bool{
+	FaultNotJSON: true, FaultUnknownField: true, FaultLongLine: true, FaultInvalidUTF8: true,
+}
+
+// replyReplaced marks, for the handler (ctxFault), a call whose reply a
+// fault replaces: a watch it would start never starts, since mu never sees
+// its watchId.
+const replyReplaced = "(reply replaced)"
 
 // Scenario is the --scenario file: the faults to inject.
 type Scenario struct {
@@ -126,27 +153,33 @@ func knownFault(n string) bool {
 // that match.
 type faults struct {
 	s     *Scenario
+	wire  *faultWire // stdout, where the wire faults write
 	mu    sync.Mutex
 	count map[string]int
 	never chan struct{}
 	exit  func(code int)
 }
 
-func newFaults(s *Scenario) *faults {
+func newFaults(s *Scenario, stdout io.WriteCloser) *faults {
 	if s == nil {
 		s = &Scenario{}
 	}
-	return &faults{s: s, count: map[string]int{}, never: make(chan struct{}), exit: os.Exit}
+	return &faults{s: s, wire: newFaultWire(stdout), count: map[string]int{}, never: make(chan struct{}), exit: os.Exit}
 }
 
-// IgnoreEOF reports whether the scenario keeps the plugin alive past EOF.
-func (f *Fake) IgnoreEOF() bool {
-	for _, ft := range f.faults.s.Faults {
+// Linger is the ignore-eof fault, for main once Serve returned: the
+// process stays, idle, for 2 minutes (so a caller that never kills the
+// group leaks nothing). A nil scenario, or one without it, returns at once.
+func (s *Scenario) Linger() {
+	if s == nil {
+		return
+	}
+	for _, ft := range s.Faults {
 		if ft.Fault == FaultIgnoreEOF {
-			return true
+			time.Sleep(2 * time.Minute)
+			return
 		}
 	}
-	return false
 }
 
 // match counts one call of method and returns the faults it fires.
@@ -189,43 +222,42 @@ func (fs *faults) wrap(method string, h protocol.Handler) protocol.Handler {
 			return h(ctx, call)
 		}
 		var after []Fault
-		var inHandler []string
+		var changed []string
 		for _, ft := range list {
-			switch ft.Fault {
-			case FaultDelay:
+			switch {
+			case inHandler[ft.Fault]:
+				changed = append(changed, ft.Fault)
+			case injected[ft.Fault] != "":
+				fs.wire.inject([]byte(injected[ft.Fault]))
+			case ft.Fault == FaultDelay:
 				select {
 				case <-ctx.Done():
 					return nil, ctx.Err()
 				case <-time.After(time.Duration(ft.Ms) * time.Millisecond):
 				}
-			case FaultError:
+			case ft.Fault == FaultError:
 				msg := ft.Message
 				if msg == "" {
 					msg = "injected " + ft.Kind + " error"
 				}
 				return nil, &protocol.Error{Kind: protocol.Kind(ft.Kind), Message: msg, Remedy: ft.Remedy}
-			case FaultHang:
+			case ft.Fault == FaultHang:
 				<-fs.never
-			case FaultCrashBefore:
+			case ft.Fault == FaultCrashBefore:
 				fs.exit(3)
-			case FaultOrphanReply:
-				_ = call.RawWrite([]byte(`{"jsonrpc":"2.0","id":"fake-orphan","result":null}`))
-			case FaultRequestToMu:
-				_ = call.RawWrite([]byte(`{"jsonrpc":"2.0","id":"fake-request","method":"mu.hello","params":{}}`))
-			case FaultBadNotify:
-				_ = call.RawWrite([]byte(`{"jsonrpc":"2.0","method":"fake/hello","params":{}}`))
-			case FaultEscapeGroup:
+			case ft.Fault == FaultEscapeGroup:
 				escapeGroup()
-			case FaultCanary:
-				fmt.Fprintf(os.Stderr, "mu-plugin-fake: injected leak: canary=%s\n", os.Getenv("MU_PLUGIN_CANARY"))
-			case FaultDoubleNotify, FaultEarlyNotify, FaultNewestTurn, FaultEarlyTimeout, FaultSetsidRuns:
-				inHandler = append(inHandler, ft.Fault)
+			case ft.Fault == FaultCanary:
+				leakCanary()
 			default:
+				if replacesReply[ft.Fault] && !slices.Contains(changed, replyReplaced) {
+					changed = append(changed, replyReplaced)
+				}
 				after = append(after, ft)
 			}
 		}
-		if len(inHandler) > 0 {
-			ctx = context.WithValue(ctx, ctxFaultsKey{}, inHandler)
+		if len(changed) > 0 {
+			ctx = context.WithValue(ctx, ctxFaultsKey{}, changed)
 		}
 		v, err := h(ctx, call)
 		for _, ft := range after {
@@ -235,18 +267,23 @@ func (fs *faults) wrap(method string, h protocol.Handler) protocol.Handler {
 			case FaultReply:
 				v, err = ft.Result, nil
 			case FaultNotJSON:
-				_ = call.RawReply([]byte("this is not JSON: the fake's injected reply to " + method))
+				fs.wire.replaceReply(call.ID(), []byte("this is not JSON: the fake's injected reply to "+method))
 			case FaultUnknownField:
-				_ = call.RawReply(rawReply(call.ID(), `"result":`+marshal(v)+`,"unknownField":true`))
+				fs.wire.replaceReply(call.ID(), rawReply(call.ID(), `"result":`+marshal(v)+`,"unknownField":true`))
 			case FaultLongLine:
 				pad := strings.Repeat("x", protocol.MaxLine+1)
-				_ = call.RawReply(rawReply(call.ID(), `"error":{"code":-32002,"message":"`+pad+`","data":{"kind":"permanent"}}`))
+				fs.wire.replaceReply(call.ID(), rawReply(call.ID(), `"error":{"code":-32002,"message":"`+pad+`","data":{"kind":"permanent"}}`))
 			case FaultInvalidUTF8:
-				_ = call.RawReply(rawReply(call.ID(), "\"error\":{\"code\":-32002,\"message\":\"bad bytes \xff\xfe\",\"data\":{\"kind\":\"permanent\"}}"))
+				fs.wire.replaceReply(call.ID(), rawReply(call.ID(), "\"error\":{\"code\":-32002,\"message\":\"bad bytes \xff\xfe\",\"data\":{\"kind\":\"permanent\"}}"))
 			}
 		}
 		return v, err
 	}
+}
+
+// leakCanary is the canary-stderr fault: the secret on stderr.
+func leakCanary() {
+	fmt.Fprintf(os.Stderr, "mu-plugin-fake: injected leak: canary=%s\n", os.Getenv("MU_PLUGIN_CANARY"))
 }
 
 func rawReply(id, payload string) []byte {
@@ -275,8 +312,8 @@ func escapeGroup() {
 // StartupFaults fires the scenario's "initialize" faults before Serve reads
 // the handshake: delay, crash-before, canary-stderr, escape-group, and the
 // raw lines (not-json, orphan-reply, request-to-mu, bad-notification,
-// long-line, invalid-utf8) written straight to out.
-func (f *Fake) StartupFaults(out io.Writer) {
+// long-line, invalid-utf8) written straight to stdout.
+func (f *Fake) StartupFaults() {
 	for _, ft := range f.faults.match("initialize") {
 		switch ft.Fault {
 		case FaultDelay:
@@ -284,21 +321,17 @@ func (f *Fake) StartupFaults(out io.Writer) {
 		case FaultCrashBefore, FaultCrashAfter:
 			f.faults.exit(3)
 		case FaultCanary:
-			fmt.Fprintf(os.Stderr, "mu-plugin-fake: injected leak: canary=%s\n", os.Getenv("MU_PLUGIN_CANARY"))
+			leakCanary()
 		case FaultEscapeGroup:
 			escapeGroup()
+		case FaultOrphanReply, FaultRequestToMu, FaultBadNotify:
+			f.faults.wire.inject([]byte(injected[ft.Fault]))
 		case FaultNotJSON:
-			out.Write([]byte("this is not JSON\n"))
-		case FaultOrphanReply:
-			out.Write([]byte(`{"jsonrpc":"2.0","id":"fake-orphan","result":null}` + "\n"))
-		case FaultRequestToMu:
-			out.Write([]byte(`{"jsonrpc":"2.0","id":"fake-request","method":"mu.hello","params":{}}` + "\n"))
-		case FaultBadNotify:
-			out.Write([]byte(`{"jsonrpc":"2.0","method":"fake/hello","params":{}}` + "\n"))
+			f.faults.wire.inject([]byte("this is not JSON"))
 		case FaultLongLine:
-			out.Write([]byte(`{"jsonrpc":"2.0","method":"fake/pad","params":{"pad":"` + strings.Repeat("x", protocol.MaxLine) + `"}}` + "\n"))
+			f.faults.wire.inject([]byte(`{"jsonrpc":"2.0","method":"fake/pad","params":{"pad":"` + strings.Repeat("x", protocol.MaxLine) + `"}}`))
 		case FaultInvalidUTF8:
-			out.Write([]byte("{\"jsonrpc\":\"2.0\",\"method\":\"fake/bytes\",\"params\":{\"b\":\"\xff\"}}\n"))
+			f.faults.wire.inject([]byte("{\"jsonrpc\":\"2.0\",\"method\":\"fake/bytes\",\"params\":{\"b\":\"\xff\"}}"))
 		}
 	}
 }

@@ -35,7 +35,7 @@ func TestFaultsMatchTheNthCall(t *testing.T) {
 		{"method":"link.exec","call":2,"fault":"error","kind":"human","remedy":"plug it in"},
 		{"method":"host.status","fault":"crash-after"},
 		{"method":"job.status","fault":"reply","result":{"state":"lost","reason":"injected"}}]}`))
-	fs := newFaults(s)
+	fs := newFaults(s, nil) // no wire fault here: nothing is written
 	exited := 0
 	fs.exit = func(int) { exited++ }
 	ran := 0

@@ -71,11 +71,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.AcquireParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (any, error) {
 	if p.Key == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "host.acquire: key is required")
 	}
@@ -142,11 +138,7 @@ func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call) (any, error
 	return out, err
 }
 
-func (f *Fake) hostLookup(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.LookupParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) hostLookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (any, error) {
 	var out protocol.HostLookupResult
 	err := f.do(ctx, true, func(w *World) error {
 		h := w.Hosts[p.Key]
@@ -171,11 +163,7 @@ func (f *Fake) hostLookup(ctx context.Context, call *protocol.Call) (any, error)
 	return out, err
 }
 
-func (f *Fake) hostStatus(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.Base
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) hostStatus(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
 	handle := p.Target.Host.Handle
 	if handle == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "host.status: target.host.handle is required")
@@ -214,11 +202,7 @@ func rawOrNull[T any](v *T) json.RawMessage {
 	return b
 }
 
-func (f *Fake) hostRelease(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.KeyParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) hostRelease(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (any, error) {
 	var dir string
 	err := f.do(ctx, true, func(w *World) error {
 		h := w.Hosts[p.Key]

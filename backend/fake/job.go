@@ -42,11 +42,7 @@ func (f *Fake) checkSpec(s protocol.JobSpec) error {
 	return nil
 }
 
-func (f *Fake) jobStart(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.JobStartParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) jobStart(ctx context.Context, call *protocol.Call, p protocol.JobStartParams) (any, error) {
 	if p.Key == "" {
 		return nil, protocol.Errorf(protocol.Permanent, "job.start: key is required")
 	}
@@ -168,11 +164,7 @@ func (f *Fake) endJob(w *World, j *Job, why string, transcript bool) {
 	}
 }
 
-func (f *Fake) jobLookup(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.LookupParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) jobLookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (any, error) {
 	var out protocol.JobLookupResult
 	err := f.do(ctx, true, func(w *World) error {
 		j := w.Jobs[p.Key]
@@ -197,11 +189,7 @@ func (f *Fake) jobLookup(ctx context.Context, call *protocol.Call) (any, error) 
 	return out, err
 }
 
-func (f *Fake) jobStatus(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.Base
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) jobStatus(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
 	var out protocol.JobStatus
 	err := f.do(ctx, false, func(w *World) error {
 		j := w.jobFor(p.Target.Job)
@@ -222,11 +210,7 @@ func (f *Fake) jobStatus(ctx context.Context, call *protocol.Call) (any, error) 
 	return out, err
 }
 
-func (f *Fake) jobStop(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.KeyParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) jobStop(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (any, error) {
 	return nil, f.do(ctx, true, func(w *World) error {
 		j := w.Jobs[p.Key]
 		switch {
@@ -243,11 +227,7 @@ func (f *Fake) jobStop(ctx context.Context, call *protocol.Call) (any, error) {
 	})
 }
 
-func (f *Fake) jobAttach(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.Base
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) jobAttach(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
 	var out protocol.View
 	err := f.do(ctx, false, func(w *World) error {
 		j := w.jobFor(p.Target.Job)
@@ -263,11 +243,7 @@ func (f *Fake) jobAttach(ctx context.Context, call *protocol.Call) (any, error) 
 	return out, err
 }
 
-func (f *Fake) jobCheckSteps(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.CheckStepsParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) jobCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
 	steps := []protocol.Step{}
 	if p.Phase == protocol.PhaseAgent {
 		steps = append(steps, protocol.Step{Step: "agent", OK: protocol.StepPassed,

@@ -170,11 +170,7 @@ func runOne(ctx context.Context, home string, s step, stdout, stderr *outcap.Cap
 	return r.ExitCode, false, nil
 }
 
-func (f *Fake) linkExec(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.ExecParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) linkExec(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (any, error) {
 	if len(p.Script) > MaxScriptBytes {
 		return nil, protocol.Errorf(protocol.Permanent, "script of %d bytes exceeds maxScriptBytes %d", len(p.Script), MaxScriptBytes)
 	}
@@ -204,11 +200,7 @@ func git(args ...string) []string {
 	return append([]string{"git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null"}, args...)
 }
 
-func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.FetchParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (any, error) {
 	if !filepath.IsAbs(p.LocalRepo) {
 		return nil, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
 	}
@@ -224,11 +216,7 @@ func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call) (any, error) 
 
 var shaRe = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
-func (f *Fake) linkPush(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.PushParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) linkPush(ctx context.Context, call *protocol.Call, p protocol.PushParams) (any, error) {
 	if !shaRe.MatchString(p.Rev) {
 		return nil, protocol.Errorf(protocol.Permanent, "rev must be a full sha")
 	}
@@ -271,11 +259,7 @@ func isRepo(dir string) bool {
 	return err == nil && err2 == nil
 }
 
-func (f *Fake) linkCheckSteps(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.CheckStepsParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (f *Fake) linkCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
 	steps := []protocol.Step{}
 	if p.Phase != protocol.PhaseReach {
 		return steps, nil

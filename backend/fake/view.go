@@ -37,6 +37,9 @@ func (f *Fake) writeTranscript(j *Job, a *Agent) {
 	}
 }
 
+// View is the `view` sub-command, on stdout.
+func View(ctx context.Context, args []string) int { return ViewCommand(ctx, args, os.Stdout) }
+
 // ViewCommand is the `view` sub-command: it follows a transcript file and
 // prints each line when its time comes, until the job ends or the file goes.
 // It reads no stdin (mu runs it with stdin from /dev/null).

@@ -44,16 +44,16 @@ func TestSimulatedAgentIsDeterministicOnItsClock(t *testing.T) {
 	ctx := context.Background()
 	tgt := protocol.Target{Host: protocol.HostRef{Name: "box"}, Agent: &protocol.AgentRef{Workstream: "ws", Name: "a"}}
 	sp := protocol.JobSpec{Workstream: "ws", Name: "a", Role: "full-access", Cwd: ".", Env: map[string]string{}}
-	if _, err := f.jobStart(ctx, mkCall(t, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: tgt}, Key: "j", Spec: sp})); err != nil {
+	if _, err := protocol.Handle(f.jobStart)(ctx, mkCall(t, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: tgt}, Key: "j", Spec: sp})); err != nil {
 		t.Fatal(err)
 	}
 	send := protocol.SendParams{Base: protocol.Base{Target: tgt, Deadline: 1}, Text: "hi", MsgID: "m1", Mode: protocol.ModeFollowUp}
-	first, err := f.send(ctx, mkCall(t, protocol.MethodChannelSend, send))
+	first, err := protocol.Handle(f.send)(ctx, mkCall(t, protocol.MethodChannelSend, send))
 	if err != nil {
 		t.Fatal(err)
 	}
 	read := func() protocol.Reading {
-		v, err := f.readStates(ctx, mkCall(t, protocol.MethodChannelReadStates, protocol.ReadStatesParams{Base: protocol.Base{Target: tgt}, Targets: []protocol.AgentName{{Workstream: "ws", Name: "a"}}}))
+		v, err := protocol.Handle(f.readStates)(ctx, mkCall(t, protocol.MethodChannelReadStates, protocol.ReadStatesParams{Base: protocol.Base{Target: tgt}, Targets: []protocol.AgentName{{Workstream: "ws", Name: "a"}}}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestSimulatedAgentIsDeterministicOnItsClock(t *testing.T) {
 	}
 	// A resend (a new deadline) returns the same bytes and starts no turn.
 	send.Deadline = 2
-	again, err := f.send(ctx, mkCall(t, protocol.MethodChannelSend, send))
+	again, err := protocol.Handle(f.send)(ctx, mkCall(t, protocol.MethodChannelSend, send))
 	if err != nil || string(again.(json.RawMessage)) != string(first.(json.RawMessage)) {
 		t.Fatalf("resend: %s %v, want %s", again, err, first)
 	}
@@ -92,14 +92,14 @@ func TestHostPastItsTTLIsGoneWithItsJobsAndDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	acq, err := f.hostAcquire(ctx, mkCall(t, protocol.MethodHostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "1m"}}))
+	acq, err := protocol.Handle(f.hostAcquire)(ctx, mkCall(t, protocol.MethodHostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "1m"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	handle := acq.(protocol.AcquireResult).Handle
 	hostT := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: handle, Instance: "fake"}}
 	sp := protocol.JobSpec{Workstream: "ws", Name: "a", Role: "full-access", Cwd: ".", Env: map[string]string{}}
-	st, err := f.jobStart(ctx, mkCall(t, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: hostT}, Key: "j", Spec: sp}))
+	st, err := protocol.Handle(f.jobStart)(ctx, mkCall(t, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: hostT}, Key: "j", Spec: sp}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestHostPastItsTTLIsGoneWithItsJobsAndDirectory(t *testing.T) {
 	jobT.Job = &protocol.JobRef{Kind: Kind, Key: "j", Handle: st.(protocol.JobStartResult).Handle}
 	jobT.Agent = &protocol.AgentRef{Workstream: "ws", Name: "a"}
 	exec := func() error {
-		_, err := f.linkExec(ctx, mkCall(t, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT}, Script: "echo hi > f", Cwd: ".", TimeoutMs: 5000}))
+		_, err := protocol.Handle(f.linkExec)(ctx, mkCall(t, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT}, Script: "echo hi > f", Cwd: ".", TimeoutMs: 5000}))
 		return err
 	}
 	if err := exec(); err != nil {
@@ -119,11 +119,11 @@ func TestHostPastItsTTLIsGoneWithItsJobsAndDirectory(t *testing.T) {
 	}
 
 	clk.t = clk.t.Add(time.Minute)
-	hs, err := f.hostStatus(ctx, mkCall(t, protocol.MethodHostStatus, protocol.Base{Target: hostT}))
+	hs, err := protocol.Handle(f.hostStatus)(ctx, mkCall(t, protocol.MethodHostStatus, protocol.Base{Target: hostT}))
 	if err != nil || hs.(protocol.HostStatus).State != protocol.HostGone {
 		t.Fatalf("host.status past the ttl: %+v %v", hs, err)
 	}
-	js, err := f.jobStatus(ctx, mkCall(t, protocol.MethodJobStatus, protocol.Base{Target: jobT}))
+	js, err := protocol.Handle(f.jobStatus)(ctx, mkCall(t, protocol.MethodJobStatus, protocol.Base{Target: jobT}))
 	if s := js.(protocol.JobStatus); err != nil || (s.State != protocol.JobLost && s.State != protocol.JobEnded) {
 		t.Fatalf("job.status on a gone host: %+v %v, want lost or ended", js, err)
 	}
@@ -135,14 +135,14 @@ func TestHostPastItsTTLIsGoneWithItsJobsAndDirectory(t *testing.T) {
 		t.Fatalf("the gone host's directory: %v, want it removed", err)
 	}
 	send := protocol.SendParams{Base: protocol.Base{Target: jobT}, Text: "hi", MsgID: "m1", Mode: protocol.ModeFollowUp}
-	if _, err := f.send(ctx, mkCall(t, protocol.MethodChannelSend, send)); err == nil {
+	if _, err := protocol.Handle(f.send)(ctx, mkCall(t, protocol.MethodChannelSend, send)); err == nil {
 		t.Fatal("a delivery to a job on a gone host was accepted")
 	}
 	b, err := os.ReadFile(filepath.Join(f.Root(), "transcripts", jobT.Job.Handle+".json"))
 	if err != nil || !strings.Contains(string(b), `"ended":true`) {
 		t.Fatalf("the job's transcript does not say it ended (its view would follow it forever): %v %.300s", err, b)
 	}
-	if _, err := f.hostRelease(ctx, mkCall(t, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: hostT}, Key: "h"})); err != nil {
+	if _, err := protocol.Handle(f.hostRelease)(ctx, mkCall(t, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: hostT}, Key: "h"})); err != nil {
 		t.Fatalf("host.release of a gone host: %v", err)
 	}
 }
@@ -158,13 +158,13 @@ func TestRunEndsWhenItsHostsTTLRunsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	acq, err := f.hostAcquire(ctx, mkCall(t, protocol.MethodHostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "300ms"}}))
+	acq, err := protocol.Handle(f.hostAcquire)(ctx, mkCall(t, protocol.MethodHostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "300ms"}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	hostT := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: acq.(protocol.AcquireResult).Handle}}
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	_, err = f.linkExec(ctx, mkCall(t, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT},
+	_, err = protocol.Handle(f.linkExec)(ctx, mkCall(t, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT},
 		Script: "echo $$ > '" + pidFile + "'; exec sleep 30", Cwd: ".", TimeoutMs: 20000}))
 	var pe *protocol.Error
 	if !errors.As(err, &pe) || pe.Kind != protocol.UnknownOutcome {

@@ -42,11 +42,7 @@ func (l *stepList) fail(name, detail string) []protocol.Step {
 
 // checkSteps serves link.checkSteps: the reach phase's steps, in order;
 // after a failure the rest are skipped (null). Each failure says what to do.
-func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.CheckStepsParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
 	if p.Phase != protocol.PhaseReach {
 		return []protocol.Step{}, nil
 	}

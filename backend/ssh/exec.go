@@ -281,11 +281,7 @@ func signalNumber(s string) int {
 }
 
 // execScript serves link.exec.
-func (b *Backend) execScript(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.ExecParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (b *Backend) execScript(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (any, error) {
 	if int64(len(p.Script)) > MaxScriptBytes {
 		return nil, protocol.Errorf(protocol.Permanent, "script of %d bytes exceeds maxScriptBytes %d", len(p.Script), MaxScriptBytes)
 	}

@@ -23,11 +23,7 @@ var fullSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
 // fetch serves link.fetch: `git fetch` of remoteCwd's HEAD into localRepo,
 // by git's own protocol (v2) over the plugin's connection.
-func (b *Backend) fetch(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.FetchParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (b *Backend) fetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (any, error) {
 	if err := localRepoOK(p.LocalRepo); err != nil {
 		return nil, err
 	}
@@ -52,11 +48,7 @@ const pushPrepare = `if [ ! -e "$1" ]; then mkdir -p -- "$1" && git init -q -- "
 // push serves link.push: rev lands on refs/mu/pushed/<rev> in remoteRepo
 // (created if absent), never on a checked-out branch; a repo that already
 // holds rev is left untouched.
-func (b *Backend) push(ctx context.Context, call *protocol.Call) (any, error) {
-	var p protocol.PushParams
-	if err := call.Decode(&p); err != nil {
-		return nil, err
-	}
+func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.PushParams) (any, error) {
 	if !fullSHA.MatchString(p.Rev) {
 		return nil, protocol.Errorf(protocol.Permanent, "link.push: rev %q is not a full lowercase sha", safeName(p.Rev))
 	}

@@ -6,11 +6,11 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// Declaration is the job seam and the channel seam this package serves,
-// for a plugin's handshake (put them in protocol.Seams beside its link and
-// host). checks lists the `host check` phases the job seam contributes to
-// (nil: none).
-func Declaration(kind, channel string, checks []string) (*protocol.JobSeam, *protocol.ChannelSeam) {
+// Seams are the seams this package serves, the job (of kind) and its
+// channel (named channel), for a plugin's declaration: a backend adds its
+// link and host. checks lists the `host check` phases the job seam
+// contributes to (nil: none).
+func Seams(kind, channel string, checks []string) protocol.Seams {
 	if checks == nil {
 		checks = []string{}
 	}
@@ -40,7 +40,7 @@ func Declaration(kind, channel string, checks []string) (*protocol.JobSeam, *pro
 		Watch:      "stream",
 		SettleText: "truncated",
 	}}
-	return job, ch
+	return protocol.Seams{Job: job, Channel: ch}
 }
 
 // Resolver finds the Jobs for a call's target (the docker backend: the

@@ -20,10 +20,10 @@
 //
 // Wiring a backend (the docker plugin): give each host a Runner (an exec
 // in the container), build a Jobs per call from the call's target through a
-// Resolver, add Handlers(resolve) to the plugin's handler map (every job.*
-// method but job.checkSteps, and every channel.* method), declare the seams
-// Declaration returns, and make Options.View a command that runs the
-// plugin's own view sub-command, which calls Jobs.Follow.
+// Resolver, add Handlers(resolve) to the plugin's method table (every job.*
+// and channel.* method), declare the job and channel seams Seams returns,
+// and make Options.View a command that runs the plugin's own view
+// sub-command, which calls Jobs.Follow.
 //
 // Every script is a constant (scripts/*.sh) run as `/bin/sh -c SCRIPT
 // mu-tmuxjob ROOT ID SOCKET ARGS…`; values travel as arguments or on stdin

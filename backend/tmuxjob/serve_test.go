@@ -26,11 +26,10 @@ type wire struct {
 
 func serveJobs(t *testing.T, h *host) *wire {
 	t.Helper()
-	job, ch := tmuxjob.Declaration("tmux", "tmux-test", nil)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	opts := protocol.Options{Name: "tmuxtest", Version: "0.1.0", Instance: "local",
-		Seams:    protocol.Seams{Job: job, Channel: ch},
+		Seams:    tmuxjob.Seams("tmux", "tmux-test", nil),
 		Handlers: tmuxjob.Handlers(func(context.Context, protocol.Target) (*tmuxjob.Jobs, error) { return h.jobs, nil }),
 		In:       inR, Out: outW}
 	done := make(chan error, 1)

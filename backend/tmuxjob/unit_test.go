@@ -114,8 +114,9 @@ func TestParseStateAndTurn(t *testing.T) {
 }
 
 func TestDeclarationLoads(t *testing.T) {
-	job, ch := Declaration("tmux", "tmux-chan", nil)
-	o := protocol.Options{Name: "x", Version: "1", Instance: "i", Seams: protocol.Seams{Job: job, Channel: ch}}
+	seams := Seams("tmux", "tmux-chan", nil)
+	job, ch := seams.Job, seams.Channel
+	o := protocol.Options{Name: "x", Version: "1", Instance: "i", Seams: seams}
 	if err := protocol.ValidateDeclaration(o.Declaration()); err != nil {
 		t.Fatal(err)
 	}

@@ -28,15 +28,23 @@ var Version = "0.1.0-dev"
 
 // Plugin describes one binary.
 type Plugin struct {
-	Name  string // the registered name: the binary is mu-plugin-<Name>
-	Short string // one line: what it is
-	// Flags adds the plugin's flags to fs and returns the function that,
-	// after parsing, builds the Serve options (Name and Version are filled
-	// in by Main). The function may return an error to refuse to start.
-	Flags func(fs *flag.FlagSet) func(ctx context.Context, log *slog.Logger) (protocol.Options, error)
+	Name   string // the registered name: the binary is mu-plugin-<Name>
+	Short  string // one line: what it is
+	Config Config // the backend's configuration, which its flags set
 	// Commands are extra sub-commands (argv[1]) the binary answers instead
 	// of serving, such as a git transport helper. Each returns an exit code.
 	Commands map[string]func(ctx context.Context, args []string) int
+}
+
+// Config is a backend's configuration (a *Config of its package): it
+// registers its own flags, and once they are parsed builds the plugin.
+type Config interface {
+	// Flags registers the backend's flags on fs, bound to the config.
+	Flags(fs *flag.FlagSet)
+	// Open builds the backend the parsed flags describe and returns its
+	// Serve options (Name, Version and Logger are Main's to fill in); an
+	// error refuses to start.
+	Open(ctx context.Context, log *slog.Logger) (protocol.Options, error)
 }
 
 // Main runs the plugin and returns the process exit code.
@@ -53,7 +61,7 @@ func Main(p Plugin, args []string) int {
 	envLog, envLevel := envPrefix(p.Name)+"_LOG", envPrefix(p.Name)+"_LOG_LEVEL"
 	logFile := fs.String("log-file", "", "append the plugin's own log to `PATH` (mu keeps no plugin stderr); also $"+envLog)
 	logLevel := fs.String("log-level", "", "log `LEVEL`: debug, info, warn or error (default warn on stderr, info in a --log-file); also $"+envLevel)
-	build := p.Flags(fs)
+	p.Config.Flags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(os.Stdout, fs, p)
@@ -87,7 +95,7 @@ func Main(p Plugin, args []string) int {
 	proc.OwnChildren()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
-	opts, err := build(ctx, log)
+	opts, err := p.Config.Open(ctx, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 1

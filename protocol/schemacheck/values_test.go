@@ -248,7 +248,7 @@ var notificationExamples = map[string][]any{
 	protocol.NotifyWatchRestarted: {protocol.WatchRestarted{WatchID: "w-1", Incarnation: "s-2"}},
 }
 
-// allMethods is every method constant of protocol/wire.go that mu sends.
+// allMethods is every method constant of protocol/methods.go that mu sends.
 var allMethods = []string{
 	protocol.MethodInitialize, protocol.MethodShutdown, protocol.MethodCancel,
 	protocol.MethodHostAcquire, protocol.MethodHostLookup, protocol.MethodHostStatus, protocol.MethodHostRelease,
