@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -268,10 +269,9 @@ func (f *Fake) jobCheckSteps(ctx context.Context, call *protocol.Call) (any, err
 	if err := call.Decode(&p); err != nil {
 		return nil, err
 	}
-	steps := []protocol.Step{}
+	s := gitlink.NewSteps()
 	if p.Phase == protocol.PhaseAgent {
-		steps = append(steps, protocol.Step{Step: "agent", OK: protocol.StepPassed,
-			Detail: fmt.Sprintf("a simulated agent: a turn settles after %d ms", f.cfg.TurnMs)})
+		s.Pass("agent", fmt.Sprintf("a simulated agent: a turn settles after %d ms", f.cfg.TurnMs))
 	}
-	return steps, nil
+	return s.List(), nil
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -222,15 +223,13 @@ func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call) (any, error) 
 	return f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("fetch", "--quiet", "--no-tags", remote, "HEAD"), dir: p.LocalRepo}})
 }
 
-var shaRe = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
-
 func (f *Fake) linkPush(ctx context.Context, call *protocol.Call) (any, error) {
 	var p protocol.PushParams
 	if err := call.Decode(&p); err != nil {
 		return nil, err
 	}
-	if !shaRe.MatchString(p.Rev) {
-		return nil, protocol.Errorf(protocol.Permanent, "rev must be a full sha")
+	if err := gitlink.CheckRev(p.Rev); err != nil {
+		return nil, err
 	}
 	if !filepath.IsAbs(p.LocalRepo) {
 		return nil, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
@@ -258,8 +257,7 @@ func (f *Fake) linkPush(ctx context.Context, call *protocol.Call) (any, error) {
 		return protocol.ExecResult{ExitCode: held.ExitCode}, nil
 	}
 	// A ref no worktree has checked out, so the push is never refused.
-	ref := "refs/mu/pushed/" + p.Rev
-	return f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("push", "--quiet", remote, p.Rev+":"+ref), dir: p.LocalRepo}})
+	return f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("push", "--quiet", remote, gitlink.Refspec(p.Rev)), dir: p.LocalRepo}})
 }
 
 func isRepo(dir string) bool {
@@ -276,25 +274,26 @@ func (f *Fake) linkCheckSteps(ctx context.Context, call *protocol.Call) (any, er
 	if err := call.Decode(&p); err != nil {
 		return nil, err
 	}
-	steps := []protocol.Step{}
+	s := gitlink.NewSteps()
 	if p.Phase != protocol.PhaseReach {
-		return steps, nil
+		return s.List(), nil
 	}
 	at, err := f.hostDir(ctx, p.Target.Host)
 	if err != nil {
 		var pe *protocol.Error
 		if errors.As(err, &pe) && pe.Kind == protocol.Permanent {
-			return append(steps, protocol.Step{Step: "reach", OK: protocol.StepFailed, Detail: pe.Message}), nil
+			s.Fail("reach", pe.Message)
+			return s.List(), nil
 		}
 		return nil, err
 	}
-	steps = append(steps, protocol.Step{Step: "reach", OK: protocol.StepPassed, Detail: "login directory " + at.home})
+	s.Pass("reach", "login directory "+at.home)
 	if p.Root != "" {
-		ok, detail := protocol.StepPassed, "root "+p.Root+" is a directory"
 		if st, err := os.Stat(onHost(at.home, p.Root)); err != nil || !st.IsDir() {
-			ok, detail = protocol.StepWarn, "root "+p.Root+" does not exist yet"
+			s.Warn("root", "root "+p.Root+" does not exist yet")
+		} else {
+			s.Pass("root", "root "+p.Root+" is a directory")
 		}
-		steps = append(steps, protocol.Step{Step: "root", OK: ok, Detail: detail})
 	}
-	return steps, nil
+	return s.List(), nil
 }
