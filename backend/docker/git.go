@@ -184,7 +184,7 @@ func Bridge(ctx context.Context, args []string) int {
 	if gp := os.Getenv("GIT_PROTOCOL"); gp != "" {
 		env = append(env, "GIT_PROTOCOL="+gp)
 	}
-	argv := []string{"/bin/sh", "-c", `cd 2>/dev/null || cd /; exec "$@"`, "sh", service, "--", path}
+	argv := []string{"/bin/sh", "-c", homeScript, "sh", service, "--", path}
 	code, err := bridge(ctx, api, ctr, argv, env, os.Stdin, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "git-bridge:", err)
