@@ -11,13 +11,6 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// reachProbe runs on the host in one session: the shell, git and its
-// version, and whether the login directory is writable.
-const reachProbe = `echo "mu-sh ok"
-if command -v git >/dev/null 2>&1; then echo "mu-git $(git --version 2>&1)"; else echo "mu-git none"; fi
-t=".mu-check-$$"; if ( : > "$t" ) 2>/dev/null; then rm -f "$t"; echo "mu-home ok $(pwd)"; else echo "mu-home ro $(pwd)"; fi
-`
-
 // reachSteps are the reach phase's steps, in order.
 var reachSteps = []string{"resolve", "tcp", "hostkey", "auth", "sh", "git", "home"}
 
@@ -115,7 +108,7 @@ func (b *Backend) reachConnect(ctx context.Context, l *stepList, dest string) (*
 // reachProbe runs the probe script: sh, git and home.
 func (b *Backend) reachProbe(ctx context.Context, l *stepList, c *conn) []protocol.Step {
 	out, errb := outcap.New(64<<10), outcap.New(64<<10)
-	run, err := b.start(ctx, c, runSpec{until: time.Now().Add(8 * time.Second), cwd: ".", stdin: scriptStdin(reachProbe), stdout: out, stderr: errb})
+	run, err := b.start(ctx, c, runSpec{until: time.Now().Add(8 * time.Second), cwd: ".", stdin: scriptStdin(probeScript), stdout: out, stderr: errb})
 	if err != nil {
 		return l.fail("sh", fmt.Sprintf("cannot start /bin/sh on the host: %v. The account must allow a shell (not nologin) and the server must allow sessions.", err))
 	}
