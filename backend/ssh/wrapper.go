@@ -46,9 +46,10 @@ var (
 const gitProtocolArg = "GIT_PROTOCOL="
 
 // wrapperCommand is the SSH command line for a run: with argv, `sh -c BODY
-// mu-ssh SECS DIR ARGV…`; without, `sh -s SECS DIR` reading scriptStdin.
-// Only fixed text and single-quoted arguments appear in it.
-func wrapperCommand(timeout time.Duration, cwd string, argv ...string) string {
+// mu-ssh SECS DIR ARGV…`; without, `sh -s SECS DIR ARGS…` reading
+// scriptStdin, ARGS the script's positional parameters. Only fixed text and
+// single-quoted arguments appear in it.
+func wrapperCommand(timeout time.Duration, cwd string, argv, args []string) string {
 	secs := max(int((timeout+time.Second-1)/time.Second), 1) + watchdogSlack
 	if cwd == "" {
 		cwd = "."
@@ -59,9 +60,10 @@ func wrapperCommand(timeout time.Duration, cwd string, argv ...string) string {
 	parts := []string{"exec", remoteShell, "-s", strconv.Itoa(secs), shQuote(cwd)}
 	if len(argv) > 0 {
 		parts = []string{"exec", remoteShell, "-c", shQuote(wrapperBody), "mu-ssh", strconv.Itoa(secs), shQuote(cwd)}
-		for _, a := range argv {
-			parts = append(parts, shQuote(a))
-		}
+		args = argv
+	}
+	for _, a := range args {
+		parts = append(parts, shQuote(a))
 	}
 	return strings.Join(parts, " ")
 }
