@@ -20,7 +20,11 @@ while IFS=' ' read -r t m n i S; do
 			[ -n "$f" ] || f=$(mktemp) || f=
 			head -c "$i" >"${f:-/dev/null}"; in=${f:-/nonexistent/mu-stdin}
 		fi
-		set -f; o=$IFS; IFS=$S; set -- $s; IFS=$o; set +f
+		set -f; o=$IFS; IFS=$S
+		# The payload's fields, split on SEP with globbing off, are the argv.
+		# shellcheck disable=SC2086
+		set -- $s
+		IFS=$o; set +f
 		(cd 2>/dev/null || cd /; cd -- "$d" && MU_DOCKER_RUN=$m exec "$@") <"$in"
 		r=$?
 	fi

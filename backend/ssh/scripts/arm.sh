@@ -12,7 +12,7 @@ __mu_d=$2; \
 shift 2; \
 __mu_p=$$; \
 echo "mu-ssh-pg $__mu_p" >&2; \
-( trap "kill \$s 2>/dev/null; exit 0" TERM; sleep $__mu_t & s=$!; wait $s; kill -9 -$__mu_p ) </dev/null >/dev/null 2>&1 & __mu_w=$!; \
+( trap "kill \$s 2>/dev/null; exit 0" TERM; sleep "$__mu_t" & s=$!; wait $s; kill -9 -$__mu_p ) </dev/null >/dev/null 2>&1 & __mu_w=$!; \
 cd "$__mu_d" || { kill $__mu_w; exit 125; }; \
 __mu_w2=$__mu_w; \
 __mu_t=; \

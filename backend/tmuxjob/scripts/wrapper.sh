@@ -2,6 +2,7 @@
 d=$1
 while [ ! -e "$d/go" ]; do sleep 0.02; done
 printf '%s\n' "$$" >"$d/pid"
+# shellcheck source=/dev/null # the job's env file, written by its start
 . "$d/env"
 cwd=$(cat "$d/cwd")
 if [ -n "$cwd" ] && ! cd -- "$cwd"; then
