@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_cmds=(git tmux sshd ssh mmdebstrap docker docker-compose ps busybox useradd)
+need_cmds=(git tmux sshd ssh mmdebstrap docker docker-compose ps busybox useradd shellcheck)
 pkg_for() {
 	case "$1" in
 	sshd) echo openssh-server ;;
