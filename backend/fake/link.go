@@ -205,15 +205,21 @@ func git(args ...string) []string {
 	return append([]string{"git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null"}, args...)
 }
 
+// gitSite is the host's site for a fetch or a push from localRepo, which
+// must be an absolute path.
+func (f *Fake) gitSite(ctx context.Context, h protocol.HostRef, localRepo string) (site, error) {
+	if !filepath.IsAbs(localRepo) {
+		return site{}, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
+	}
+	return f.hostDir(ctx, h)
+}
+
 func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call) (any, error) {
 	var p protocol.FetchParams
 	if err := call.Decode(&p); err != nil {
 		return nil, err
 	}
-	if !filepath.IsAbs(p.LocalRepo) {
-		return nil, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
-	}
-	at, err := f.hostDir(ctx, p.Target.Host)
+	at, err := f.gitSite(ctx, p.Target.Host, p.LocalRepo)
 	if err != nil {
 		return nil, err
 	}
@@ -231,10 +237,7 @@ func (f *Fake) linkPush(ctx context.Context, call *protocol.Call) (any, error) {
 	if err := gitlink.CheckRev(p.Rev); err != nil {
 		return nil, err
 	}
-	if !filepath.IsAbs(p.LocalRepo) {
-		return nil, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
-	}
-	at, err := f.hostDir(ctx, p.Target.Host)
+	at, err := f.gitSite(ctx, p.Target.Host, p.LocalRepo)
 	if err != nil {
 		return nil, err
 	}
