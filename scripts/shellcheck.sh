@@ -4,7 +4,9 @@
 #
 # The scripts that run on a host (embedded from backend/ and internal/) are
 # POSIX sh: checked with -s sh. The project's own tools (scripts/,
-# integration/) are checked in their shebang's dialect. Where the Go code
+# integration/) are checked in their shebang's dialect, following what they
+# source (a file there without a shebang is a library: shellcheck reads it
+# for what it defines, through the tools that source it). Where the Go code
 # joins scripts before it runs them (tmuxjob's lib.sh before each operation,
 # docker's kill.sh before its loop and its stop, ssh's wrapper around a
 # command), they are checked joined, as they run, and each finding names
@@ -68,7 +70,11 @@ while IFS= read -r f; do
 	[ -n "${uses[$f]:-}" ] && continue
 	uses[$f]=1
 	case $f in
-	scripts/* | integration/*) sc -f gcc "$f" >>"$findings" ;;
+	scripts/* | integration/*)
+		if head -c 2 "$f" | grep -q '^#!'; then
+			sc -x -P SCRIPTDIR -f gcc "$f" >>"$findings"
+		fi
+		;;
 	*) sc -s sh -f gcc "$f" >>"$findings" ;;
 	esac
 done < <(git ls-files --cached --others --exclude-standard '*.sh')
