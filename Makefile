@@ -25,7 +25,7 @@ test: ## set up what the tests need (root on Debian: apt-get), then lint, every 
 unit: build ## the Go tests only (-race), no set-up
 	$(GO) test -race -count=1 -timeout 30m ./...
 
-lint: ## gofmt, go vet, staticcheck
+lint: ## gofmt, go vet, staticcheck, shellcheck
 	@scripts/lint.sh
 
 fuzz: ## run each fuzz target for FUZZTIME (default 20s)

@@ -29,165 +29,226 @@ func channelChecks() []check {
 		return check{name: name, needs: need, run: func(t *T) { run(t, t.channelSession()) }}
 	}
 	return []check{
-		c("channel/read-states", func(t *T, ch *chanSession) {
-			r := ch.read()
-			t.Check(r.Incarnation != "", "the reading has no incarnation")
-			t.Check(r.Runs >= 0, "runs %d < 0", r.Runs)
-		}),
-		c("channel/baseline", func(t *T, ch *chanSession) {
-			b := ch.baseline()
-			r := ch.read()
-			t.Check(b.Runs <= r.Runs, "channel.baseline runs %d is past the reading's %d", b.Runs, r.Runs)
-			if t.Decl().Seams.Job.FirstTurn != protocol.FirstTurnAtStart {
-				t.Check(b.Runs == 0, "channel.baseline of a job just started (on-send) is runs %d, not 0", b.Runs)
-			}
-		}),
-		c("channel/send", func(t *T, ch *chanSession) {
-			b := ch.settledBaseline()
-			msg := t.Unique("msg")
-			res := ch.send(protocol.ModeFollowUp, textHello, msg)
-			if res.Baseline != nil {
-				t.Check(*res.Baseline == b, "channel.send to an idle agent at runs %d gave baseline %d", b, *res.Baseline)
-			}
-			o := ch.waitSettled(b)
-			t.Check(o.Runs == b+1, "the delivery's turn settled at runs %d, want %d", o.Runs, b+1)
-		}),
-		c("channel/receipt", func(t *T, ch *chanSession) {
-			if ch.caps().Receipt != "exact" {
-				t.Skipf("receipt is %q: mu never asks channel.receipt", ch.caps().Receipt)
-			}
-			msg := t.Unique("msg")
-			ch.send(protocol.ModeFollowUp, textHello, msg)
-			r := ch.receipt(msg)
-			t.Check(r.ID == msg, "channel.receipt echoed id %q, asked %q", r.ID, msg)
-			t.Check(r.State == protocol.ReceiptAccepted, "the receipt of an acknowledged delivery is %q, not accepted", r.State)
-			other := t.Unique("never-sent")
-			n := ch.receipt(other)
-			t.Check(n.ID == other, "channel.receipt echoed id %q, asked %q", n.ID, other)
-			t.Check(n.State != protocol.ReceiptAccepted, "the receipt of a msgId never sent is accepted")
-		}),
-		c("channel/watch", func(t *T, ch *chanSession) {
-			b := ch.settledBaseline()
-			ch.send(protocol.ModeFollowUp, textHello, t.Unique("msg"))
-			o := ch.waitSettled(b)
-			t.Check(o.Runs == b+1 && o.Settled, "watch/settled observation runs %d settled %v, want runs %d settled", o.Runs, o.Settled, b+1)
-			// A second notification, or one before its reply, breaks the
-			// plugin (the caller side): give a late one time to show.
-			ch.read()
-			time.Sleep(300 * time.Millisecond)
-			ch.read()
-		}),
-		c("channel/last-run", func(t *T, ch *chanSession) {
-			b := ch.settledBaseline()
-			ch.send(protocol.ModeFollowUp, textHello, t.Unique("msg"))
-			ch.waitSettled(b)
-			o := ch.lastRun(b)
-			if o == nil {
-				t.Failf("channel.lastRun afterRuns %d is null after a turn settled", b)
-			}
-			t.Check(o.Runs == b+1 && o.Settled, "channel.lastRun afterRuns %d: runs %d settled %v", b, o.Runs, o.Settled)
-			t.Check(ch.lastRun(b+1) == nil, "channel.lastRun past the last settled turn is not null")
-		}),
-		c("channel/after-runs", checkAfterRuns),
-		c("channel/runs-dense", func(t *T, ch *chanSession) {
-			b := ch.settledBaseline()
-			for i := int64(1); i <= 3; i++ {
-				ch.send(protocol.ModeFollowUp, textHello, t.Unique("msg"))
-				o := ch.waitSettled(b + i - 1)
-				t.Check(o.Runs == b+i, "turn %d settled at runs %d, want %d", i, o.Runs, b+i)
-			}
-			r := ch.read()
-			t.Check(r.Runs == b+3, "after 3 settled turns readStates says runs %d, want %d", r.Runs, b+3)
-		}),
-		c("channel/steer", func(t *T, ch *chanSession) {
-			if ch.caps().Steer == "none" {
-				t.Skipf(`steer is "none": mu refuses send --steer`)
-			}
-			ch.settledBaseline()
-			ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
-			ch.send(protocol.ModeSteer, textHello, t.Unique("msg"))
-		}),
-		c("channel/fresh", func(t *T, ch *chanSession) {
-			if ch.caps().Fresh != "in-place" {
-				t.Skipf("fresh is %q: mu refuses send --fresh", ch.caps().Fresh)
-			}
-			b := ch.settledBaseline()
-			before := ch.read().Incarnation
-			msg := t.Unique("msg")
-			r, err := ch.p.ChannelFresh(t.Ctx(), protocol.FreshParams{Base: ch.base(), Text: textHello, MsgID: msg})
-			ch.judgeSend(protocol.MethodChannelFresh, r, err, msg)
-			if after := ch.read(); after.Incarnation == before {
-				// The spec leaves the incarnation to the channel: a fresh
-				// context in place may keep it (tmuxjob), and its turn then
-				// counts in it like a send's.
-				o := ch.waitSettled(b)
-				t.Check(o.Runs == b+1 && o.Incarnation == before, "channel.fresh kept the incarnation %q, but its turn settled at runs %d of %q, want %d", before, o.Runs, o.Incarnation, b+1)
-			}
-		}),
-		c("channel/command", func(t *T, ch *chanSession) {
-			if !ch.caps().Command {
-				t.Skipf("command is false: mu refuses it")
-			}
-			ch.settledBaseline()
-			r, err := ch.p.ChannelCommand(t.Ctx(), protocol.CommandParams{Base: ch.base(), Name: "compact"})
-			ch.judgeSend(protocol.MethodChannelCommand, r, err, "")
-		}),
-		c("channel/interrupt", func(t *T, ch *chanSession) {
-			if ch.caps().Interrupt == "none" {
-				t.Skipf(`interrupt is "none": mu refuses interrupt`)
-			}
-			ch.settledBaseline()
-			ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
-			msg := t.Unique("msg")
-			r, err := ch.p.Interrupt(t.Ctx(), protocol.InterruptParams{Base: ch.base(), Text: textHello, MsgID: msg, TimeoutMs: 5000})
-			if err != nil {
-				t.Failf("channel.interrupt: %v", err)
-			}
-			t.Check(r.MsgID == "" || r.MsgID == msg, "channel.interrupt echoed msgId %q, sent %q", r.MsgID, msg)
-		}),
-		c("channel/abort", func(t *T, ch *chanSession) {
-			if ch.caps().Interrupt == "none" {
-				t.Skipf(`interrupt is "none": mu refuses abort`)
-			}
-			ch.settledBaseline()
-			ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
-			r, err := ch.p.Abort(t.Ctx(), protocol.AbortParams{Base: ch.base(), TimeoutMs: 5000})
-			if err != nil {
-				t.Failf("channel.abort: %v", err)
-			}
-			ok := func(s string) bool { return s == protocol.TurnIdle || s == protocol.TurnBusy }
-			t.Check(ok(r.Before) && ok(r.After), "channel.abort before %q after %q: each must be idle or busy", r.Before, r.After)
-		}),
-		c("channel/answer", func(t *T, ch *chanSession) {
-			if !ch.caps().Answer {
-				t.Skipf("answer is false: mu refuses it")
-			}
-			ch.settledBaseline()
-			ch.send(protocol.ModeFollowUp, textQuestion, t.Unique("msg"))
-			if !waitUntil(settleBudget, func() bool { return ch.read().State == protocol.TurnBlocked }) {
-				t.Skipf("the agent never read blocked after a question: nothing to answer")
-			}
-			r, err := ch.p.Answer(t.Ctx(), protocol.AnswerParams{Base: ch.base(), Keys: []string{"y"}})
-			if err != nil {
-				t.Failf("channel.answer: %v", err)
-			}
-			t.Check(r.Ack == protocol.AckConfirmed || r.Ack == protocol.AckUnknown, "channel.answer ack %q", r.Ack)
-		}),
-		c("channel/dedupe", func(t *T, ch *chanSession) {
-			if ch.caps().Dedupe != "exact" {
-				t.Skipf("dedupe is %q: mu never resends a delivery", ch.caps().Dedupe)
-			}
-			b := ch.settledBaseline()
-			msg := t.Unique("msg")
-			first, second := t.sendTwice(ch.p, protocol.MethodChannelSend, protocol.SendParams{
-				Base: ch.base(), Text: textHello, MsgID: msg, Mode: protocol.ModeFollowUp})
-			t.Check(sameJSON(first, second), "a repeat of channel.send inside the dedupe window answered %s; the first answer was %s", second, first)
-			ch.waitSettled(b)
-			time.Sleep(500 * time.Millisecond) // a second turn, if the repeat made one, starts now
-			ch.settledBaseline()
-			t.Check(ch.read().Runs == b+1, "the repeated delivery made a second turn: runs %d, want %d", ch.read().Runs, b+1)
-		}),
+		c("channel/read-states", checkChannelReadStates),
+		c("channel/baseline", checkChannelBaseline),
+		c("channel/send", checkChannelSend),
+		c("channel/receipt", checkChannelReceipt),
+		c("channel/watch", checkChannelWatch),
+		c("channel/last-run", checkChannelLastRun),
+		c("channel/after-runs", checkChannelAfterRuns),
+		c("channel/runs-dense", checkChannelRunsDense),
+		c("channel/steer", checkChannelSteer),
+		c("channel/fresh", checkChannelFresh),
+		c("channel/command", checkChannelCommand),
+		c("channel/interrupt", checkChannelInterrupt),
+		c("channel/abort", checkChannelAbort),
+		c("channel/answer", checkChannelAnswer),
+		c("channel/dedupe", checkChannelDedupe),
 	}
+}
+
+// checkChannelReadStates (channel/read-states): `channel.readStates` holds
+// the asked agent's reading, with an incarnation.
+func checkChannelReadStates(t *T, ch *chanSession) {
+	r := ch.read()
+	t.Check(r.Incarnation != "", "the reading has no incarnation")
+	t.Check(r.Runs >= 0, "runs %d < 0", r.Runs)
+}
+
+// checkChannelBaseline (channel/baseline): `channel.baseline` is not null,
+// not past the reading, and `runs: 0` for a job just started (`on-send`).
+func checkChannelBaseline(t *T, ch *chanSession) {
+	b := ch.baseline()
+	r := ch.read()
+	t.Check(b.Runs <= r.Runs, "channel.baseline runs %d is past the reading's %d", b.Runs, r.Runs)
+	if t.Decl().Seams.Job.FirstTurn != protocol.FirstTurnAtStart {
+		t.Check(b.Runs == 0, "channel.baseline of a job just started (on-send) is runs %d, not 0", b.Runs)
+	}
+}
+
+// checkChannelSend (channel/send): a send names the seam's channel, acks,
+// echoes the msgId, gives the baseline before its turn, and its turn settles
+// at baseline + 1.
+func checkChannelSend(t *T, ch *chanSession) {
+	b := ch.settledBaseline()
+	msg := t.Unique("msg")
+	res := ch.send(protocol.ModeFollowUp, textHello, msg)
+	if res.Baseline != nil {
+		t.Check(*res.Baseline == b, "channel.send to an idle agent at runs %d gave baseline %d", b, *res.Baseline)
+	}
+	o := ch.waitSettled(b)
+	t.Check(o.Runs == b+1, "the delivery's turn settled at runs %d, want %d", o.Runs, b+1)
+}
+
+// checkChannelReceipt (channel/receipt): `channel.receipt` echoes the asked
+// msgId: `accepted` for a delivery, not `accepted` for a msgId never sent
+// (SKIP unless `receipt: "exact"`).
+func checkChannelReceipt(t *T, ch *chanSession) {
+	if ch.caps().Receipt != "exact" {
+		t.Skipf("receipt is %q: mu never asks channel.receipt", ch.caps().Receipt)
+	}
+	msg := t.Unique("msg")
+	ch.send(protocol.ModeFollowUp, textHello, msg)
+	r := ch.receipt(msg)
+	t.Check(r.ID == msg, "channel.receipt echoed id %q, asked %q", r.ID, msg)
+	t.Check(r.State == protocol.ReceiptAccepted, "the receipt of an acknowledged delivery is %q, not accepted", r.State)
+	other := t.Unique("never-sent")
+	n := ch.receipt(other)
+	t.Check(n.ID == other, "channel.receipt echoed id %q, asked %q", n.ID, other)
+	t.Check(n.State != protocol.ReceiptAccepted, "the receipt of a msgId never sent is accepted")
+}
+
+// checkChannelWatch (channel/watch): `channel.watch` answers, then sends
+// exactly one `watch/settled`, after its reply, with the settled turn.
+func checkChannelWatch(t *T, ch *chanSession) {
+	b := ch.settledBaseline()
+	ch.send(protocol.ModeFollowUp, textHello, t.Unique("msg"))
+	o := ch.waitSettled(b)
+	t.Check(o.Runs == b+1 && o.Settled, "watch/settled observation runs %d settled %v, want runs %d settled", o.Runs, o.Settled, b+1)
+	// A second notification, or one before its reply, breaks the
+	// plugin (the caller side): give a late one time to show.
+	ch.read()
+	time.Sleep(300 * time.Millisecond)
+	ch.read()
+}
+
+// checkChannelLastRun (channel/last-run): `channel.lastRun` past the
+// previous turn is the settled turn; past the last one, `null`.
+func checkChannelLastRun(t *T, ch *chanSession) {
+	b := ch.settledBaseline()
+	ch.send(protocol.ModeFollowUp, textHello, t.Unique("msg"))
+	ch.waitSettled(b)
+	o := ch.lastRun(b)
+	if o == nil {
+		t.Failf("channel.lastRun afterRuns %d is null after a turn settled", b)
+	}
+	t.Check(o.Runs == b+1 && o.Settled, "channel.lastRun afterRuns %d: runs %d settled %v", b, o.Runs, o.Settled)
+	t.Check(ch.lastRun(b+1) == nil, "channel.lastRun past the last settled turn is not null")
+}
+
+// checkChannelRunsDense (channel/runs-dense): three turns settle at runs +1,
+// +2, +3, and the reading agrees.
+func checkChannelRunsDense(t *T, ch *chanSession) {
+	b := ch.settledBaseline()
+	for i := int64(1); i <= 3; i++ {
+		ch.send(protocol.ModeFollowUp, textHello, t.Unique("msg"))
+		o := ch.waitSettled(b + i - 1)
+		t.Check(o.Runs == b+i, "turn %d settled at runs %d, want %d", i, o.Runs, b+i)
+	}
+	r := ch.read()
+	t.Check(r.Runs == b+3, "after 3 settled turns readStates says runs %d, want %d", r.Runs, b+3)
+}
+
+// checkChannelSteer (channel/steer): a `steer` send to a busy agent is
+// acknowledged (SKIP for `steer: "none"`).
+func checkChannelSteer(t *T, ch *chanSession) {
+	if ch.caps().Steer == "none" {
+		t.Skipf(`steer is "none": mu refuses send --steer`)
+	}
+	ch.settledBaseline()
+	ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
+	ch.send(protocol.ModeSteer, textHello, t.Unique("msg"))
+}
+
+// checkChannelFresh (channel/fresh): `channel.fresh` acknowledges, and
+// either changes the incarnation or keeps it and its turn settles there at
+// the baseline + 1 (the spec leaves the incarnation to the channel; SKIP
+// unless `fresh: "in-place"`).
+func checkChannelFresh(t *T, ch *chanSession) {
+	if ch.caps().Fresh != "in-place" {
+		t.Skipf("fresh is %q: mu refuses send --fresh", ch.caps().Fresh)
+	}
+	b := ch.settledBaseline()
+	before := ch.read().Incarnation
+	msg := t.Unique("msg")
+	r, err := ch.p.ChannelFresh(t.Ctx(), protocol.FreshParams{Base: ch.base(), Text: textHello, MsgID: msg})
+	ch.judgeSend(protocol.MethodChannelFresh, r, err, msg)
+	if after := ch.read(); after.Incarnation == before {
+		// The spec leaves the incarnation to the channel: a fresh
+		// context in place may keep it (tmuxjob), and its turn then
+		// counts in it like a send's.
+		o := ch.waitSettled(b)
+		t.Check(o.Runs == b+1 && o.Incarnation == before, "channel.fresh kept the incarnation %q, but its turn settled at runs %d of %q, want %d", before, o.Runs, o.Incarnation, b+1)
+	}
+}
+
+// checkChannelCommand (channel/command): `channel.command` acknowledges
+// (SKIP for `command: false`).
+func checkChannelCommand(t *T, ch *chanSession) {
+	if !ch.caps().Command {
+		t.Skipf("command is false: mu refuses it")
+	}
+	ch.settledBaseline()
+	r, err := ch.p.ChannelCommand(t.Ctx(), protocol.CommandParams{Base: ch.base(), Name: "compact"})
+	ch.judgeSend(protocol.MethodChannelCommand, r, err, "")
+}
+
+// checkChannelInterrupt (channel/interrupt): `channel.interrupt` of a busy
+// agent answers, echoing its msgId (SKIP for `interrupt: "none"`).
+func checkChannelInterrupt(t *T, ch *chanSession) {
+	if ch.caps().Interrupt == "none" {
+		t.Skipf(`interrupt is "none": mu refuses interrupt`)
+	}
+	ch.settledBaseline()
+	ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
+	msg := t.Unique("msg")
+	r, err := ch.p.Interrupt(t.Ctx(), protocol.InterruptParams{Base: ch.base(), Text: textHello, MsgID: msg, TimeoutMs: 5000})
+	if err != nil {
+		t.Failf("channel.interrupt: %v", err)
+	}
+	t.Check(r.MsgID == "" || r.MsgID == msg, "channel.interrupt echoed msgId %q, sent %q", r.MsgID, msg)
+}
+
+// checkChannelAbort (channel/abort): `channel.abort` answers `before` and
+// `after` as `idle` or `busy` (SKIP for `interrupt: "none"`).
+func checkChannelAbort(t *T, ch *chanSession) {
+	if ch.caps().Interrupt == "none" {
+		t.Skipf(`interrupt is "none": mu refuses abort`)
+	}
+	ch.settledBaseline()
+	ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
+	r, err := ch.p.Abort(t.Ctx(), protocol.AbortParams{Base: ch.base(), TimeoutMs: 5000})
+	if err != nil {
+		t.Failf("channel.abort: %v", err)
+	}
+	ok := func(s string) bool { return s == protocol.TurnIdle || s == protocol.TurnBusy }
+	t.Check(ok(r.Before) && ok(r.After), "channel.abort before %q after %q: each must be idle or busy", r.Before, r.After)
+}
+
+// checkChannelAnswer (channel/answer): an agent that reads `blocked` after a
+// question takes `channel.answer` (SKIP for `answer: false`, or when the
+// agent never blocks).
+func checkChannelAnswer(t *T, ch *chanSession) {
+	if !ch.caps().Answer {
+		t.Skipf("answer is false: mu refuses it")
+	}
+	ch.settledBaseline()
+	ch.send(protocol.ModeFollowUp, textQuestion, t.Unique("msg"))
+	if !waitUntil(settleBudget, func() bool { return ch.read().State == protocol.TurnBlocked }) {
+		t.Skipf("the agent never read blocked after a question: nothing to answer")
+	}
+	r, err := ch.p.Answer(t.Ctx(), protocol.AnswerParams{Base: ch.base(), Keys: []string{"y"}})
+	if err != nil {
+		t.Failf("channel.answer: %v", err)
+	}
+	t.Check(r.Ack == protocol.AckConfirmed || r.Ack == protocol.AckUnknown, "channel.answer ack %q", r.Ack)
+}
+
+// checkChannelDedupe (channel/dedupe): a repeat of a `channel.send` answers
+// the first result and makes no second turn (SKIP unless `dedupe: "exact"`).
+func checkChannelDedupe(t *T, ch *chanSession) {
+	if ch.caps().Dedupe != "exact" {
+		t.Skipf("dedupe is %q: mu never resends a delivery", ch.caps().Dedupe)
+	}
+	b := ch.settledBaseline()
+	msg := t.Unique("msg")
+	first, second := t.sendTwice(ch.p, protocol.MethodChannelSend, protocol.SendParams{
+		Base: ch.base(), Text: textHello, MsgID: msg, Mode: protocol.ModeFollowUp})
+	t.Check(sameJSON(first, second), "a repeat of channel.send inside the dedupe window answered %s; the first answer was %s", second, first)
+	ch.waitSettled(b)
+	time.Sleep(500 * time.Millisecond) // a second turn, if the repeat made one, starts now
+	ch.settledBaseline()
+	t.Check(ch.read().Runs == b+1, "the repeated delivery made a second turn: runs %d, want %d", ch.read().Runs, b+1)
 }
 
 // chanSession is a started job's agent on its channel.
@@ -329,12 +390,13 @@ func (ch *chanSession) watchOf(after int64, inc string) caller.Notification {
 	return n
 }
 
-// checkAfterRuns: "the settled turn past afterRuns" is turn afterRuns+1 (a
-// delivery's baseline is the count before the turn it starts, and mu's wait
-// counts from it), of the asked incarnation: with three turns settled past
-// afterRuns, lastRun and watch answer the first of them, and an
-// incarnation that is not the channel's now reads null and restarted.
-func checkAfterRuns(t *T, ch *chanSession) {
+// checkChannelAfterRuns (channel/after-runs): "the settled turn past
+// afterRuns" is turn afterRuns+1 (a delivery's baseline is the count before
+// the turn it starts, and mu's wait counts from it), of the asked
+// incarnation: with three turns settled past afterRuns, lastRun and watch
+// answer the first of them, and an incarnation that is not the channel's now
+// reads null and restarted.
+func checkChannelAfterRuns(t *T, ch *chanSession) {
 	b := ch.settledBaseline()
 	inc := ch.read().Incarnation
 	for i := int64(1); i <= 3; i++ {

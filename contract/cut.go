@@ -12,28 +12,27 @@ import (
 // gives retryable to "nothing happened" and unknown-outcome to "it may have
 // happened", which is "a link.exec returns no exit code".
 func cutChecks() []check {
-	return []check{{name: "link/exec-cut", needs: []string{seamLink}, run: checkExecCut}}
+	return []check{{name: "link/exec-cut", needs: []string{seamLink}, run: checkLinkExecCut}}
 }
 
 // cutDeadline is how far the deadline-cut run's deadline lies: room for the
 // run to start and be seen started, well inside its timeoutMs.
 const cutDeadline = 3 * time.Second
 
-// checkExecCut: a link.exec of a long sleep (timeoutMs 60 s) that has
-// started (its script wrote a marker a second link.exec saw) is cut, once by
-// $/cancel {id} and once by its call's deadline (3 s). What the caller may
-// see is an answer without an exit code: an error of kind unknown-outcome,
-// or a result with exitCode null. A retryable or permanent error says
-// nothing happened, which is false once the run started; an exit code says
-// the script finished, which sleep 60 did not.
-//
-// The plugin is driven below the caller side and never stopped during the
-// check, so its answer after $/cancel can come (mu stops the plugin at once
-// and ignores it; process/cancel already requires it within 5 s). After its
-// deadline a plugin may also stay silent: mu, past the deadline, cancels
-// and stops it, and an unanswered run is an unknown outcome, so silence
-// passes there; an answer must still carry no exit code.
-func checkExecCut(t *T) {
+// checkLinkExecCut (link/exec-cut): a link.exec of a long sleep (timeoutMs
+// 60 s) that has started (its script wrote a marker a second link.exec saw)
+// is cut, once by $/cancel {id} and once by its call's deadline (3 s). What
+// the caller may see is an answer without an exit code: an error of kind
+// unknown-outcome, or a result with exitCode null. A retryable or permanent
+// error says nothing happened, which is false once the run started; an exit
+// code says the script finished, which sleep 60 did not.  The plugin is
+// driven below the caller side and never stopped during the check, so its
+// answer after $/cancel can come (mu stops the plugin at once and ignores
+// it; process/cancel already requires it within 5 s). After its deadline a
+// plugin may also stay silent: mu, past the deadline, cancels and stops it,
+// and an unanswered run is an unknown outcome, so silence passes there; an
+// answer must still carry no exit code.
+func checkLinkExecCut(t *T) {
 	r := t.StartRaw()
 	tg := t.rawTarget(r)
 	mark := "." + t.Unique("mu-contract-cut")

@@ -40,6 +40,16 @@ type demo struct {
 	out io.Writer
 	tmp string
 	p   *caller.Plugin
+
+	// What the steps pass on, in order.
+	decl    protocol.InitializeResult
+	hostKey string
+	host    protocol.Target // the acquired host
+	local   string          // the caller's checkout
+	jobKey  string
+	job     protocol.Target // the job's agent
+	start   protocol.JobStartResult
+	view    *viewProc
 }
 
 func (d *demo) say(step, format string, args ...any) {
@@ -74,7 +84,23 @@ func (d *demo) git(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// run starts the plugin, then takes every step in turn; the first that
+// fails ends the demo.
 func (d *demo) run(argv []string) error {
+	if err := d.handshake(argv); err != nil {
+		return err
+	}
+	defer d.p.Stop()
+	for _, step := range []func() error{d.acquire, d.link, d.site, d.spawn, d.deliver, d.collect, d.end} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handshake starts the plugin as mu does and names what it declared.
+func (d *demo) handshake(argv []string) error {
 	name := strings.TrimPrefix(filepath.Base(argv[0]), "mu-plugin-")
 	start := time.Now()
 	p, err := caller.Start(d.ctx, caller.Config{Name: name, Argv: argv, Need: []string{"link", "host", "job", "channel"}})
@@ -82,8 +108,8 @@ func (d *demo) run(argv []string) error {
 		return err
 	}
 	d.p = p
-	defer p.Stop()
 	decl := p.Declaration()
+	d.decl = decl
 	var seams []string
 	for s, ok := range map[string]bool{"link": decl.Seams.Link != nil, "host": decl.Seams.Host != nil,
 		"job": decl.Seams.Job != nil, "channel": decl.Seams.Channel != nil} {
@@ -95,104 +121,126 @@ func (d *demo) run(argv []string) error {
 	d.say("start", "mu starts %s in its own process group and sends initialize", filepath.Base(argv[0]))
 	d.say("", "%s %s, instance %q, protocol %d, seams %s (in %s)", decl.Plugin.Name, decl.Plugin.Version,
 		decl.Instance, decl.Protocol, strings.Join(seams, ", "), time.Since(start).Round(time.Millisecond))
+	return nil
+}
 
-	// The host.
-	hostKey := "demo-host-" + randHex(4)
-	res, err := p.HostAcquire(d.ctx, protocol.AcquireParams{
-		Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "demo"}}}, Key: hostKey,
+// acquire: the host.
+func (d *demo) acquire() error {
+	d.hostKey = "demo-host-" + randHex(4)
+	res, err := d.p.HostAcquire(d.ctx, protocol.AcquireParams{
+		Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "demo"}}}, Key: d.hostKey,
 		Params: map[string]string{"ttl": "2h", "maxJobs": "4"}})
 	if err != nil {
 		return fmt.Errorf("host.acquire: %w", err)
 	}
-	d.say("acquire", "host.acquire key %s --param ttl=2h maxJobs=4 → handle %s", hostKey, res.Handle)
+	d.say("acquire", "host.acquire key %s --param ttl=2h maxJobs=4 → handle %s", d.hostKey, res.Handle)
 	if res.DeadlineAt != nil {
 		d.say("", "facts: deadlineAt in %s, maxJobs %d", time.Until(time.UnixMilli(*res.DeadlineAt)).Round(time.Minute), deref(res.MaxJobs))
 	}
-	host := protocol.Target{Host: protocol.HostRef{Name: "demo", Handle: res.Handle, Instance: decl.Instance}}
+	d.host = protocol.Target{Host: protocol.HostRef{Name: "demo", Handle: res.Handle, Instance: d.decl.Instance}}
+	return nil
+}
 
-	// The link.
-	r, err := d.exec(host, `echo "hello from $(pwd)"; echo "to stderr" >&2; exit 0`, ".")
+// link: a script, and one cut by its timeoutMs.
+func (d *demo) link() error {
+	r, err := d.exec(d.host, `echo "hello from $(pwd)"; echo "to stderr" >&2; exit 0`, ".")
 	if err != nil {
 		return err
 	}
 	d.say("exec", "link.exec → exit %d, stdout and stderr apart:", *r.ExitCode)
 	d.detail("stdout: " + strings.TrimSpace(r.Stdout))
 	d.detail("stderr: " + strings.TrimSpace(r.Stderr))
-	r, err = d.p.Exec(d.ctx, host, "sleep 30", ".", time.Second)
+	r, err = d.p.Exec(d.ctx, d.host, "sleep 30", ".", time.Second)
 	if err != nil {
 		return fmt.Errorf("link.exec: %w", err)
 	}
 	d.say("", "link.exec `sleep 30` with timeoutMs 1000 → exitCode %s (remoteOnTimeout %q: nothing left running)",
-		showCode(r.ExitCode), decl.Seams.Link.RemoteOnTimeout)
+		showCode(r.ExitCode), d.decl.Seams.Link.RemoteOnTimeout)
+	return nil
+}
 
-	local := filepath.Join(d.tmp, "checkout")
-	if err := os.MkdirAll(local, 0o700); err != nil {
+// site: the caller's commit pushed to the host, and a worktree made from it.
+func (d *demo) site() error {
+	d.local = filepath.Join(d.tmp, "checkout")
+	if err := os.MkdirAll(d.local, 0o700); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(local, "README"), []byte("a demo checkout\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(d.local, "README"), []byte("a demo checkout\n"), 0o600); err != nil {
 		return err
 	}
 	for _, args := range [][]string{{"init", "-q"}, {"add", "README"}, {"commit", "-q", "-m", "the caller's commit"}} {
-		if _, err := d.git(local, args...); err != nil {
+		if _, err := d.git(d.local, args...); err != nil {
 			return err
 		}
 	}
-	sha, err := d.git(local, "rev-parse", "HEAD")
+	sha, err := d.git(d.local, "rev-parse", "HEAD")
 	if err != nil {
 		return err
 	}
-	pr, err := p.Push(d.ctx, host, local, "repo", sha, 20*time.Second)
+
+	pr, err := d.p.Push(d.ctx, d.host, d.local, "repo", sha, 20*time.Second)
 	if err != nil || pr.ExitCode == nil || *pr.ExitCode != 0 {
 		return fmt.Errorf("link.push: %v %s", err, pr.Stderr)
 	}
 	d.say("push", "link.push %s → the host's repo (created): exit 0", sha[:7])
-	if _, err := d.exec(host, "git -C repo worktree add -q --detach ../tree "+sha, "."); err != nil {
+	if _, err := d.exec(d.host, "git -C repo worktree add -q --detach ../tree "+sha, "."); err != nil {
 		return err
 	}
 	d.say("", "mu makes the agent's worktree from that commit (link.exec git worktree add)")
+	return nil
+}
 
-	// The job and its view.
-	jobKey := "demo-job-" + randHex(4)
+// demoPrompt is the first turn's text.
+const demoPrompt = "write a haiku about pipes"
+
+// spawn: the job, and its view.
+func (d *demo) spawn() error {
+	d.jobKey = "demo-job-" + randHex(4)
 	spec := protocol.JobSpec{Workstream: "demo", Name: "alice", Harness: "fake", Role: "full-access",
 		Cmd: "fake-agent --model demo", CommandSource: "harness", Cwd: "tree", Env: map[string]string{"DEMO": "1"}}
-	const prompt = "write a haiku about pipes"
-	atStart := decl.Seams.Job.FirstTurn == protocol.FirstTurnAtStart
-	if atStart {
-		spec.FirstPrompt = &protocol.FirstPrompt{Text: prompt, MsgID: "demo-msg-" + randHex(4)}
+	if d.atStart() {
+		spec.FirstPrompt = &protocol.FirstPrompt{Text: demoPrompt, MsgID: "demo-msg-" + randHex(4)}
 	}
-	js, err := p.JobStart(d.ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: jobKey, Spec: spec})
+	js, err := d.p.JobStart(d.ctx, protocol.JobStartParams{Base: protocol.Base{Target: d.host}, Key: d.jobKey, Spec: spec})
 	if err != nil {
 		return fmt.Errorf("job.start: %w", err)
 	}
+	d.start = js
 	d.say("spawn", "job.start demo/alice in tree → handle %s", js.Handle)
-	job := host
-	job.Job = &protocol.JobRef{Kind: decl.Seams.Job.Kind, Key: jobKey, Handle: js.Handle}
-	job.Agent = &protocol.AgentRef{Workstream: "demo", Name: "alice", Incarnation: 1}
-	view := startView(js.View)
+	d.job = d.host
+	d.job.Job = &protocol.JobRef{Kind: d.decl.Seams.Job.Kind, Key: d.jobKey, Handle: js.Handle}
+	d.job.Agent = &protocol.AgentRef{Workstream: "demo", Name: "alice", Incarnation: 1}
+	d.view = startView(js.View)
 	d.say("view", "mu runs the view's command in a pane, stdin from /dev/null: %s", clip(js.View.Command))
+	return nil
+}
 
-	// A delivery and its watch. An at-start kind's first prompt went with
-	// job.start, and its reply's baseline is the readiness.
-	b := js.Baseline
-	if atStart {
-		d.say("send", "the first prompt %q went with job.start (firstTurn at-start): baseline runs %d", prompt, deref(b).Runs)
+func (d *demo) atStart() bool { return d.decl.Seams.Job.FirstTurn == protocol.FirstTurnAtStart }
+
+// deliver: a delivery and its watch. An at-start kind's first prompt went
+// with job.start, and its reply's baseline is the readiness.
+func (d *demo) deliver() error {
+	b := d.start.Baseline
+	if d.atStart() {
+		d.say("send", "the first prompt %q went with job.start (firstTurn at-start): baseline runs %d", demoPrompt, deref(b).Runs)
 	} else {
-		b, err = p.Baseline(d.ctx, job)
+		var err error
+		b, err = d.p.Baseline(d.ctx, d.job)
 		if err != nil || b == nil {
 			return fmt.Errorf("channel.baseline: %v (or null)", err)
 		}
 		d.say("ready", "channel.baseline → runs %d, incarnation %s", b.Runs, b.Incarnation)
-		sr, err := p.ChannelSend(d.ctx, protocol.SendParams{
-			Base: protocol.Base{Target: job}, Text: prompt, MsgID: "demo-msg-" + randHex(4), Mode: protocol.ModeFollowUp})
+		sr, err := d.p.ChannelSend(d.ctx, protocol.SendParams{
+			Base: protocol.Base{Target: d.job}, Text: demoPrompt, MsgID: "demo-msg-" + randHex(4), Mode: protocol.ModeFollowUp})
 		if err != nil {
 			return fmt.Errorf("channel.send: %w", err)
 		}
-		d.say("send", "channel.send %q → ack %s, baseline %d", prompt, sr.Ack, deref(sr.Baseline))
+		d.say("send", "channel.send %q → ack %s, baseline %d", demoPrompt, sr.Ack, deref(sr.Baseline))
 	}
 	if b == nil {
 		return fmt.Errorf("job.start: an at-start kind's reply carries no baseline")
 	}
-	w, err := p.Watch(d.ctx, protocol.WatchParams{Base: protocol.Base{Target: job}, AfterRuns: protocol.Int64(b.Runs)}, 0)
+	w, err := d.p.Watch(d.ctx, protocol.WatchParams{Base: protocol.Base{Target: d.job}, AfterRuns: protocol.Int64(b.Runs)}, 0)
 	if err != nil {
 		return fmt.Errorf("channel.watch: %w", err)
 	}
@@ -207,37 +255,43 @@ func (d *demo) run(argv []string) error {
 		return fmt.Errorf("channel.watch: %s", n.Method)
 	}
 	d.say("", "%s: runs %d, lastText %q", n.Method, n.Settled.Observation.Runs, n.Settled.Observation.LastText)
+	return nil
+}
 
-	// A collect: the agent's commit comes back over link.fetch.
-	if _, err := d.exec(host, `printf 'pipes hum in the dark\n' > haiku.txt && git add haiku.txt && git -c user.name=alice -c user.email=alice@mu.invalid -c commit.gpgsign=false commit -q -m "alice: a haiku"`, "tree"); err != nil {
+// collect: the agent's commit comes back over link.fetch.
+func (d *demo) collect() error {
+	if _, err := d.exec(d.host, `printf 'pipes hum in the dark\n' > haiku.txt && git add haiku.txt && git -c user.name=alice -c user.email=alice@mu.invalid -c commit.gpgsign=false commit -q -m "alice: a haiku"`, "tree"); err != nil {
 		return err
 	}
-	fr, err := p.Fetch(d.ctx, host, "tree", local, 20*time.Second)
+	fr, err := d.p.Fetch(d.ctx, d.host, "tree", d.local, 20*time.Second)
 	if err != nil || fr.ExitCode == nil || *fr.ExitCode != 0 {
 		return fmt.Errorf("link.fetch: %v %s", err, fr.Stderr)
 	}
-	got, err := d.git(local, "log", "-1", "--format=%h %s", "FETCH_HEAD")
+	got, err := d.git(d.local, "log", "-1", "--format=%h %s", "FETCH_HEAD")
 	if err != nil {
 		return err
 	}
 	d.say("collect", "link.fetch tree → the checkout's FETCH_HEAD is %s", got)
+	return nil
+}
 
-	// The end: stop, release, mu's stop sequence.
-	if err := p.JobStop(d.ctx, protocol.KeyParams{Base: protocol.Base{Target: job}, Key: jobKey}); err != nil {
+// end: stop, release, mu's stop sequence.
+func (d *demo) end() error {
+	if err := d.p.JobStop(d.ctx, protocol.KeyParams{Base: protocol.Base{Target: d.job}, Key: d.jobKey}); err != nil {
 		return fmt.Errorf("job.stop: %w", err)
 	}
-	st, err := p.JobStatus(d.ctx, job)
+	st, err := d.p.JobStatus(d.ctx, d.job)
 	if err != nil {
 		return fmt.Errorf("job.status: %w", err)
 	}
 	d.say("stop", "job.stop → null; job.status now %s", st.State)
 	d.say("", "what the view showed:")
-	d.detail(view.wait())
-	if err := p.HostRelease(d.ctx, protocol.KeyParams{Base: protocol.Base{Target: host}, Key: hostKey}); err != nil {
+	d.detail(d.view.wait())
+	if err := d.p.HostRelease(d.ctx, protocol.KeyParams{Base: protocol.Base{Target: d.host}, Key: d.hostKey}); err != nil {
 		return fmt.Errorf("host.release: %w", err)
 	}
-	d.say("release", "host.release %s → null", hostKey)
-	rep := p.Stop()
+	d.say("release", "host.release %s → null", d.hostKey)
+	rep := d.p.Stop()
 	how := "killed"
 	if rep.Graceful {
 		how = "emptied by itself"

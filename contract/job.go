@@ -14,94 +14,122 @@ import (
 func jobChecks() []check {
 	need := []string{seamJob}
 	return []check{
-		{name: "job/start", needs: need, run: func(t *T) {
-			j := t.startJob(t.Start())
-			t.checkStartReply(j.res, "job.start")
-		}},
-		{name: "job/lookup", needs: need, run: func(t *T) {
-			if !t.Decl().Seams.Job.Start.Lookup {
-				t.Skipf("job.start declares no lookup")
-			}
-			p := t.Start()
-			j := t.startJob(p)
-			l := t.jobLookup(p, j, j.key, false)
-			if l.Found == nil {
-				t.Failf("job.lookup of a started key did not answer found: %+v", l)
-			}
-			if t.Decl().Seams.Job.Handle == protocol.HandleReply {
-				t.Check(l.Found.Handle == j.res.Handle, "job.lookup found handle %q, job.start gave %q", l.Found.Handle, j.res.Handle)
-				t.Check(l.Found.View != nil && l.Found.View.Command != "", "a reply kind's job.lookup found carries no view")
-			}
-			n := t.jobLookup(p, j, t.Unique("never-started"), false)
-			t.Check(n.None, "job.lookup of a key never started did not answer none: %+v", n)
-		}},
-		{name: "job/fence", needs: need, run: func(t *T) {
-			if !t.Decl().Seams.Job.Start.FenceKey {
-				t.Skipf("job.start declares no fenceKey")
-			}
-			p := t.Start()
-			j := t.newJob(p)
-			t.stopLater(p, j) // whatever the fence left on the backend
-			l := t.jobLookup(p, j, j.key, true)
-			if !l.None {
-				t.Failf("a fenced job.lookup of a key never started did not answer none: %+v", l)
-			}
-			_, err := p.JobStart(t.Ctx(), j.startParams())
-			if err == nil {
-				t.stopLater(p, j)
-				t.Failf("job.start of a key a fenced lookup answered none took effect")
-			}
-			var re *caller.RemoteError
-			if !errors.As(err, &re) {
-				t.Failf("job.start of a fenced key: %v", err)
-			}
-		}},
-		{name: "job/status", needs: need, run: func(t *T) {
-			p := t.Start()
-			j := t.startJob(p)
-			st, err := p.JobStatus(t.Ctx(), j.target())
-			if err != nil {
-				t.Failf("job.status: %v", err)
-			}
-			t.Check(st.State == protocol.JobRunning, "job.status of a job just started is %q, not running", st.State)
-		}},
-		{name: "job/attach", needs: need, run: func(t *T) {
-			p := t.Start()
-			j := t.startJob(p)
-			v, err := p.JobAttach(t.Ctx(), j.target())
-			if err != nil {
-				t.Failf("job.attach: %v", err)
-			}
-			t.Check(v.Command != "", "job.attach gave a view with no command")
-		}},
-		{name: "job/stop", needs: need, run: func(t *T) {
-			p := t.Start()
-			j := t.startJob(p)
-			for i := 1; i <= 2; i++ {
-				raw, err := p.Call(t.Ctx(), protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: j.target()}, Key: j.key}, 0)
-				if err != nil {
-					t.Failf("job.stop (time %d): %v", i, err)
-				}
-				t.Check(string(raw) == "null", "job.stop answered %s, not null", raw)
-			}
-			st, err := p.JobStatus(t.Ctx(), j.target())
-			if err != nil {
-				t.Failf("job.status after job.stop: %v", err)
-			}
-			t.Check(st.State != protocol.JobRunning, "job.stop answered, but job.status still reads running")
-		}},
-		{name: "job/dedupe", needs: need, run: func(t *T) {
-			caps := t.Decl().Seams.Job.Start
-			if caps.Dedupe == nil || !caps.Dedupe.Exact {
-				t.Skipf("job.start declares no exact dedupe")
-			}
-			p := t.Start()
-			j := t.newJob(p)
-			first, second := t.sendTwice(p, protocol.MethodJobStart, j.startParams())
-			t.stopLater(p, j)
-			t.Check(sameJSON(first, second), "a repeat of job.start inside the dedupe window answered %s; the first answer was %s", second, first)
-		}},
+		{name: "job/start", needs: need, run: checkJobStart},
+		{name: "job/lookup", needs: need, run: checkJobLookup},
+		{name: "job/fence", needs: need, run: checkJobFence},
+		{name: "job/status", needs: need, run: checkJobStatus},
+		{name: "job/attach", needs: need, run: checkJobAttach},
+		{name: "job/stop", needs: need, run: checkJobStop},
+		{name: "job/dedupe", needs: need, run: checkJobDedupe},
 	}
+}
+
+// checkJobStart (job/start): `job.start` answers a view with a command; a
+// `reply` kind's carries its handle; an `at-start` kind's `baseline` has
+// `runs: 0`.
+func checkJobStart(t *T) {
+	j := t.startJob(t.Start())
+	t.checkStartReply(j.res, "job.start")
+}
+
+// checkJobLookup (job/lookup): `job.lookup` finds a started key (a `reply`
+// kind's with its handle and view) and answers `none` for a key never
+// started (SKIP without `lookup`).
+func checkJobLookup(t *T) {
+	if !t.Decl().Seams.Job.Start.Lookup {
+		t.Skipf("job.start declares no lookup")
+	}
+	p := t.Start()
+	j := t.startJob(p)
+	l := t.jobLookup(p, j, j.key, false)
+	if l.Found == nil {
+		t.Failf("job.lookup of a started key did not answer found: %+v", l)
+	}
+	if t.Decl().Seams.Job.Handle == protocol.HandleReply {
+		t.Check(l.Found.Handle == j.res.Handle, "job.lookup found handle %q, job.start gave %q", l.Found.Handle, j.res.Handle)
+		t.Check(l.Found.View != nil && l.Found.View.Command != "", "a reply kind's job.lookup found carries no view")
+	}
+	n := t.jobLookup(p, j, t.Unique("never-started"), false)
+	t.Check(n.None, "job.lookup of a key never started did not answer none: %+v", n)
+}
+
+// checkJobFence (job/fence): after a fenced `none`, a start of that key
+// takes no effect (SKIP without `fenceKey`).
+func checkJobFence(t *T) {
+	if !t.Decl().Seams.Job.Start.FenceKey {
+		t.Skipf("job.start declares no fenceKey")
+	}
+	p := t.Start()
+	j := t.newJob(p)
+	t.stopLater(p, j) // whatever the fence left on the backend
+	l := t.jobLookup(p, j, j.key, true)
+	if !l.None {
+		t.Failf("a fenced job.lookup of a key never started did not answer none: %+v", l)
+	}
+	_, err := p.JobStart(t.Ctx(), j.startParams())
+	if err == nil {
+		t.stopLater(p, j)
+		t.Failf("job.start of a key a fenced lookup answered none took effect")
+	}
+	var re *caller.RemoteError
+	if !errors.As(err, &re) {
+		t.Failf("job.start of a fenced key: %v", err)
+	}
+}
+
+// checkJobStatus (job/status): a job just started reads `running`.
+func checkJobStatus(t *T) {
+	p := t.Start()
+	j := t.startJob(p)
+	st, err := p.JobStatus(t.Ctx(), j.target())
+	if err != nil {
+		t.Failf("job.status: %v", err)
+	}
+	t.Check(st.State == protocol.JobRunning, "job.status of a job just started is %q, not running", st.State)
+}
+
+// checkJobAttach (job/attach): `job.attach` answers a view with a command.
+func checkJobAttach(t *T) {
+	p := t.Start()
+	j := t.startJob(p)
+	v, err := p.JobAttach(t.Ctx(), j.target())
+	if err != nil {
+		t.Failf("job.attach: %v", err)
+	}
+	t.Check(v.Command != "", "job.attach gave a view with no command")
+}
+
+// checkJobStop (job/stop): `job.stop` answers `null`, twice, and the job no
+// longer reads `running`.
+func checkJobStop(t *T) {
+	p := t.Start()
+	j := t.startJob(p)
+	for i := 1; i <= 2; i++ {
+		raw, err := p.Call(t.Ctx(), protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: j.target()}, Key: j.key}, 0)
+		if err != nil {
+			t.Failf("job.stop (time %d): %v", i, err)
+		}
+		t.Check(string(raw) == "null", "job.stop answered %s, not null", raw)
+	}
+	st, err := p.JobStatus(t.Ctx(), j.target())
+	if err != nil {
+		t.Failf("job.status after job.stop: %v", err)
+	}
+	t.Check(st.State != protocol.JobRunning, "job.stop answered, but job.status still reads running")
+}
+
+// checkJobDedupe (job/dedupe): a repeat of `job.start` with identical params
+// answers the first result (SKIP without exact `dedupe`).
+func checkJobDedupe(t *T) {
+	caps := t.Decl().Seams.Job.Start
+	if caps.Dedupe == nil || !caps.Dedupe.Exact {
+		t.Skipf("job.start declares no exact dedupe")
+	}
+	p := t.Start()
+	j := t.newJob(p)
+	first, second := t.sendTwice(p, protocol.MethodJobStart, j.startParams())
+	t.stopLater(p, j)
+	t.Check(sameJSON(first, second), "a repeat of job.start inside the dedupe window answered %s; the first answer was %s", second, first)
 }
 
 // job is a job a check started.

@@ -20,68 +20,92 @@ const execBudget = 15 * time.Second
 func linkChecks() []check {
 	need := []string{seamLink}
 	return []check{
-		{name: "link/exec-exit-codes", needs: need, run: func(t *T) {
-			p, tg := t.linkSession()
-			for _, code := range []int{0, 1, 7, 255} {
-				r := t.exec(p, tg, fmt.Sprintf("exit %d", code), ".", execBudget)
-				if r.ExitCode == nil || *r.ExitCode != code {
-					t.Failf("`exit %d` gave exitCode %s", code, showCode(r.ExitCode))
-				}
-			}
-		}},
-		{name: "link/exec-streams", needs: need, run: func(t *T) {
-			p, tg := t.linkSession()
-			r := t.exec(p, tg, `printf 'to stdout'; printf 'to stderr' >&2`, ".", execBudget)
-			t.Check(r.Stdout == "to stdout", "stdout is %q, want %q", r.Stdout, "to stdout")
-			t.Check(r.Stderr == "to stderr", "stderr is %q, want %q", r.Stderr, "to stderr")
-			t.Check(r.ExitCode != nil && *r.ExitCode == 0, "exitCode %s, want 0", showCode(r.ExitCode))
-		}},
-		{name: "link/exec-cwd", needs: need, run: func(t *T) {
-			p, tg := t.linkSession()
-			home := strings.TrimSpace(t.exec(p, tg, "pwd -P", ".", execBudget).Stdout)
-			dir := t.Unique("mu-contract-cwd")
-			t.mustExec(p, tg, "mkdir -p "+shq(dir), ".")
-			t.Cleanup(func() { t.quietExec(p, tg, "rm -rf "+shq(dir)) })
-			got := strings.TrimSpace(t.exec(p, tg, "pwd -P", dir, execBudget).Stdout)
-			t.Check(home != "" && got == strings.TrimSuffix(home, "/")+"/"+dir,
-				"cwd %q ran in %q; the login directory (cwd \".\") is %q", dir, got, home)
-		}},
-		{name: "link/exec-timeout", needs: need, run: checkExecTimeout},
-		{name: "link/exec-timeout-remote", needs: need, run: checkRemoteOnTimeout},
-		{name: "link/exec-partial", needs: need, run: func(t *T) {
-			p, tg := t.linkSession()
-			r := t.exec(p, tg, `head -c 2097152 /dev/zero | tr '\000' x`, ".", execBudget)
-			t.Check(r.Partial, "2 MiB of output came back with partial: false (%d bytes of stdout)", len(r.Stdout))
-			t.Check(len(r.Stdout) > 0, "2 MiB of output came back with an empty stdout")
-		}},
-		{name: "link/exec-binary", needs: need, run: func(t *T) {
-			p, tg := t.linkSession()
-			// The caller side has already judged the reply: one line, UTF-8, schema-valid.
-			r := t.exec(p, tg, `printf '\377\376\000\001bin\n'; printf '\300\200' >&2`, ".", execBudget)
-			t.Check(r.ExitCode != nil && *r.ExitCode == 0, "exitCode %s, want 0", showCode(r.ExitCode))
-			t.Check(strings.Contains(r.Stdout, "bin"), "stdout %q lost the printable bytes", r.Stdout)
-		}},
-		{name: "link/fetch", needs: need, run: checkFetch},
-		{name: "link/push", needs: need, run: func(t *T) { checkPush(t, false) }},
-		{name: "link/push-idempotent", needs: need, run: func(t *T) { checkPush(t, true) }},
-		{name: "link/check-steps", needs: need, run: func(t *T) {
-			d := t.Decl()
-			if len(d.Seams.Link.Checks) == 0 {
-				t.Skipf("the link declares no check phases")
-			}
-			p, tg := t.linkSession()
-			for _, ph := range d.Seams.Link.Checks {
-				steps, err := p.CheckSteps(t.Ctx(), protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{
-					Base: protocol.Base{Target: tg}, Phase: ph, Root: "."})
-				var re *caller.RemoteError
-				if err != nil && !(errors.As(err, &re) && re.Kind == protocol.Human) {
-					t.Failf("link.checkSteps %s: %v", ph, err)
-				}
-				for _, s := range steps {
-					t.Check(s.Step != "", "link.checkSteps %s: a step without a name", ph)
-				}
-			}
-		}},
+		{name: "link/exec-exit-codes", needs: need, run: checkLinkExecExitCodes},
+		{name: "link/exec-streams", needs: need, run: checkLinkExecStreams},
+		{name: "link/exec-cwd", needs: need, run: checkLinkExecCwd},
+		{name: "link/exec-timeout", needs: need, run: checkLinkExecTimeout},
+		{name: "link/exec-timeout-remote", needs: need, run: checkLinkExecTimeoutRemote},
+		{name: "link/exec-partial", needs: need, run: checkLinkExecPartial},
+		{name: "link/exec-binary", needs: need, run: checkLinkExecBinary},
+		{name: "link/fetch", needs: need, run: checkLinkFetch},
+		{name: "link/push", needs: need, run: checkLinkPush},
+		{name: "link/push-idempotent", needs: need, run: checkLinkPushIdempotent},
+		{name: "link/check-steps", needs: need, run: checkLinkCheckSteps},
+	}
+}
+
+// checkLinkExecExitCodes (link/exec-exit-codes): `exit 0`, `1`, `7`, `255`
+// come back as `exitCode`.
+func checkLinkExecExitCodes(t *T) {
+	p, tg := t.linkSession()
+	for _, code := range []int{0, 1, 7, 255} {
+		r := t.exec(p, tg, fmt.Sprintf("exit %d", code), ".", execBudget)
+		if r.ExitCode == nil || *r.ExitCode != code {
+			t.Failf("`exit %d` gave exitCode %s", code, showCode(r.ExitCode))
+		}
+	}
+}
+
+// checkLinkExecStreams (link/exec-streams): stdout and stderr are kept
+// apart, byte for byte.
+func checkLinkExecStreams(t *T) {
+	p, tg := t.linkSession()
+	r := t.exec(p, tg, `printf 'to stdout'; printf 'to stderr' >&2`, ".", execBudget)
+	t.Check(r.Stdout == "to stdout", "stdout is %q, want %q", r.Stdout, "to stdout")
+	t.Check(r.Stderr == "to stderr", "stderr is %q, want %q", r.Stderr, "to stderr")
+	t.Check(r.ExitCode != nil && *r.ExitCode == 0, "exitCode %s, want 0", showCode(r.ExitCode))
+}
+
+// checkLinkExecCwd (link/exec-cwd): `cwd: "."` is the login directory, and a
+// relative `cwd` is under it.
+func checkLinkExecCwd(t *T) {
+	p, tg := t.linkSession()
+	home := strings.TrimSpace(t.exec(p, tg, "pwd -P", ".", execBudget).Stdout)
+	dir := t.Unique("mu-contract-cwd")
+	t.mustExec(p, tg, "mkdir -p "+shq(dir), ".")
+	t.Cleanup(func() { t.quietExec(p, tg, "rm -rf "+shq(dir)) })
+	got := strings.TrimSpace(t.exec(p, tg, "pwd -P", dir, execBudget).Stdout)
+	t.Check(home != "" && got == strings.TrimSuffix(home, "/")+"/"+dir,
+		"cwd %q ran in %q; the login directory (cwd \".\") is %q", dir, got, home)
+}
+
+// checkLinkExecPartial (link/exec-partial): 2 MiB of output answers a valid
+// reply with `partial: true`.
+func checkLinkExecPartial(t *T) {
+	p, tg := t.linkSession()
+	r := t.exec(p, tg, `head -c 2097152 /dev/zero | tr '\000' x`, ".", execBudget)
+	t.Check(r.Partial, "2 MiB of output came back with partial: false (%d bytes of stdout)", len(r.Stdout))
+	t.Check(len(r.Stdout) > 0, "2 MiB of output came back with an empty stdout")
+}
+
+// checkLinkExecBinary (link/exec-binary): output that is not UTF-8 answers a
+// valid reply.
+func checkLinkExecBinary(t *T) {
+	p, tg := t.linkSession()
+	// The caller side has already judged the reply: one line, UTF-8, schema-valid.
+	r := t.exec(p, tg, `printf '\377\376\000\001bin\n'; printf '\300\200' >&2`, ".", execBudget)
+	t.Check(r.ExitCode != nil && *r.ExitCode == 0, "exitCode %s, want 0", showCode(r.ExitCode))
+	t.Check(strings.Contains(r.Stdout, "bin"), "stdout %q lost the printable bytes", r.Stdout)
+}
+
+// checkLinkCheckSteps (link/check-steps): `link.checkSteps` answers each
+// declared phase (a `human` error is a hand-back and passes).
+func checkLinkCheckSteps(t *T) {
+	d := t.Decl()
+	if len(d.Seams.Link.Checks) == 0 {
+		t.Skipf("the link declares no check phases")
+	}
+	p, tg := t.linkSession()
+	for _, ph := range d.Seams.Link.Checks {
+		steps, err := p.CheckSteps(t.Ctx(), protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{
+			Base: protocol.Base{Target: tg}, Phase: ph, Root: "."})
+		var re *caller.RemoteError
+		if err != nil && !(errors.As(err, &re) && re.Kind == protocol.Human) {
+			t.Failf("link.checkSteps %s: %v", ph, err)
+		}
+		for _, s := range steps {
+			t.Check(s.Step != "", "link.checkSteps %s: a step without a name", ph)
+		}
 	}
 }
 
@@ -121,12 +145,13 @@ func (t *T) quietExec(p *caller.Plugin, tg protocol.Target, script string) {
 	_, _ = p.Exec(t.Ctx(), tg, script, ".", execBudget)
 }
 
-// checkExecTimeout: the plugin enforces timeoutMs, and only it: `sleep 30`
-// with 1 s answers exitCode null, not before 1 s has passed since the
-// request was written (a lower bound, measured on this side, so it cannot
-// fail a plugin that keeps it however slow the machine); and a script that
-// ends well inside its timeoutMs answers its exit code, never null.
-func checkExecTimeout(t *T) {
+// checkLinkExecTimeout (link/exec-timeout): the plugin enforces timeoutMs,
+// and only it: `sleep 30` with 1 s answers exitCode null, not before 1 s has
+// passed since the request was written (a lower bound, measured on this
+// side, so it cannot fail a plugin that keeps it however slow the machine);
+// and a script that ends well inside its timeoutMs answers its exit code,
+// never null.
+func checkLinkExecTimeout(t *T) {
 	p, tg := t.linkSession()
 	const timeout = time.Second
 	start := time.Now()
@@ -141,10 +166,11 @@ func checkExecTimeout(t *T) {
 		execBudget.Milliseconds(), showCode(r.ExitCode))
 }
 
-// checkRemoteOnTimeout: a timed-out script's processes are gone when the
-// plugin answers (stopped), or within one grace (stopping). The script
-// writes its pids to a file a follow-up exec checks.
-func checkRemoteOnTimeout(t *T) {
+// checkLinkExecTimeoutRemote (link/exec-timeout-remote): a timed-out
+// script's processes are gone when the plugin answers (stopped), or within
+// one grace (stopping). The script writes its pids to a file a follow-up
+// exec checks.
+func checkLinkExecTimeoutRemote(t *T) {
 	d := t.Decl()
 	mode := d.Seams.Link.RemoteOnTimeout
 	if mode == protocol.RemoteUnknown {
@@ -187,9 +213,9 @@ done`, shq(pids), tries)
 	}
 }
 
-// checkFetch: link.fetch writes localRepo's FETCH_HEAD naming the remote
-// repository's HEAD.
-func checkFetch(t *T) {
+// checkLinkFetch (link/fetch): link.fetch writes localRepo's FETCH_HEAD
+// naming the remote repository's HEAD.
+func checkLinkFetch(t *T) {
 	d := t.Decl()
 	if !d.Seams.Link.Fetch {
 		t.Skipf("the link declares fetch: false (mu runs the profile's --fetch template)")
@@ -218,8 +244,16 @@ func checkFetch(t *T) {
 	}
 }
 
-// checkPush: link.push creates the remote repository holding rev; again is
-// a success that leaves it untouched.
+// checkLinkPush (link/push): `link.push` creates the remote repository,
+// which then holds `rev` (SKIP without `push`).
+func checkLinkPush(t *T) { checkPush(t, false) }
+
+// checkLinkPushIdempotent (link/push-idempotent): a second push of the same
+// `rev` succeeds and leaves the repository's refs and objects untouched.
+func checkLinkPushIdempotent(t *T) { checkPush(t, true) }
+
+// checkPush: link.push creates the remote repository holding rev; again
+// (twice) is a success that leaves it untouched.
 func checkPush(t *T, twice bool) {
 	d := t.Decl()
 	if !d.Seams.Link.CanPush() {

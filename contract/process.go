@@ -18,58 +18,72 @@ const slack = 2 * time.Second
 // process driven below the caller side (rawproc.go).
 func processChecks() []check {
 	return []check{
-		{name: "process/eof-exit", run: func(t *T) {
-			r := t.StartRaw()
-			what := t.inFlight(r, 2)
-			r.closeStdin()
-			if !r.groupEmptyWithin(protocol.Grace + slack) {
-				t.Failf("stdin closed with %s in flight: the plugin's process group was not empty within 5 s", what)
-			}
-		}},
-		{name: "process/cancel", run: func(t *T) {
-			if t.Decl().Seams.Link == nil {
-				t.Skipf("no call that blocks: the plugin declares no link")
-			}
-			r := t.StartRaw()
-			tg := t.rawTarget(r)
-			r.call(2, protocol.MethodLinkExec, protocol.ExecParams{
-				Base: protocol.Base{Target: tg}, Script: "sleep 60", Cwd: ".", TimeoutMs: 60000}, 65*time.Second)
-			time.Sleep(300 * time.Millisecond) // let it start: not an assertion
-			r.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":2}}`)
-			if _, ok := r.waitReply("2", protocol.Grace); !ok {
-				t.Failf("$/cancel did not end link.exec (sleep 60): no reply within 5 s")
-			}
-			// The plugin goes on serving after a cancel.
-			r.call(3, protocol.MethodLinkExec, protocol.ExecParams{
-				Base: protocol.Base{Target: tg}, Script: "true", Cwd: ".", TimeoutMs: 10000}, 15*time.Second)
-			if _, ok := r.waitReply("3", 15*time.Second); !ok {
-				t.Failf("after a $/cancel the plugin answers no other call")
-			}
-		}},
-		{name: "process/shutdown", run: func(t *T) {
-			r := t.StartRaw()
-			r.send(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`)
-			line, ok := r.waitReply("2", protocol.Grace)
-			if !ok {
-				t.Failf("no answer to shutdown within 5 s")
-			}
-			if strings.Contains(string(line), `"error"`) {
-				t.Errorf("shutdown answered with an error")
-			}
-			r.closeStdin()
-			if !r.groupEmptyWithin(protocol.Grace + slack) {
-				t.Failf("after shutdown and stdin EOF the plugin's process group was not empty within 5 s")
-			}
-		}},
-		{name: "process/shutdown-notification", run: checkShutdownNotification},
+		{name: "process/eof-exit", run: checkProcessEOFExit},
+		{name: "process/cancel", run: checkProcessCancel},
+		{name: "process/shutdown", run: checkProcessShutdown},
+		{name: "process/shutdown-notification", run: checkProcessShutdownNotification},
 	}
 }
 
-// checkShutdownNotification: the spec leaves shutdown's form open, so a
-// shutdown sent as a notification (no id) stops the plugin as the request
-// does. Stdin stays open: only the notification can have stopped it, and
-// its group must empty within 5 s. A notification is never answered.
-func checkShutdownNotification(t *T) {
+// checkProcessEOFExit (process/eof-exit): with a call in flight (`link.exec`
+// of `sleep 60`), stdin EOF empties the plugin's process group within 5 s.
+func checkProcessEOFExit(t *T) {
+	r := t.StartRaw()
+	what := t.inFlight(r, 2)
+	r.closeStdin()
+	if !r.groupEmptyWithin(protocol.Grace + slack) {
+		t.Failf("stdin closed with %s in flight: the plugin's process group was not empty within 5 s", what)
+	}
+}
+
+// checkProcessCancel (process/cancel): `$/cancel {id}` ends a running
+// `link.exec` (`sleep 60`): its reply comes within 5 s, and the plugin then
+// answers another call.
+func checkProcessCancel(t *T) {
+	if t.Decl().Seams.Link == nil {
+		t.Skipf("no call that blocks: the plugin declares no link")
+	}
+	r := t.StartRaw()
+	tg := t.rawTarget(r)
+	r.call(2, protocol.MethodLinkExec, protocol.ExecParams{
+		Base: protocol.Base{Target: tg}, Script: "sleep 60", Cwd: ".", TimeoutMs: 60000}, 65*time.Second)
+	time.Sleep(300 * time.Millisecond) // let it start: not an assertion
+	r.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":2}}`)
+	if _, ok := r.waitReply("2", protocol.Grace); !ok {
+		t.Failf("$/cancel did not end link.exec (sleep 60): no reply within 5 s")
+	}
+	// The plugin goes on serving after a cancel.
+	r.call(3, protocol.MethodLinkExec, protocol.ExecParams{
+		Base: protocol.Base{Target: tg}, Script: "true", Cwd: ".", TimeoutMs: 10000}, 15*time.Second)
+	if _, ok := r.waitReply("3", 15*time.Second); !ok {
+		t.Failf("after a $/cancel the plugin answers no other call")
+	}
+}
+
+// checkProcessShutdown (process/shutdown): `shutdown` is answered (not with
+// an error), and with stdin closed the group empties within 5 s.
+func checkProcessShutdown(t *T) {
+	r := t.StartRaw()
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`)
+	line, ok := r.waitReply("2", protocol.Grace)
+	if !ok {
+		t.Failf("no answer to shutdown within 5 s")
+	}
+	if strings.Contains(string(line), `"error"`) {
+		t.Errorf("shutdown answered with an error")
+	}
+	r.closeStdin()
+	if !r.groupEmptyWithin(protocol.Grace + slack) {
+		t.Failf("after shutdown and stdin EOF the plugin's process group was not empty within 5 s")
+	}
+}
+
+// checkProcessShutdownNotification (process/shutdown-notification): the spec
+// leaves shutdown's form open, so a shutdown sent as a notification (no id)
+// stops the plugin as the request does. Stdin stays open: only the
+// notification can have stopped it, and its group must empty within 5 s. A
+// notification is never answered.
+func checkProcessShutdownNotification(t *T) {
 	r := t.StartRaw()
 	r.send(`{"jsonrpc":"2.0","method":"shutdown"}`)
 	if !r.groupEmptyWithin(protocol.Grace + slack) {
@@ -127,43 +141,61 @@ func (t *T) rawTarget(r *rawProc) protocol.Target {
 // processSummaryChecks judge every plugin process of the run.
 func processSummaryChecks() []check {
 	return []check{
-		{name: "process/stop", summary: true, run: func(t *T) {
-			t.probeIfAlone()
-			var bad []string
-			t.s.mu.Lock()
-			bad = append(bad, t.s.slowStops...)
-			t.s.mu.Unlock()
-			if len(bad) > 0 {
-				t.Fatalf("mu's stop ($/cancel, shutdown, stdin EOF) did not empty the group within 5 s: had to kill it %d time(s): %s",
-					len(bad), strings.Join(bad, "; "))
-			}
-		}},
-		{name: "process/group", summary: true, run: func(t *T) {
-			t.probeIfAlone()
-			t.s.mu.Lock()
-			esc := append([]observed{}, t.s.escapes...)
-			t.s.mu.Unlock()
-			if len(esc) > 0 {
-				var where []string
-				for _, e := range esc {
-					where = append(where, fmt.Sprintf("in %s: %s", e.check, e.text))
-				}
-				t.Fatalf("%d process(es) the plugin started left its process group: %s", len(esc), strings.Join(where, "; "))
-			}
-		}},
-		{name: "secrets/canary", summary: true, run: func(t *T) {
-			t.canaryProbe()
-			t.s.mu.Lock()
-			leaks := append([]observed{}, t.s.leaks...)
-			t.s.mu.Unlock()
-			if len(leaks) > 0 {
-				var where []string
-				for _, l := range leaks {
-					where = append(where, fmt.Sprintf("in %s: %s", l.check, l.text))
-				}
-				t.Fatalf("%s (set in the plugin's environment) came back %d time(s): %s", CanaryVar, len(leaks), strings.Join(where, "; "))
-			}
-		}},
+		{name: "process/stop", summary: true, run: checkProcessStop},
+		{name: "process/group", summary: true, run: checkProcessGroup},
+		{name: "secrets/canary", summary: true, run: checkSecretsCanary},
+	}
+}
+
+// checkProcessStop (process/stop, a summary): every stop of the run emptied
+// the group by itself: mu never had to kill it.
+func checkProcessStop(t *T) {
+	t.probeIfAlone()
+	var bad []string
+	t.s.mu.Lock()
+	bad = append(bad, t.s.slowStops...)
+	t.s.mu.Unlock()
+	if len(bad) > 0 {
+		t.Fatalf("mu's stop ($/cancel, shutdown, stdin EOF) did not empty the group within 5 s: had to kill it %d time(s): %s",
+			len(bad), strings.Join(bad, "; "))
+	}
+}
+
+// checkProcessGroup (process/group, a summary): nothing the plugin started
+// left its process group: looked for when each session ends, and every 20
+// ms while a call whose processes run is in flight (`link.exec`,
+// `link.fetch`, `link.push`, `job.start`, `job.stop`, `host.acquire`,
+// `host.release`), so a process that leaves the group only while it runs (a
+// script started with `setsid`) is seen.
+func checkProcessGroup(t *T) {
+	t.probeIfAlone()
+	t.s.mu.Lock()
+	esc := append([]observed{}, t.s.escapes...)
+	t.s.mu.Unlock()
+	if len(esc) > 0 {
+		var where []string
+		for _, e := range esc {
+			where = append(where, fmt.Sprintf("in %s: %s", e.check, e.text))
+		}
+		t.Fatalf("%d process(es) the plugin started left its process group: %s", len(esc), strings.Join(where, "; "))
+	}
+}
+
+// checkSecretsCanary (secrets/canary, a summary): the canary never
+// appeared in a message or on stderr; the check also asks the link to
+// print $MU_PLUGIN_CANARY, which a link that hands its own environment to
+// scripts leaks.
+func checkSecretsCanary(t *T) {
+	t.canaryProbe()
+	t.s.mu.Lock()
+	leaks := append([]observed{}, t.s.leaks...)
+	t.s.mu.Unlock()
+	if len(leaks) > 0 {
+		var where []string
+		for _, l := range leaks {
+			where = append(where, fmt.Sprintf("in %s: %s", l.check, l.text))
+		}
+		t.Fatalf("%s (set in the plugin's environment) came back %d time(s): %s", CanaryVar, len(leaks), strings.Join(where, "; "))
 	}
 }
 

@@ -16,30 +16,34 @@ import (
 // wireChecks are the transport rules a check provokes itself.
 func wireChecks() []check {
 	return []check{
-		{name: "wire/unknown-method", run: func(t *T) {
-			p := t.Start(func(c *caller.Config) { c.SkipParamsCheck = true; c.Retries = -1 })
-			_, err := p.Call(t.Ctx(), "contract.noSuchMethod", map[string]any{"target": t.hostTarget()}, 0)
-			var re *caller.RemoteError
-			switch {
-			case errors.As(err, &re):
-				// The caller side has checked the error object: a valid
-				// data.kind, and a remedy for human.
-			case err == nil:
-				t.Failf("an unknown method was answered with a result, not an error")
-			default:
-				t.Failf("an unknown method was not answered with an error: %v", err)
-			}
-		}},
-		{name: "wire/batch", run: checkBatch},
+		{name: "wire/unknown-method", run: checkWireUnknownMethod},
+		{name: "wire/batch", run: checkWireBatch},
 	}
 }
 
-// checkBatch: each message is one JSON object on one line, so a JSON array
-// (a JSON-RPC batch) is not a message. It is refused as JSON-RPC's invalid
-// request (-32600) with id null and kind permanent, never answered with an
-// array, and its element (a request, id 7) never runs; the plugin then
-// serves on.
-func checkBatch(t *T) {
+// checkWireUnknownMethod (wire/unknown-method): a method the plugin does not
+// know is answered with an error (with a valid `data.kind`).
+func checkWireUnknownMethod(t *T) {
+	p := t.Start(func(c *caller.Config) { c.SkipParamsCheck = true; c.Retries = -1 })
+	_, err := p.Call(t.Ctx(), "contract.noSuchMethod", map[string]any{"target": t.hostTarget()}, 0)
+	var re *caller.RemoteError
+	switch {
+	case errors.As(err, &re):
+		// The caller side has checked the error object: a valid
+		// data.kind, and a remedy for human.
+	case err == nil:
+		t.Failf("an unknown method was answered with a result, not an error")
+	default:
+		t.Failf("an unknown method was not answered with an error: %v", err)
+	}
+}
+
+// checkWireBatch (wire/batch): each message is one JSON object on one line,
+// so a JSON array (a JSON-RPC batch) is not a message. It is refused as
+// JSON-RPC's invalid request (-32600) with id null and kind permanent, never
+// answered with an array, and its element (a request, id 7) never runs; the
+// plugin then serves on.
+func checkWireBatch(t *T) {
 	r := t.StartRaw()
 	el, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "contract.noSuchMethod",
 		"params": map[string]any{"deadline": time.Now().Add(10 * time.Second).UnixMilli(), "target": t.hostTarget()}})

@@ -8,7 +8,8 @@ project=mu-plugins-it-$$
 work=$(mktemp -d)
 export MU_IT_DIR=$work MU_IT_PROJECT=$project
 ssh-keygen -q -t ed25519 -N '' -C mu-it -f "$work/id_ed25519"
-export MU_AUTHORIZED_KEY=$(cat "$work/id_ed25519.pub")
+MU_AUTHORIZED_KEY=$(cat "$work/id_ed25519.pub")
+export MU_AUTHORIZED_KEY
 export MU_PLUGINS_BIN=${MU_PLUGINS_BIN:-$PWD/bin}
 dc() { "${compose[@]}" -p "$project" -f integration/docker-compose.yml "$@"; }
 
@@ -20,6 +21,7 @@ start=$(date +%s)
 down() {
 	dc down --volumes --remove-orphans --timeout 5 >/dev/null 2>&1 || true
 	ids=$(docker ps -aq --filter "label=$itlabel")
+	# shellcheck disable=SC2086 # a list of container ids, split on purpose
 	[ -z "$ids" ] || docker rm -f -v $ids >/dev/null 2>&1 || true
 	rm -rf "$work"
 	left=$(docker ps -aq --filter "label=com.docker.compose.project=$project"

@@ -9,76 +9,60 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // reachSteps are the reach phase's steps, in order.
 var reachSteps = []string{"endpoint", "ping", "api", "image", "container", "git"}
 
-// steps collects a phase's steps.
-type steps []protocol.Step
-
-func (s *steps) add(step string, ok protocol.StepOK, format string, args ...any) {
-	*s = append(*s, protocol.Step{Step: step, OK: ok, Detail: fmt.Sprintf(format, args...)})
-}
-
-// skipRest marks every reach step after the last one added as skipped.
-func (s *steps) skipRest(why string) {
-	for _, name := range reachSteps[len(*s):] {
-		s.add(name, protocol.StepSkipped, "%s", why)
-	}
-}
-
 // checkSteps serves link.checkSteps. The reach phase: the endpoint (and
 // what chose it), Engine ping (bounded by ReachTimeout), API version,
 // image present, container running, git present. Other phases have no
 // steps of this plugin's.
 func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
-	s := steps{}
+	s := gitlink.NewSteps(reachSteps...)
 	if p.Phase != protocol.PhaseReach {
-		return s, nil
+		return s.List(), nil
 	}
 	ep := b.cfg.Endpoint
 	if b.engineErr != nil {
-		s.add("endpoint", protocol.StepFailed, "%s", withRemedy(b.engineErr))
-		s.skipRest("no usable endpoint")
-		return s, nil
+		s.Fail("endpoint", withRemedy(b.engineErr))
+		return s.SkipRest("no usable endpoint"), nil
 	}
-	s.add("endpoint", protocol.StepPassed, "%s, chosen by %s (instance %s)", ep, ep.Source, b.instance)
+	s.Pass("endpoint", fmt.Sprintf("%s, chosen by %s (instance %s)", ep, ep.Source, b.instance))
 	ping, err := b.ping(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		s.add("ping", protocol.StepFailed, "%s", withRemedy(err))
-		s.skipRest("the Engine is unreachable")
-		return s, nil
+		s.Fail("ping", withRemedy(err))
+		return s.SkipRest("the Engine is unreachable"), nil
 	}
 	b.reached.Store(true)
-	s.add("ping", protocol.StepPassed, "the Docker Engine at %s answered", ep.Host)
-	s.add("api", protocol.StepPassed, "API %s (Engine offers %s)", b.api.ClientVersion(), ping.APIVersion)
+	s.Pass("ping", fmt.Sprintf("the Docker Engine at %s answered", ep.Host))
+	s.Pass("api", fmt.Sprintf("API %s (Engine offers %s)", b.api.ClientVersion(), ping.APIVersion))
 	if ctr := p.Target.Host.Handle; ctr != "" {
-		b.hostSteps(ctx, &s, ctr)
-		return s, nil
+		b.hostSteps(ctx, s, ctr)
+		return s.List(), nil
 	}
 	switch image := b.cfg.Image; {
 	case image == "":
-		s.add("image", protocol.StepWarn, "no --image: every acquire must pass --param image=IMAGE (docs/docker.md, Images)")
+		s.Warn("image", "no --image: every acquire must pass --param image=IMAGE (docs/docker.md, Images)")
 	default:
-		b.imageStep(ctx, &s, image)
+		b.imageStep(ctx, s, image)
 	}
-	s.add("container", protocol.StepSkipped, "no host handle in the target")
-	s.skipRest("no running container")
-	return s, nil
+	s.Skip("container", "no host handle in the target")
+	return s.SkipRest("no running container"), nil
 }
 
 // hostSteps are the image, container and git steps of a host's container.
-func (b *Backend) hostSteps(ctx context.Context, s *steps, ctr string) {
+func (b *Backend) hostSteps(ctx context.Context, s *gitlink.Steps, ctr string) {
 	ins, err := b.api.ContainerInspect(ctx, ctr, client.ContainerInspectOptions{})
 	if err != nil {
-		s.add("image", protocol.StepSkipped, "no container to read the image from")
-		s.add("container", protocol.StepFailed, "container %s: %v", short(ctr), err)
-		s.skipRest("no running container")
+		s.Skip("image", "no container to read the image from")
+		s.Fail("container", fmt.Sprintf("container %s: %v", short(ctr), err))
+		s.SkipRest("no running container")
 		return
 	}
 	image := b.cfg.Image
@@ -87,28 +71,28 @@ func (b *Backend) hostSteps(ctx context.Context, s *steps, ctr string) {
 	}
 	b.imageStep(ctx, s, image)
 	if ins.Container.State == nil || !ins.Container.State.Running {
-		s.add("container", protocol.StepFailed, "container %s is not running", short(ctr))
-		s.skipRest("no running container")
+		s.Fail("container", fmt.Sprintf("container %s is not running", short(ctr)))
+		s.SkipRest("no running container")
 		return
 	}
-	s.add("container", protocol.StepPassed, "container %s is running", short(ctr))
+	s.Pass("container", fmt.Sprintf("container %s is running", short(ctr)))
 	r, err := b.runScript(ctx, ctr, "git --version", ".", 10*time.Second)
 	switch {
 	case err != nil:
-		s.add("git", protocol.StepFailed, "exec in the container: %v", err)
+		s.Fail("git", fmt.Sprintf("exec in the container: %v", err))
 	case r.ExitCode == nil || *r.ExitCode != 0:
-		s.add("git", protocol.StepFailed, "git is missing in the container: %s", strings.TrimSpace(r.Stderr))
+		s.Fail("git", "git is missing in the container: "+strings.TrimSpace(r.Stderr))
 	default:
-		s.add("git", protocol.StepPassed, "%s", strings.TrimSpace(r.Stdout))
+		s.Pass("git", strings.TrimSpace(r.Stdout))
 	}
 }
 
-func (b *Backend) imageStep(ctx context.Context, s *steps, image string) {
+func (b *Backend) imageStep(ctx context.Context, s *gitlink.Steps, image string) {
 	if _, err := b.api.ImageInspect(ctx, image); err != nil {
-		s.add("image", protocol.StepFailed, "image %s: %v", image, err)
+		s.Fail("image", fmt.Sprintf("image %s: %v", image, err))
 		return
 	}
-	s.add("image", protocol.StepPassed, "image %s is present", image)
+	s.Pass("image", "image "+image+" is present")
 }
 
 // withRemedy is an error's text with its remedy, for a step's detail.

@@ -132,7 +132,7 @@ func result(code *int, r *run) *protocol.ExecResult {
 func (b *Backend) stopRun(ctx context.Context, ctr, mark string) error {
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
-	code, _, stderr, err := execOnce(kctx, b.api, ctr, []string{"/bin/sh", "-c", killFn + `k "$1"`, "sh", mark}, nil, nil)
+	code, _, stderr, err := execOnce(kctx, b.api, ctr, []string{"/bin/sh", "-c", stopScript, "sh", mark}, nil, nil)
 	if err != nil {
 		return err
 	}

@@ -6,13 +6,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -25,8 +25,6 @@ import (
 
 // BridgeCommand is the sub-command git's ext:: transport runs.
 const BridgeCommand = "git-bridge"
-
-var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 // fetch serves link.fetch: afterwards localRepo's FETCH_HEAD names
 // remoteCwd's HEAD.
@@ -44,20 +42,6 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call, p protocol.Fet
 		"fetch", "--no-tags", "--no-recurse-submodules", b.extURL(ctr, mark, p.RemoteCwd), "HEAD")
 }
 
-// pushRef is where a pushed rev lands: a ref never checked out, one per rev,
-// so a pushed commit stays reachable.
-func pushRef(rev string) string { return "refs/mu/pushed/" + rev }
-
-// prepScript readies remoteRepo ($1) for rev ($2): exit 3 when it already
-// holds the commit, else create the repository if absent.
-const prepScript = `cd 2>/dev/null || cd /
-if git -C "$1" rev-parse --git-dir >/dev/null 2>&1; then
-	git -C "$1" cat-file -e "$2^{commit}" 2>/dev/null && exit 3
-	exit 0
-fi
-git init -q -- "$1" >&2
-`
-
 // push serves link.push: afterwards remoteRepo (created if absent) holds
 // rev. A repo that already holds it succeeds untouched.
 func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.PushParams) (any, error) {
@@ -65,8 +49,8 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 	if err != nil {
 		return nil, err
 	}
-	if !fullSHA.MatchString(p.Rev) {
-		return nil, protocol.Errorf(protocol.Permanent, "rev %q is not a full commit sha", p.Rev)
+	if err := gitlink.CheckRev(p.Rev); err != nil {
+		return nil, err
 	}
 	if err := checkPaths(p.LocalRepo, p.RemoteRepo); err != nil {
 		return nil, err
@@ -74,7 +58,9 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 	timeout := protocol.RunTimeout(p.TimeoutMs)
 	start := time.Now()
 	pctx, cancel := context.WithTimeout(ctx, timeout)
-	code, _, stderr, err := execOnce(pctx, b.api, ctr, []string{"/bin/sh", "-c", prepScript, "sh", p.RemoteRepo, p.Rev}, nil, nil)
+	// The preparation runs in the login directory, as the channel's runs do.
+	prep := []string{"/bin/sh", "-c", homeScript, "sh", "/bin/sh", "-c", gitlink.PrepareScript, "sh", p.RemoteRepo, p.Rev}
+	code, _, stderr, err := execOnce(pctx, b.api, ctr, prep, nil, nil)
 	cancel()
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -83,17 +69,17 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 		return &protocol.ExecResult{ExitCode: nil, Stderr: "timed out preparing " + p.RemoteRepo}, nil
 	case err != nil:
 		return nil, engineErr(err, "preparing the remote repository")
-	case code == 3:
+	case code == gitlink.PrepareHasRev:
 		zero := 0
 		return &protocol.ExecResult{ExitCode: &zero}, nil
-	case code != 0:
+	case code != gitlink.PrepareReady:
 		out, errs, cut := outcap.Fit(nil, stderr, false, outcap.ReplyBudget)
 		return &protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, nil
 	}
 	mark := randomHex()
 	return b.runGit(ctx, ctr, mark, timeout-time.Since(start),
 		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
-		"push", "--no-verify", "--porcelain", b.extURL(ctr, mark, p.RemoteRepo), p.Rev+":"+pushRef(p.Rev))
+		"push", "--no-verify", "--porcelain", b.extURL(ctr, mark, p.RemoteRepo), gitlink.Refspec(p.Rev))
 }
 
 func checkPaths(local, remote string) error {
@@ -176,7 +162,7 @@ func Bridge(ctx context.Context, args []string) int {
 	if gp := os.Getenv("GIT_PROTOCOL"); gp != "" {
 		env = append(env, "GIT_PROTOCOL="+gp)
 	}
-	argv := []string{"/bin/sh", "-c", `cd 2>/dev/null || cd /; exec "$@"`, "sh", service, "--", path}
+	argv := []string{"/bin/sh", "-c", homeScript, "sh", service, "--", path}
 	code, err := bridge(ctx, api, ctr, argv, env, os.Stdin, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "git-bridge:", err)

@@ -78,6 +78,17 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 		t.Errorf("push into a non-bare repo: %+v", r)
 	}
 
+	// A directory that is not a repository yet is made one, its files kept
+	// (internal/gitlink's preparation, the same on every backend).
+	p.run(t, h, "mkdir -p plain && echo mine > plain/keep")
+	p.must(t, "link.push", pushParams(h, local, "plain", rev), &r)
+	if exitCode(r) != "0" {
+		t.Errorf("push into a plain directory: %+v", r)
+	}
+	if got := p.run(t, h, "git -C plain cat-file -t "+rev+" && cat plain/keep"); got.Stdout != "commit\nmine\n" {
+		t.Errorf("plain directory after push: %q %q", got.Stdout, got.Stderr)
+	}
+
 	// Paths with spaces and % survive ext::'s escaping.
 	p.must(t, "link.push", pushParams(h, local, "sp ace/%s 100%", rev), &r)
 	if exitCode(r) != "0" {

@@ -27,68 +27,6 @@ import (
 // container, even those that left the script's process group (setsid).
 const runVar = "MU_DOCKER_RUN"
 
-// killFn kills every process marked with run $1, repeating until none is
-// left; it fails when some survive 100 rounds, or when the scan itself
-// cannot run (no grep): "none left" is never assumed. grep exits 2 when a
-// process vanished mid-scan or its environ is another user's; matches still
-// print, and an empty list with status 1 or 2 means none of ours is left.
-const killFn = `k() {
-	i=0
-	while [ "$i" -lt 100 ]; do
-		p=$(grep -lsxz "` + runVar + `=$1" /proc/[0-9]*/environ); e=$?
-		if [ -z "$p" ]; then
-			[ "$e" -le 2 ] && return 0
-			echo "scanning /proc failed ($e)" >&2; return 3
-		fi
-		for f in $p; do f=${f#/proc/}; kill -9 "${f%/environ}" 2>/dev/null; done
-		i=$((i + 1))
-	done
-	return 1
-}
-`
-
-// agentScript is the channel's loop. A request is the line
-// "TOKEN MARK LEN [STDINLEN SEP]\n" (TOKEN ends the run's output; MARK, another
-// random value, marks its processes, so a script that prints its
-// environment cannot end its own output early), the cwd on a line of its
-// own, then LEN bytes of payload, read with head -c (which reads no
-// further), then, with STDINLEN, that many bytes of the run's stdin.
-//
-// Without STDINLEN the payload is a script, run as `sh -c SCRIPT` (an argv
-// string: never spliced into a command line) with stdin from /dev/null.
-// With it (a Runner's run, startArgv) the payload is an argv, each
-// argument ended by SEP, a byte that no argument holds. The loop
-// splits it with the shell's own field splitting (IFS set to the
-// separator, globbing off: one pass, no fork) and execs "$@"; the stdin
-// bytes go to a file of the loop's own first (they may hold any byte) and
-// feed the run. Either runs in cwd, resolved from the login directory.
-// After the run, the /proc scan for leftovers (a grep costing ~4 ms) runs
-// only when the container's process list is not what it was before the run.
-const agentScript = killFn + `f=
-trap '[ -z "$f" ] || rm -f "$f"' EXIT
-while IFS=' ' read -r t m n i S; do
-	IFS= read -r d
-	s=$(head -c "$n"; echo x); s=${s%x}
-	set -- /proc/[0-9]*; b="$*"
-	if [ -z "$i" ]; then
-		(cd 2>/dev/null || cd /; cd -- "$d" && ` + runVar + `=$m exec /bin/sh -c "$s") </dev/null
-		r=$?
-	else
-		in=/dev/null
-		if [ "$i" -gt 0 ]; then
-			[ -n "$f" ] || f=$(mktemp) || f=
-			head -c "$i" >"${f:-/dev/null}"; in=${f:-/nonexistent/mu-stdin}
-		fi
-		set -f; o=$IFS; IFS=$S; set -- $s; IFS=$o; set +f
-		(cd 2>/dev/null || cd /; cd -- "$d" && ` + runVar + `=$m exec "$@") <"$in"
-		r=$?
-	fi
-	set -- /proc/[0-9]*; [ "$*" = "$b" ] || k "$m"
-	printf '%s %d\n' "$t" "$r"
-	printf '%s\n' "$t" >&2
-done
-`
-
 type session struct {
 	ctr  string
 	hj   client.ExecAttachResult

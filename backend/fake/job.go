@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -244,10 +245,9 @@ func (f *Fake) jobAttach(ctx context.Context, call *protocol.Call, p protocol.Ba
 }
 
 func (f *Fake) jobCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
-	steps := []protocol.Step{}
+	s := gitlink.NewSteps()
 	if p.Phase == protocol.PhaseAgent {
-		steps = append(steps, protocol.Step{Step: "agent", OK: protocol.StepPassed,
-			Detail: fmt.Sprintf("a simulated agent: a turn settles after %d ms", f.cfg.TurnMs)})
+		s.Pass("agent", fmt.Sprintf("a simulated agent: a turn settles after %d ms", f.cfg.TurnMs))
 	}
-	return steps, nil
+	return s.List(), nil
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -200,11 +201,17 @@ func git(args ...string) []string {
 	return append([]string{"git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null"}, args...)
 }
 
-func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (any, error) {
-	if !filepath.IsAbs(p.LocalRepo) {
-		return nil, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
+// gitSite is the host's site for a fetch or a push from localRepo, which
+// must be an absolute path.
+func (f *Fake) gitSite(ctx context.Context, h protocol.HostRef, localRepo string) (site, error) {
+	if !filepath.IsAbs(localRepo) {
+		return site{}, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
 	}
-	at, err := f.hostDir(ctx, p.Target.Host)
+	return f.hostDir(ctx, h)
+}
+
+func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (any, error) {
+	at, err := f.gitSite(ctx, p.Target.Host, p.LocalRepo)
 	if err != nil {
 		return nil, err
 	}
@@ -214,16 +221,11 @@ func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call, p protocol.Fe
 	return f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("fetch", "--quiet", "--no-tags", remote, "HEAD"), dir: p.LocalRepo}})
 }
 
-var shaRe = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
-
 func (f *Fake) linkPush(ctx context.Context, call *protocol.Call, p protocol.PushParams) (any, error) {
-	if !shaRe.MatchString(p.Rev) {
-		return nil, protocol.Errorf(protocol.Permanent, "rev must be a full sha")
+	if err := gitlink.CheckRev(p.Rev); err != nil {
+		return nil, err
 	}
-	if !filepath.IsAbs(p.LocalRepo) {
-		return nil, protocol.Errorf(protocol.Permanent, "localRepo must be an absolute path")
-	}
-	at, err := f.hostDir(ctx, p.Target.Host)
+	at, err := f.gitSite(ctx, p.Target.Host, p.LocalRepo)
 	if err != nil {
 		return nil, err
 	}
@@ -246,8 +248,7 @@ func (f *Fake) linkPush(ctx context.Context, call *protocol.Call, p protocol.Pus
 		return protocol.ExecResult{ExitCode: held.ExitCode}, nil
 	}
 	// A ref no worktree has checked out, so the push is never refused.
-	ref := "refs/mu/pushed/" + p.Rev
-	return f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("push", "--quiet", remote, p.Rev+":"+ref), dir: p.LocalRepo}})
+	return f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("push", "--quiet", remote, gitlink.Refspec(p.Rev)), dir: p.LocalRepo}})
 }
 
 func isRepo(dir string) bool {
@@ -260,25 +261,26 @@ func isRepo(dir string) bool {
 }
 
 func (f *Fake) linkCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
-	steps := []protocol.Step{}
+	s := gitlink.NewSteps()
 	if p.Phase != protocol.PhaseReach {
-		return steps, nil
+		return s.List(), nil
 	}
 	at, err := f.hostDir(ctx, p.Target.Host)
 	if err != nil {
 		var pe *protocol.Error
 		if errors.As(err, &pe) && pe.Kind == protocol.Permanent {
-			return append(steps, protocol.Step{Step: "reach", OK: protocol.StepFailed, Detail: pe.Message}), nil
+			s.Fail("reach", pe.Message)
+			return s.List(), nil
 		}
 		return nil, err
 	}
-	steps = append(steps, protocol.Step{Step: "reach", OK: protocol.StepPassed, Detail: "login directory " + at.home})
+	s.Pass("reach", "login directory "+at.home)
 	if p.Root != "" {
-		ok, detail := protocol.StepPassed, "root "+p.Root+" is a directory"
 		if st, err := os.Stat(onHost(at.home, p.Root)); err != nil || !st.IsDir() {
-			ok, detail = protocol.StepWarn, "root "+p.Root+" does not exist yet"
+			s.Warn("root", "root "+p.Root+" does not exist yet")
+		} else {
+			s.Pass("root", "root "+p.Root+" is a directory")
 		}
-		steps = append(steps, protocol.Step{Step: "root", OK: ok, Detail: detail})
 	}
-	return steps, nil
+	return s.List(), nil
 }

@@ -7,38 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// reachProbe runs on the host in one session: the shell, git and its
-// version, and whether the login directory is writable.
-const reachProbe = `echo "mu-sh ok"
-if command -v git >/dev/null 2>&1; then echo "mu-git $(git --version 2>&1)"; else echo "mu-git none"; fi
-t=".mu-check-$$"; if ( : > "$t" ) 2>/dev/null; then rm -f "$t"; echo "mu-home ok $(pwd)"; else echo "mu-home ro $(pwd)"; fi
-`
-
 // reachSteps are the reach phase's steps, in order.
 var reachSteps = []string{"resolve", "tcp", "hostkey", "auth", "sh", "git", "home"}
-
-// stepList builds a phase's steps; after a failure the rest are skipped.
-type stepList struct{ steps []protocol.Step }
-
-func (l *stepList) add(name string, ok protocol.StepOK, detail string) {
-	l.steps = append(l.steps, protocol.Step{Step: name, OK: ok, Detail: detail})
-}
-
-func (l *stepList) pass(name, detail string) { l.add(name, protocol.StepPassed, detail) }
-func (l *stepList) skip(name, detail string) { l.add(name, protocol.StepSkipped, detail) }
-
-// fail records a failed step and skips every step after it.
-func (l *stepList) fail(name, detail string) []protocol.Step {
-	l.add(name, protocol.StepFailed, detail)
-	for _, n := range reachSteps[len(l.steps):] {
-		l.skip(n, "skipped: "+name+" failed")
-	}
-	return l.steps
-}
 
 // checkSteps serves link.checkSteps: the reach phase's steps, in order;
 // after a failure the rest are skipped (null). Each failure says what to do.
@@ -46,42 +21,42 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protoco
 	if p.Phase != protocol.PhaseReach {
 		return []protocol.Step{}, nil
 	}
-	l := &stepList{}
+	l := gitlink.NewSteps(reachSteps...)
 	c, done := b.reachConnect(ctx, l, p.Target.Host.Name)
 	if done {
-		return l.steps, nil
+		return l.List(), nil
 	}
 	return b.reachProbe(ctx, l, c), nil
 }
 
 // reachConnect runs resolve, tcp, hostkey and auth; done means a step
 // failed (the rest are recorded skipped).
-func (b *Backend) reachConnect(ctx context.Context, l *stepList, dest string) (*conn, bool) {
+func (b *Backend) reachConnect(ctx context.Context, l *gitlink.Steps, dest string) (*conn, bool) {
 	d := b.pool.dialer
 	r, err := d.res.Resolve(ctx, dest)
 	if err != nil {
-		l.fail("resolve", errDetail(err))
+		l.FailRest("resolve", errDetail(err))
 		return nil, true
 	}
 	var m *master
 	if r.ControlPath != "" && r.ControlMaster != "yes" && r.ControlMaster != "ask" {
 		m, _ = r.runningMaster(ctx)
 	}
-	l.pass("resolve", resolveDetail(r, m))
+	l.Pass("resolve", resolveDetail(r, m))
 	switch {
 	case m != nil:
-		l.skip("tcp", "the connection is "+m.String()+"'s (ControlPath "+r.where("ControlPath")+"): see the hostkey step")
+		l.Skip("tcp", "the connection is "+m.String()+"'s (ControlPath "+r.where("ControlPath")+"): see the hostkey step")
 	case r.ProxyCommand != "":
-		l.skip("tcp", "the host is reached through its ProxyCommand ("+r.where("ProxyCommand")+"): see the hostkey step")
+		l.Skip("tcp", "the host is reached through its ProxyCommand ("+r.where("ProxyCommand")+"): see the hostkey step")
 	case len(r.ProxyJump) > 0:
-		l.skip("tcp", "the host is reached through its jump host(s), ProxyJump "+strings.Join(r.ProxyJump, ",")+": see the hostkey step")
+		l.Skip("tcp", "the host is reached through its jump host(s), ProxyJump "+strings.Join(r.ProxyJump, ",")+": see the hostkey step")
 	default:
 		nc, err := d.dialTCP(ctx, r)
 		if err != nil {
-			l.fail("tcp", fmt.Sprintf("%s. Check the host is up, HostName and Port (%s) in the SSH configuration, and any firewall.", errDetail(err), r.where("Port")))
+			l.FailRest("tcp", fmt.Sprintf("%s. Check the host is up, HostName and Port (%s) in the SSH configuration, and any firewall.", errDetail(err), r.where("Port")))
 			return nil, true
 		}
-		l.pass("tcp", fmt.Sprintf("connected to %s (%s)", r.Addr(), nc.RemoteAddr()))
+		l.Pass("tcp", fmt.Sprintf("connected to %s (%s)", r.Addr(), nc.RemoteAddr()))
 		nc.Close()
 	}
 	c, err := b.pool.get(ctx, dest)
@@ -90,38 +65,38 @@ func (b *Backend) reachConnect(ctx context.Context, l *stepList, dest string) (*
 		var se *stageError
 		switch {
 		case errors.Is(err, errHostKey):
-			l.fail("hostkey", detail)
+			l.FailRest("hostkey", detail)
 		case errors.As(err, &se) && errors.Is(err, errAuth):
-			l.pass("hostkey", se.hostKey)
-			l.fail("auth", detail)
+			l.Pass("hostkey", se.hostKey)
+			l.FailRest("auth", detail)
 		default:
-			l.fail("hostkey", detail+". Check the host runs an SSH server on that port.")
+			l.FailRest("hostkey", detail+". Check the host runs an SSH server on that port.")
 		}
 		return nil, true
 	}
-	l.pass("hostkey", c.cl.HostKey+"; reached through "+c.cl.Route)
+	l.Pass("hostkey", c.cl.HostKey+"; reached through "+c.cl.Route)
 	if c.cl.Master {
-		l.pass("auth", "authenticated as "+r.User+" by "+c.cl.Route)
+		l.Pass("auth", "authenticated as "+r.User+" by "+c.cl.Route)
 	} else {
-		l.pass("auth", "authenticated as "+r.User+" with "+c.cl.AuthKey)
+		l.Pass("auth", "authenticated as "+r.User+" with "+c.cl.AuthKey)
 	}
 	return c, false
 }
 
 // reachProbe runs the probe script: sh, git and home.
-func (b *Backend) reachProbe(ctx context.Context, l *stepList, c *conn) []protocol.Step {
+func (b *Backend) reachProbe(ctx context.Context, l *gitlink.Steps, c *conn) []protocol.Step {
 	out, errb := outcap.New(64<<10), outcap.New(64<<10)
-	run, err := b.start(ctx, c, runSpec{until: time.Now().Add(8 * time.Second), cwd: ".", stdin: scriptStdin(reachProbe), stdout: out, stderr: errb})
+	run, err := b.start(ctx, c, runSpec{until: time.Now().Add(8 * time.Second), cwd: ".", stdin: scriptStdin(probeScript), stdout: out, stderr: errb})
 	if err != nil {
-		return l.fail("sh", fmt.Sprintf("cannot start /bin/sh on the host: %v. The account must allow a shell (not nologin) and the server must allow sessions.", err))
+		return l.FailRest("sh", fmt.Sprintf("cannot start /bin/sh on the host: %v. The account must allow a shell (not nologin) and the server must allow sessions.", err))
 	}
 	exit, err := b.outcome(ctx, run)
 	o, _ := out.Bytes()
 	e, _ := errb.Bytes()
 	if err != nil || exit == nil || !strings.Contains(string(o), "mu-sh ok") {
-		return l.fail("sh", fmt.Sprintf("/bin/sh did not run the probe (%s): %s. The host needs a POSIX /bin/sh and an account whose login shell runs commands.", errString(err), firstLine(string(e))))
+		return l.FailRest("sh", fmt.Sprintf("/bin/sh did not run the probe (%s): %s. The host needs a POSIX /bin/sh and an account whose login shell runs commands.", errString(err), firstLine(string(e))))
 	}
-	l.pass("sh", "/bin/sh runs scripts")
+	l.Pass("sh", "/bin/sh runs scripts")
 	lines := map[string]string{}
 	for _, line := range strings.Split(string(o), "\n") {
 		k, v, _ := strings.Cut(line, " ")
@@ -129,19 +104,19 @@ func (b *Backend) reachProbe(ctx context.Context, l *stepList, c *conn) []protoc
 	}
 	switch g := lines["mu-git"]; {
 	case g == "" || g == "none":
-		return l.fail("git", "git is not installed on the host (or not on the login PATH): install it, e.g. `apt-get install git`.")
+		return l.FailRest("git", "git is not installed on the host (or not on the login PATH): install it, e.g. `apt-get install git`.")
 	case gitTooOld(g):
-		l.add("git", protocol.StepWarn, g+": older than 2.18, fetch and push fall back to git protocol v0")
+		l.Warn("git", g+": older than 2.18, fetch and push fall back to git protocol v0")
 	default:
-		l.pass("git", g)
+		l.Pass("git", g)
 	}
 	h := lines["mu-home"]
 	if !strings.HasPrefix(h, "ok") {
-		l.add("home", protocol.StepFailed, "the login directory "+strings.TrimPrefix(h, "ro ")+" is not writable: give "+c.r.User+" a writable home directory")
-		return l.steps
+		l.Fail("home", "the login directory "+strings.TrimPrefix(h, "ro ")+" is not writable: give "+c.r.User+" a writable home directory")
+		return l.List()
 	}
-	l.pass("home", "login directory "+strings.TrimPrefix(h, "ok ")+" is writable")
-	return l.steps
+	l.Pass("home", "login directory "+strings.TrimPrefix(h, "ok ")+" is writable")
+	return l.List()
 }
 
 // errDetail is an error's message and remedy, for a step's detail.

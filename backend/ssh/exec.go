@@ -36,6 +36,7 @@ type runSpec struct {
 	until  time.Time
 	cwd    string
 	argv   []string // nil: the script on stdin
+	args   []string // with the script on stdin: its positional parameters
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -136,7 +137,7 @@ func (b *Backend) start(ctx context.Context, c *conn, spec runSpec) (*run, error
 		c.slots.closed()
 		return nil, protocol.NotStarted(err, "session setup")
 	}
-	if err := sess.Start(wrapperCommand(time.Until(spec.until), spec.cwd, spec.argv...)); err != nil {
+	if err := sess.Start(wrapperCommand(time.Until(spec.until), spec.cwd, spec.argv, spec.args)); err != nil {
 		sess.Close()
 		c.slots.closed()
 		return nil, protocol.NotStarted(err, "cannot start the script on "+c.r.Alias)
@@ -307,20 +308,4 @@ func result(exit *int, out, errb *outcap.Capture) *protocol.ExecResult {
 	e, ce := errb.Bytes()
 	so, se, partial := outcap.Fit(o, e, co || ce, outcap.ReplyBudget)
 	return &protocol.ExecResult{ExitCode: exit, Stdout: so, Stderr: se, Partial: partial}
-}
-
-type strReader struct {
-	s string
-	i int
-}
-
-func stringReader(s string) io.Reader { return &strReader{s: s} }
-
-func (r *strReader) Read(p []byte) (int, error) {
-	if r.i >= len(r.s) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.s[r.i:])
-	r.i += n
-	return n, nil
 }

@@ -3,14 +3,14 @@ package ssh
 import (
 	"context"
 	"fmt"
-	"github.com/mu-org/mu-plugins/internal/outcap"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/gitlink"
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -18,8 +18,6 @@ import (
 // shimHost is the host name git sees in the URL; the shim ignores it and
 // uses the connection the call registered.
 const shimHost = "mu-ssh-link"
-
-var fullSHA = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
 // fetch serves link.fetch: `git fetch` of remoteCwd's HEAD into localRepo,
 // by git's own protocol (v2) over the plugin's connection.
@@ -38,19 +36,12 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call, p protocol.Fet
 		"fetch", "--no-tags", shimURL(p.RemoteCwd), "HEAD")
 }
 
-// pushPrepare creates the remote repository if absent and says whether it
-// already holds the commit. It runs under the wrapper with $1 the repo and
-// $2 the rev, as argv: nothing is spliced into it.
-const pushPrepare = `if [ ! -e "$1" ]; then mkdir -p -- "$1" && git init -q -- "$1" || exit 3; fi; ` +
-	`git -C "$1" rev-parse --git-dir >/dev/null || exit 4; ` +
-	`if git -C "$1" cat-file -e "$2^{commit}" 2>/dev/null; then echo mu-has-rev; fi`
-
-// push serves link.push: rev lands on refs/mu/pushed/<rev> in remoteRepo
-// (created if absent), never on a checked-out branch; a repo that already
-// holds rev is left untouched.
+// push serves link.push: rev lands on gitlink.PushedRef(rev) in remoteRepo
+// (made a repository when it is none), never on a checked-out branch; a
+// repo that already holds rev is left untouched.
 func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.PushParams) (any, error) {
-	if !fullSHA.MatchString(p.Rev) {
-		return nil, protocol.Errorf(protocol.Permanent, "link.push: rev %q is not a full lowercase sha", safeName(p.Rev))
+	if err := gitlink.CheckRev(p.Rev); err != nil {
+		return nil, err
 	}
 	if err := localRepoOK(p.LocalRepo); err != nil {
 		return nil, err
@@ -64,9 +55,11 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 		return nil, err
 	}
 	out, errb := outcap.New(outcap.ReplyBudget), outcap.New(outcap.ReplyBudget)
+	// The preparation runs under the wrapper like any script (on stdin, the
+	// repo and the rev as its arguments), in the login directory.
 	r, err := b.start(ctx, c, runSpec{
-		until: deadline, cwd: ".", argv: []string{remoteShell, "-c", pushPrepare, "mu-push", p.RemoteRepo, p.Rev},
-		stdin: stringReader(""), stdout: out, stderr: errb,
+		until: deadline, cwd: ".", args: []string{p.RemoteRepo, p.Rev},
+		stdin: scriptStdin(gitlink.PrepareScript), stdout: out, stderr: errb,
 	})
 	if err != nil {
 		return nil, err
@@ -75,14 +68,15 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 	if err != nil {
 		return nil, err
 	}
-	if exit == nil || *exit != 0 {
+	switch {
+	case exit != nil && *exit == gitlink.PrepareHasRev:
+		zero := 0
+		return &protocol.ExecResult{ExitCode: &zero}, nil
+	case exit == nil || *exit != gitlink.PrepareReady:
 		return result(exit, out, errb), nil
 	}
-	if o, _ := out.Bytes(); strings.Contains(string(o), "mu-has-rev") {
-		return &protocol.ExecResult{ExitCode: exit, Stdout: "", Stderr: "", Partial: false}, nil
-	}
 	return b.git(ctx, p.Target.Host.Name, time.Until(deadline), p.LocalRepo,
-		"-c", "protocol.version=2", "push", "--quiet", shimURL(p.RemoteRepo), p.Rev+":refs/mu/pushed/"+p.Rev)
+		"-c", "protocol.version=2", "push", "--quiet", shimURL(p.RemoteRepo), gitlink.Refspec(p.Rev))
 }
 
 // git runs local git with the shim as its ssh, through internal/proc so its

@@ -123,6 +123,16 @@ func TestPush(t *testing.T) {
 	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("push into a checked-out repo: %+v %+v", res, r.Error)
 	}
+	// A directory that is not a repository yet is made one, its files kept
+	// (internal/gitlink's preparation, the same on every backend).
+	d.mustExec("box", "rm -rf push-plain && mkdir push-plain && echo mine > push-plain/keep")
+	res, r = d.link("link.push", pushParams("box", local, "push-plain", rev, 60*time.Second))
+	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("push into a plain directory: %+v %+v", res, r.Error)
+	}
+	if got := d.mustExec("box", "git -C push-plain cat-file -t "+rev+" && cat push-plain/keep"); got != "commit\nmine\n" {
+		t.Fatalf("plain directory after push: %q", got)
+	}
 	// Only full shas.
 	_, r = d.link("link.push", pushParams("box", local, "push-dst/repo", rev[:12], 60*time.Second))
 	if r.Error == nil || r.Error.Data.Kind != "permanent" {

@@ -1,8 +1,8 @@
 package ssh
 
 import (
-	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +24,7 @@ func TestKillScriptTreeWhenNotLeader(t *testing.T) {
 			done := make(chan struct{})
 			go func() { victim.Wait(); close(done) }()
 			time.Sleep(300 * time.Millisecond)
-			out, err := exec.Command(sh, "-c", fmt.Sprintf(killScript, victim.Process.Pid)).CombinedOutput()
+			out, err := exec.Command(sh, "-c", killScript, "mu-kill", strconv.Itoa(victim.Process.Pid)).CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "mu-ctl gone") {
 				t.Fatalf("kill script: %v: %s", err, out)
 			}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -27,30 +26,30 @@ var watchdogSlack = 2
 // stderr's first line, arms a watchdog that kills the whole group SECS
 // seconds later (the plugin cannot act on a lost connection), enters DIR,
 // runs the script or command, disarms the watchdog and exits with its
-// status. Every background child stays in the group.
+// status (scripts/arm.sh, exec.sh, disarm.sh). Every background child stays
+// in the group.
 //
 // A script travels on stdin, never in the command line: the shell reads
 // `sh -s SECS DIR` from stdin, the preamble, the script inside a subshell
 // whose stdin is /dev/null (the shell parses the whole group before running
 // it, so a command that reads stdin never eats the rest of the script, and
 // `exit` leaves only the subshell), then the postamble.
-const (
-	wrapperArm = `__mu_t=$1; __mu_d=$2; shift 2; __mu_p=$$; echo "mu-ssh-pg $__mu_p" >&2; ` +
-		`( trap "kill \$s 2>/dev/null; exit 0" TERM; sleep $__mu_t & s=$!; wait $s; kill -9 -$__mu_p ) </dev/null >/dev/null 2>&1 & __mu_w=$!; ` +
-		`cd "$__mu_d" || { kill $__mu_w; exit 125; }; __mu_w2=$__mu_w; __mu_t=; __mu_d=; __mu_p=; __mu_w=`
-	wrapperDisarm = `__mu_c=$?; kill $__mu_w2 2>/dev/null; exit $__mu_c`
+var (
+	wrapperArm    = oneLine("arm.sh", armSh)
+	wrapperDisarm = oneLine("disarm.sh", disarmSh)
 	// wrapperBody runs CMD ARGS with stdin passed through (git's protocol).
 	// A first argument GIT_PROTOCOL=… is exported instead of run.
-	wrapperBody = wrapperArm + `; case "$1" in GIT_PROTOCOL=*) export "$1"; shift;; esac; "$@"; ` + wrapperDisarm
+	wrapperBody = wrapperArm + "; " + oneLine("exec.sh", execSh) + "; " + wrapperDisarm
 )
 
 // gitProtocolArg prefixes the argument the wrapper exports as GIT_PROTOCOL.
 const gitProtocolArg = "GIT_PROTOCOL="
 
 // wrapperCommand is the SSH command line for a run: with argv, `sh -c BODY
-// mu-ssh SECS DIR ARGV…`; without, `sh -s SECS DIR` reading scriptStdin.
-// Only fixed text and single-quoted arguments appear in it.
-func wrapperCommand(timeout time.Duration, cwd string, argv ...string) string {
+// mu-ssh SECS DIR ARGV…`; without, `sh -s SECS DIR ARGS…` reading
+// scriptStdin, ARGS the script's positional parameters. Only fixed text and
+// single-quoted arguments appear in it.
+func wrapperCommand(timeout time.Duration, cwd string, argv, args []string) string {
 	secs := max(int((timeout+time.Second-1)/time.Second), 1) + watchdogSlack
 	if cwd == "" {
 		cwd = "."
@@ -61,9 +60,10 @@ func wrapperCommand(timeout time.Duration, cwd string, argv ...string) string {
 	parts := []string{"exec", remoteShell, "-s", strconv.Itoa(secs), shQuote(cwd)}
 	if len(argv) > 0 {
 		parts = []string{"exec", remoteShell, "-c", shQuote(wrapperBody), "mu-ssh", strconv.Itoa(secs), shQuote(cwd)}
-		for _, a := range argv {
-			parts = append(parts, shQuote(a))
-		}
+		args = argv
+	}
+	for _, a := range args {
+		parts = append(parts, shQuote(a))
 	}
 	return strings.Join(parts, " ")
 }
@@ -94,26 +94,18 @@ func readPG(r *bufio.Reader) (int, []byte) {
 	return 0, []byte(line)
 }
 
-// killScript is the control session's stop: SIGKILL the run's process
-// group, then re-check (ignoring zombies, via /proc where it exists) until
-// nothing of it is left, about 4 s at most. It prints "gone" or "left".
-//
-// It group-kills only when the wrapper really leads its group (sshd makes
-// every session's process a group leader; a server that does not would
-// leave the wrapper in the server's own group). Otherwise it kills the
+// killScript is the control session's stop (scripts/kill.sh): SIGKILL the
+// run's process group $1, then re-check until nothing of it is left, about
+// 4 s at most. It prints "mu-ctl gone" or "mu-ctl left". It group-kills
+// only when the wrapper really leads its group; otherwise it kills the
 // wrapper's process tree, read from /proc parent links.
-const killScript = `g=%d; ` +
-	`st() { read -r l < "$1" || return 1; r=${l##*) }; set -- $r; s=$1; pp=$2; pg=$3; }; ` +
-	`if [ -r /proc/self/stat ] && st /proc/$g/stat && [ "$pg" != "$g" ]; then tree=1; else tree=; fi; ` +
-	`members() { if [ -n "$tree" ]; then t=" $g "; ch=1; while [ -n "$ch" ]; do ch=; for f in /proc/[0-9]*/stat; do ` +
-	`st "$f" || continue; p=${f#/proc/}; p=${p%%/stat}; case "$t" in *" $p "*) continue;; esac; ` +
-	`case "$t" in *" $pp "*) t="$t$p "; ch=1;; esac; done; done; echo $t; ` +
-	`elif [ -r /proc/self/stat ]; then for f in /proc/[0-9]*/stat; do st "$f" || continue; [ "$pg" = "$g" ] && [ "$s" != Z ] && { p=${f#/proc/}; echo ${p%%/stat}; }; done; ` +
-	`else kill -0 -$g && echo $g; fi; }; ` +
-	`kill1() { if [ -n "$tree" ]; then for p in $(members); do kill -9 $p; done; else kill -9 -$g; fi; }; ` +
-	`alive() { for p in $(members); do [ -n "$tree" ] && { st /proc/$p/stat || continue; [ "$s" = Z ] && continue; }; return 0; done; return 1; }; ` +
-	`kill1; i=0; while alive; do [ $i -ge 40 ] && break; sleep 0.1 || sleep 1; kill1; i=$((i+1)); done; ` +
-	`if alive; then echo "mu-ctl left"; else echo "mu-ctl gone"; fi`
+var killScript = oneLine("kill.sh", killSh)
+
+// killCommand is the control shell's command line that stops group pgid:
+// the group is the script's only argument.
+func killCommand(pgid int) string {
+	return "set -- " + strconv.Itoa(pgid) + "; " + killScript
+}
 
 // control is a kept shell session on a connection, for stops: it needs no
 // free slot when every slot is busy with runaway scripts.
@@ -165,7 +157,7 @@ func (c *conn) killGroup(ctx context.Context, pgid int) (bool, error) {
 		if err := c.ensureControlLocked(ctx); err != nil {
 			return false, err
 		}
-		gone, err := c.ctl.run(ctx, fmt.Sprintf(killScript, pgid))
+		gone, err := c.ctl.run(ctx, killCommand(pgid))
 		if err == nil {
 			return gone, nil
 		}

@@ -103,25 +103,6 @@ func New(r Runner, opts Options) (*Jobs, error) {
 // DefaultNudge is the token typed after a delivery.
 const DefaultNudge = "mu:inbox"
 
-// wrapper runs in the job's tmux pane: it waits for the start to finish
-// (so the log misses nothing), runs the command with the spec's env and
-// cwd, and records the command's real exit code.
-const wrapper = `# mu job wrapper (tmuxjob): runs the job's command, records its exit code.
-d=$1
-while [ ! -e "$d/go" ]; do sleep 0.02; done
-printf '%s\n' "$$" >"$d/pid"
-. "$d/env"
-cwd=$(cat "$d/cwd")
-if [ -n "$cwd" ] && ! cd -- "$cwd"; then
-	echo "mu: cannot enter $cwd" >&2
-	rc=126
-else
-	/bin/sh -c "$(cat "$d/cmd")"
-	rc=$?
-fi
-printf '%s\n' "$rc" >"$d/exit.tmp" && mv -f "$d/exit.tmp" "$d/exit"
-`
-
 // JobDir is the job's directory on the host.
 func (j *Jobs) JobDir(key string) string { return j.opts.Root + "/jobs/" + jobID(key) }
 

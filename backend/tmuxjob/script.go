@@ -13,6 +13,14 @@ import (
 //go:embed scripts/*.sh
 var scriptFS embed.FS
 
+// wrapper runs in the job's tmux pane (scripts/wrapper.sh, its own script,
+// not an operation): it waits for the start to finish (so the log misses
+// nothing), runs the command with the spec's env and cwd, and records the
+// command's real exit code.
+//
+//go:embed scripts/wrapper.sh
+var wrapper string
+
 // script returns the text of an operation: the shared prelude, then the
 // operation's own lines.
 func script(op string) string {

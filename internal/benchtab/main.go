@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
@@ -31,16 +32,23 @@ func main() {
 	var explicit pairs
 	flag.Var(&explicit, "pair", "OURS=PEER: compare two top-level benchmarks (repeatable)")
 	flag.Parse()
+	res, order := parse(os.Stdin)
+	printTable(os.Stdout, res, order, pairRows(res, order, explicit))
+}
+
+// parse reads go test's output: each benchmark's figures, and the order in
+// which they ran. A name is prefixed with its package's last element (go
+// test prints a package's "ok" after its benchmarks), so equal names in two
+// packages stay apart.
+func parse(r io.Reader) (map[string]result, []string) {
 	res := map[string]result{}
 	var order []string
 	var pending []string // names read before their package's "ok" line
-	sc := bufio.NewScanner(os.Stdin)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		text := sc.Text()
 		if f := strings.Fields(text); len(f) >= 2 && (f[0] == "ok" || f[0] == "FAIL") {
-			// go test prints a package's "ok" after its benchmarks: name
-			// them after it, so equal names in two packages stay apart.
 			pkg := f[1][strings.LastIndexByte(f[1], '/')+1:]
 			for _, n := range pending {
 				r := res[n]
@@ -66,7 +74,15 @@ func main() {
 		}
 		res[m[1]] = result{nsPerOp: ns, extra: strings.Fields(m[3])}
 	}
-	type row struct{ name, ours, peer string }
+	return res, order
+}
+
+// row is one comparison: ours beside a peer.
+type row struct{ name, ours, peer string }
+
+// pairRows pairs every "plugin" sub-benchmark with its siblings, then the
+// explicit OURS=PEER pairs of top-level benchmarks.
+func pairRows(res map[string]result, order []string, explicit pairs) []row {
 	var rows []row
 	for _, name := range order {
 		parent, sub, ok := strings.Cut(name, "/")
@@ -94,19 +110,24 @@ func main() {
 			}
 		}
 	}
-	fmt.Printf("%-34s %-28s %12s %12s %7s\n", "benchmark", "peer", "ours", "peer", "ratio")
+	return rows
+}
+
+// printTable writes the ratio table, then every benchmark's other figures.
+func printTable(w io.Writer, res map[string]result, order []string, rows []row) {
+	fmt.Fprintf(w, "%-34s %-28s %12s %12s %7s\n", "benchmark", "peer", "ours", "peer", "ratio")
 	for _, r := range rows {
 		a, b := res[r.ours], res[r.peer]
 		peer := r.peer
 		if i := strings.IndexByte(peer, '/'); i >= 0 {
 			peer = peer[i+1:]
 		}
-		fmt.Printf("%-34s %-28s %12s %12s %6.2fx\n", strings.Replace(r.name, "Benchmark", "", 1), strings.Replace(peer, "Benchmark", "", 1), dur(a.nsPerOp), dur(b.nsPerOp), a.nsPerOp/b.nsPerOp)
+		fmt.Fprintf(w, "%-34s %-28s %12s %12s %6.2fx\n", strings.Replace(r.name, "Benchmark", "", 1), strings.Replace(peer, "Benchmark", "", 1), dur(a.nsPerOp), dur(b.nsPerOp), a.nsPerOp/b.nsPerOp)
 	}
-	fmt.Println("\nother figures:")
+	fmt.Fprintln(w, "\nother figures:")
 	for _, name := range order {
 		if r := res[name]; len(r.extra) > 0 {
-			fmt.Printf("  %-50s %s  %s\n", strings.Replace(name, "Benchmark", "", 1), dur(r.nsPerOp), strings.Join(r.extra, " "))
+			fmt.Fprintf(w, "  %-50s %s  %s\n", strings.Replace(name, "Benchmark", "", 1), dur(r.nsPerOp), strings.Join(r.extra, " "))
 		}
 	}
 }

@@ -16,12 +16,9 @@ import (
 var Script []byte
 
 // installScript writes stdin to $1 (creating its directory), mode 0755.
-const installScript = `set -e
-mkdir -p "$(dirname "$1")"
-cat >"$1.tmp.$$"
-chmod 755 "$1.tmp.$$"
-mv -f "$1.tmp.$$" "$1"
-`
+//
+//go:embed scripts/install.sh
+var installScript string
 
 // Install writes the agent to path on the host r reaches. A job then runs
 // it with spec.cmd `sh PATH` (quoted).

@@ -30,7 +30,10 @@ seqof() {
 	s=$(echo "${1%%.*}" | sed 's/^0*//')
 	echo "${s:-0}"
 }
+# ls lists the entries sorted; their names are sequence numbers mu writes.
+# shellcheck disable=SC2012
 next_in() { ls "$IN" | awk -F. -v cur="$cursor" '$1+0 > cur+0 {print; exit}'; }
+# shellcheck disable=SC2012
 next_ans() { ls "$ANS" | awk -F. -v cur="$acursor" '$1+0 > cur+0 {print; exit}'; }
 marker() { sed -n "s/.*\[\[$1:\([$2]*\)\]\].*/\1/p" "$3" | head -n 1; }
 
@@ -48,7 +51,7 @@ settle() {
 		printf 'at=%s\nmsg=%s\nerror=%s\n\n' "$at" "$msg" "$2"
 		cat "$1"
 	} >"$OUT/tmp/turn.$$" && mv -f "$OUT/tmp/turn.$$" "$OUT/turns/$inc.$n"
-	runs=$n state=idle since=$at msg= pending=
+	runs=$n state=idle since=$at msg='' pending=''
 	write_state
 	echo "[settled turn $n${2:+ ($2)}]"
 }
@@ -117,7 +120,7 @@ take_turn() {
 			write_state
 			echo "? $q"
 			if wait_answer; then
-				state=busy pending= since=$(now)
+				state=busy pending='' since=$(now)
 				write_state
 				echo "answered: $answer"
 			fi
@@ -172,7 +175,7 @@ if [ -f "$OUT/state" ]; then
 	acursor=$(sed -n 's/^acursor=//p' "$OUT/state")
 fi
 cursor=${cursor:-0} acursor=${acursor:-0}
-state=idle since=$(now) runs=0 msg= pending=
+state=idle since=$(now) runs=0 msg='' pending=''
 write_state
 echo "mu test agent: ready (incarnation $inc)"
 while :; do

@@ -56,7 +56,7 @@ val() { sed -n "s/^$1=//p" "$2" | head -n 1; }
 # readstate FILE: the harness's state into st_* and st_all, from one open
 # of the file (one snapshot), with builtins only.
 readstate() {
-	st_inc= st_state= st_runs=0 st_cursor=0 st_since= st_all=
+	st_inc='' st_state='' st_runs=0 st_cursor=0 st_since='' st_all=''
 	[ -f "$1" ] || return 1
 	while IFS= read -r l || [ -n "$l" ]; do
 		st_all="$st_all$l
@@ -81,7 +81,7 @@ num() {
 }
 # entries DIR: E is the last (newest) entry, Q how many are past $st_cursor.
 entries() {
-	E= Q=0
+	E='' Q=0
 	for x in "$1"/[0-9]*; do
 		[ -e "$x" ] || continue
 		E=${x##*/}

@@ -11,6 +11,8 @@ lock
 if [ ! -e "$d/started" ]; then
 	a=$(alive)
 	case $a in err:*) say "ERR ${a#err:}"; exit 1 ;; esac
+	# Any write that fails ends the chain in the one error below.
+	# shellcheck disable=SC2015
 	printf '%s' "$key" >"$d/key" &&
 		printf '%s' "$agent" >"$d/agent" &&
 		printf '%s' "$cwd" >"$d/cwd" &&

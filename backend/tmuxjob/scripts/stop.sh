@@ -13,6 +13,7 @@ while :; do
 		t kill-session -t "=$sess" 2>/dev/null
 	fi
 	left=$(marked)
+	# shellcheck disable=SC2086 # a list of pids, split on purpose
 	[ -n "$left" ] && kill -9 $left 2>/dev/null
 	if [ "$a" = no ] && [ -z "$left" ]; then say "gone 1"; exit 0; fi
 	i=$((i + 1))

@@ -1,0 +1,2 @@
+# stop.sh MARK (after kill.sh): kill every process of run MARK.
+k "$1"
