@@ -18,6 +18,7 @@ if [ "${1:-}" = --stale ]; then
 	for owner in "$K8S_STATE_ROOT"/*/owner; do
 		[ -f "$owner" ] || continue
 		pid=$(cat "$owner")
+		# shellcheck disable=SC2015 # skip the owner unless it is recorded and dead
 		[ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null || continue
 		name=$(basename "$(dirname "$owner")")
 		echo "k8s down: $name's owner ($pid) is gone"
@@ -118,14 +119,17 @@ done
 # 4. The network namespace, then the cgroups, the files named after our
 # pods elsewhere, the kubelet's links in /var/log/containers, and the state
 # directory.
+# shellcheck disable=SC2015 # best effort: a netns already gone is fine
 [ -e "$K8S_NETNS" ] && ip netns del "$K8S_ID" 2>/dev/null || true
 for d in $(k8s_cgroup_dirs); do
+	# shellcheck disable=SC2015 # best effort: busy cgroups are left to the check below
 	[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
 done
 # Files outside the state directory named after our pod sandboxes: libcni's
 # result cache (/var/lib/cni/results/NETWORK-ID-IF, for our network and
 # containerd's own loopback one) and a killed shim's socket, which
 # containerd 1.6 puts at /run/containerd/s/sha256(ADDRESS/NAMESPACE/ID).
+# shellcheck disable=SC2012 # sandbox ids are hex: ls is safe and sorts
 mapfile -t sandboxes < <(ls "$K8S_STATE"/containerd/{root,state}/io.containerd.grpc.v1.cri/sandboxes 2>/dev/null | sort -u)
 host_files() {
 	local sb

@@ -78,6 +78,8 @@ num "$last"
 seq=$(printf '%010d' $((N + 1)))
 e=$q/.tmp.$h.$$
 rm -rf "$e"
+# One chain, one rollback: any step failing removes the entry written aside.
+# shellcheck disable=SC2015
 mkdir "$e" &&
 	printf '%s' "$kind" >"$e/kind" &&
 	printf '%s' "$msgid" >"$e/msgid" &&

@@ -32,6 +32,7 @@ emit() {
 t() { tmux -S "$sock" -f /dev/null "$@" 9>&-; }
 # lock [SECONDS]: the job's lock (flock on $d/lock), waiting at most
 # SECONDS (default 20; fractions allowed).
+# shellcheck disable=SC2120 # SECONDS is optional: most operations wait 20 s
 lock() {
 	exec 9>>"$d/lock" || { say "ERR cannot open $d/lock"; exit 1; }
 	flock -w "${1:-20}" 9 || { say "busy the job's lock is held"; exit 0; }

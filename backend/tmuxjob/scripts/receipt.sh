@@ -17,6 +17,7 @@ if [ -e "$d/started" ]; then
 	done
 fi
 if [ -z "$e" ]; then
+	# shellcheck disable=SC2015 # either step failing is the one error below
 	{ [ -d "$d/notaccepted" ] || mkdir "$d/notaccepted"; } && : >"$d/notaccepted/$h" ||
 		{ say "ERR cannot record the not-accepted fence"; exit 1; }
 	say "none 1"
