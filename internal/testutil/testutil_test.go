@@ -1,0 +1,98 @@
+package testutil
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	Main(m, map[string]func(){
+		"testutil-hello": func() { fmt.Println("hello from", os.Args[0], strings.Join(os.Args[1:], " ")) },
+		"testutil-exit3": func() { os.Exit(3) },
+	})
+}
+
+// A command given to Main is this test binary run under that name: it runs
+// the command's function, with its arguments, and its exit status.
+func TestCommand(t *testing.T) {
+	out, err := exec.Command(Command(t, "testutil-hello"), "a", "b").Output()
+	if err != nil || string(out) != "hello from testutil-hello a b\n" {
+		t.Fatalf("testutil-hello: %q %v", out, err)
+	}
+	err = exec.Command(Command(t, "testutil-exit3")).Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+		t.Fatalf("testutil-exit3: %v, want exit status 3", err)
+	}
+	// The commands are on PATH too.
+	if out, err := exec.Command("testutil-hello").Output(); err != nil || !strings.HasPrefix(string(out), "hello from") {
+		t.Fatalf("testutil-hello from PATH: %q %v", out, err)
+	}
+}
+
+// Build builds once per test binary, as the binary runs (-race or not),
+// and the file is one a plugin registration accepts (0755).
+func TestBuild(t *testing.T) {
+	var wg sync.WaitGroup
+	paths := make([]string, 4)
+	for i := range paths {
+		wg.Go(func() { paths[i] = Build(t, "./testdata/echoargs") })
+	}
+	wg.Wait()
+	for _, p := range paths[1:] {
+		if p != paths[0] {
+			t.Fatalf("built twice: %s and %s", paths[0], p)
+		}
+	}
+	want := map[bool]string{true: "race", false: "norace"}[Race]
+	if out, err := exec.Command(paths[0], "x").Output(); err != nil || string(out) != "x "+want+"\n" {
+		t.Fatalf("echoargs: %q %v, want %q", out, err, "x "+want)
+	}
+	shipped := BuildShipped(t, "./testdata/echoargs")
+	if shipped == paths[0] {
+		t.Fatal("the shipped build is the test build")
+	}
+	if out, err := exec.Command(shipped).Output(); err != nil || string(out) != " norace\n" {
+		t.Fatalf("shipped echoargs: %q %v", out, err)
+	}
+	for _, p := range []string{paths[0], shipped} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o755 {
+			t.Fatalf("%s: %v %v, want mode 0755", p, fi.Mode(), err)
+		}
+	}
+}
+
+func TestPoll(t *testing.T) {
+	n := 0
+	if !Poll(Patience, func() bool { n++; return n == 3 }) || n != 3 {
+		t.Fatalf("Poll stopped after %d calls", n)
+	}
+	calls := 0
+	if Poll(20*time.Millisecond, func() bool { calls++; return false }) {
+		t.Fatal("Poll reported a condition that never held")
+	}
+	if calls < 2 {
+		t.Fatalf("cond called %d times in 20 ms", calls)
+	}
+}
+
+func TestLockedBuffer(t *testing.T) {
+	var b LockedBuffer
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				b.Write([]byte("ab"))
+				_ = b.String()
+			}
+		})
+	}
+	wg.Wait()
+	if b.Len() != 1600 || strings.Count(b.String(), "ab") != 800 {
+		t.Fatalf("lost writes: %d bytes", b.Len())
+	}
+}
