@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -125,7 +126,7 @@ func TestWatchCancel(t *testing.T) {
 	if _, err := w.Wait(context.Background()); !errors.Is(err, ErrWatchEnded) {
 		t.Fatalf("wait: %v", err)
 	}
-	waitFor(t, "the plugin to end the watch", func() bool { return strings.Contains(h.stderr.String(), "watch ended: "+w.ID) })
+	testutil.Eventually(t, "the plugin to end the watch", func() bool { return strings.Contains(h.stderr.String(), "watch ended: "+w.ID) })
 	if n := len(h.tr.outWith(`"$/cancel","params":{"watchId":"` + w.ID + `"}`)); n != 1 {
 		t.Fatalf("%d watch cancels: %q", n, h.tr.lines(Out))
 	}

@@ -1,13 +1,12 @@
 package caller
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -51,50 +50,20 @@ func (tr *transcript) outWith(s string) []string {
 	return out
 }
 
-// syncBuf is a concurrency-safe stderr sink.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor polls cond for up to 20 s (a bound, not a timing assertion).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 type harness struct {
 	cfg    Config
 	tr     *transcript
-	stderr *syncBuf
+	stderr *testutil.LockedBuffer
 }
 
 // newHarness configures a plugin named name in mode (see runTestPlugin).
 func newHarness(t testing.TB, name, mode string, env ...string) *harness {
-	h := &harness{tr: &transcript{}, stderr: &syncBuf{}}
+	h := &harness{tr: &transcript{}, stderr: &testutil.LockedBuffer{}}
 	h.cfg = Config{
 		Name: name,
 		Argv: []string{register(t, name)},
 		// atexit_sleep_ms: a -race child otherwise sleeps 1 s at exit.
-		Env:        append([]string{envMode + "=" + mode, envName + "=" + name, "GORACE=atexit_sleep_ms=0"}, env...),
+		Env:        append([]string{envMode + "=" + mode, "GORACE=atexit_sleep_ms=0"}, env...),
 		Transcript: h.tr.add,
 		Stderr:     h.stderr,
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -147,7 +148,7 @@ func TestNotificationCrossingCancelIgnored(t *testing.T) {
 	if _, ok := <-w.C(); ok {
 		t.Fatal("a cancelled watch delivered a value")
 	}
-	waitFor(t, "the crossing notification", func() bool {
+	testutil.Eventually(t, "the crossing notification", func() bool {
 		return len(h.tr.lines(In)) >= 4 // init, exec, watch, the crossing settle
 	})
 	if len(h.tr.outWith(`"params":{"watchId":"w1"}`)) != 1 {
