@@ -65,7 +65,7 @@ func TestRawExactLines(t *testing.T) {
 	if l := recvLine(t, r); l != strings.ReplaceAll(okExec, "{id}", "7") {
 		t.Fatalf("got %s", l)
 	}
-	out := h.tr.lines(Out)
+	out := h.tr.Lines(Out)
 	if len(out) != 3 || out[1] != `{"jsonrpc":"2.0","id":"x 1","method":"host.status","params":{}}` {
 		t.Fatalf("the transcript's outbound lines: %q", out)
 	}
@@ -133,8 +133,8 @@ func localGood() *protocol.Options {
 // the handshake and its load rules, typed calls, the stop sequence, which
 // ends Serve (its return is the exit).
 func TestLocalPlugin(t *testing.T) {
-	tr := &transcript{}
-	p, err := Start(context.Background(), Config{Name: "good", Local: localGood(), Transcript: tr.add})
+	tr := &Record{}
+	p, err := Start(context.Background(), Config{Name: "good", Local: localGood(), Transcript: tr.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestLocalPlugin(t *testing.T) {
 	if !rep.Graceful || !rep.GroupEmpty || rep.Exit != nil || rep.Killed != 0 {
 		t.Fatalf("stop: %+v", rep)
 	}
-	if out := tr.outWith(`"method":"shutdown"`); len(out) != 1 {
+	if out := tr.Containing(Out, `"method":"shutdown"`); len(out) != 1 {
 		t.Fatalf("the stop sent %d shutdowns", len(out))
 	}
 	// A name the plugin does not declare is refused, as for a process.

@@ -29,7 +29,7 @@ func TestDeadlineCancelsThenStops(t *testing.T) {
 	if !rep.Graceful || !errors.Is(rep.Cause, ErrDeadline) || !rep.GroupEmpty {
 		t.Fatalf("report %+v", rep)
 	}
-	out := h.tr.lines(Out)
+	out := h.tr.Lines(Out)
 	// initialize, link.exec id 2, $/cancel {id:2}, shutdown id 3.
 	want := []string{
 		`^\{"jsonrpc":"2.0","id":1,"method":"initialize",`,
@@ -88,7 +88,7 @@ func TestExecDeadlineIsTimeoutPlusGrace(t *testing.T) {
 	after := time.Now()
 	dl := regexp.MustCompile(`"deadline":(\d+)`)
 	check := func(method string, budget time.Duration) {
-		l := h.tr.outWith(`"method":"` + method + `"`)
+		l := h.tr.Containing(Out, `"method":"`+method+`"`)
 		if len(l) != 1 {
 			t.Fatalf("%s lines %q", method, l)
 		}
@@ -100,8 +100,8 @@ func TestExecDeadlineIsTimeoutPlusGrace(t *testing.T) {
 	}
 	check(protocol.MethodLinkExec, 7*time.Second+protocol.Grace)
 	check(protocol.MethodJobStatus, DefaultReadTimeout)
-	if l := h.tr.outWith(`"timeoutMs":7000`); len(l) != 1 {
-		t.Errorf("timeoutMs not 7000: %q", h.tr.lines(Out))
+	if l := h.tr.Containing(Out, `"timeoutMs":7000`); len(l) != 1 {
+		t.Errorf("timeoutMs not 7000: %q", h.tr.Lines(Out))
 	}
 }
 
@@ -117,7 +117,7 @@ func TestCancelledBeforeWriteNeverSent(t *testing.T) {
 	if !errors.As(err, &ns) || !errors.Is(err, context.Canceled) || errors.Is(err, ErrUnanswered) {
 		t.Fatalf("err %v, want not sent (canceled)", err)
 	}
-	if l := h.tr.outWith("never-sent"); len(l) != 0 {
+	if l := h.tr.Containing(Out, "never-sent"); len(l) != 0 {
 		t.Fatalf("written: %q", l)
 	}
 	select {
@@ -168,7 +168,7 @@ func TestCancelWhileWaitingToWrite(t *testing.T) {
 	if !rep.GroupEmpty {
 		t.Fatalf("report %+v", rep)
 	}
-	if l := h.tr.outWith(`"job.status"`); len(l) != 0 {
+	if l := h.tr.Containing(Out, `"job.status"`); len(l) != 0 {
 		t.Fatalf("B was written: %q", l)
 	}
 }
@@ -202,15 +202,15 @@ func TestPendingCallsUnansweredOnStop(t *testing.T) {
 			errs <- err
 		}()
 	}
-	testutil.Eventually(t, "two calls on the wire", func() bool { return len(h.tr.outWith(`"job.status"`)) == 2 })
+	testutil.Eventually(t, "two calls on the wire", func() bool { return len(h.tr.Containing(Out, `"job.status"`)) == 2 })
 	p.Stop()
 	for range 2 {
 		if err := <-errs; !errors.Is(err, ErrUnanswered) || !errors.Is(err, ErrStopped) {
 			t.Fatalf("pending call: %v", err)
 		}
 	}
-	if n := len(h.tr.outWith(`"method":"$/cancel","params":{"id":`)); n != 2 {
-		t.Fatalf("%d cancels in %q", n, h.tr.lines(Out))
+	if n := len(h.tr.Containing(Out, `"method":"$/cancel","params":{"id":`)); n != 2 {
+		t.Fatalf("%d cancels in %q", n, h.tr.Lines(Out))
 	}
 }
 
@@ -284,8 +284,8 @@ func TestCloseStdinOnly(t *testing.T) {
 	if !rep.Graceful || !rep.GroupEmpty || !errors.Is(rep.Cause, ErrHangup) {
 		t.Fatalf("good plugin: %+v", rep)
 	}
-	if n := len(h.tr.lines(Out)); n != 1 {
-		t.Fatalf("CloseStdin wrote messages: %q", h.tr.lines(Out))
+	if n := len(h.tr.Lines(Out)); n != 1 {
+		t.Fatalf("CloseStdin wrote messages: %q", h.tr.Lines(Out))
 	}
 	h = newHarness(t, "raw", "raw:ignore-eof")
 	h.cfg.StopGrace = 300 * time.Millisecond
