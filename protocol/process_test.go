@@ -1,4 +1,4 @@
-package protocol
+package protocol_test
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // The test binary re-execs itself as a plugin when this variable is set
@@ -27,10 +29,10 @@ func TestMain(m *testing.M) {
 // runChild is a plugin whose link.exec starts `sleep` in its own group (as
 // a backend's run would) and then ignores its context entirely.
 func runChild(mode string) int {
-	err := Serve(context.Background(), Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(),
-		Handlers: map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+	err := protocol.Serve(context.Background(), protocol.Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(),
+		Handlers: map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
 			if mode == "flood" { // a reply far larger than a pipe holds
-				return ExecResult{ExitCode: new(int), Stdout: strings.Repeat("x", 900<<10)}, nil
+				return protocol.ExecResult{ExitCode: new(int), Stdout: strings.Repeat("x", 900<<10)}, nil
 			}
 			cmd := exec.Command("sleep", "300")
 			if err := cmd.Start(); err != nil {
@@ -88,7 +90,7 @@ func TestEOFExitRealProcess(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			stdin.Close()
-			exitsWithin(t, cmd, Grace, "the plugin did not exit within 5 s of stdin EOF")
+			exitsWithin(t, cmd, protocol.Grace, "the plugin did not exit within 5 s of stdin EOF")
 			if mode == "polite" {
 				for i := 0; i < 100 && groupAlive(pgid); i++ {
 					time.Sleep(20 * time.Millisecond)
@@ -128,7 +130,7 @@ func TestEOFExitWithStdoutUnread(t *testing.T) {
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{`+base+`}}`+"\n")
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":3,"method":"link.exec","params":{`+base+`}}`+"\n")
 	stdin.Close()
-	exitsWithin(t, cmd, Grace, "with its stdout unread, the plugin did not exit within 5 s of stdin EOF")
+	exitsWithin(t, cmd, protocol.Grace, "with its stdout unread, the plugin did not exit within 5 s of stdin EOF")
 }
 
 // exitsWithin fails the test with msg unless cmd exits within d (the spec's

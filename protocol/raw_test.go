@@ -1,21 +1,23 @@
-package protocol
+package protocol_test
 
 import (
 	"context"
 	"testing"
+
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // RawWrite puts an extra line on the wire before the reply; RawReply
 // replaces the reply, and the handler's own result is never written.
 func TestRawWriteAndRawReply(t *testing.T) {
-	s := serve(t, map[string]Handler{
-		"link.exec": func(ctx context.Context, c *Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{
+		"link.exec": func(ctx context.Context, c *protocol.Call) (any, error) {
 			if err := c.RawWrite([]byte("not json")); err != nil {
 				return nil, err
 			}
 			return "real", nil
 		},
-		"link.fetch": func(ctx context.Context, c *Call) (any, error) {
+		"link.fetch": func(ctx context.Context, c *protocol.Call) (any, error) {
 			if err := c.RawReply([]byte(`{"jsonrpc":"2.0","id":` + c.ID() + `,"result":"raw"}`)); err != nil {
 				return nil, err
 			}

@@ -1,4 +1,4 @@
-package protocol
+package protocol_test
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/schemas"
+
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // session is a plugin served in memory: lines go in on one pipe and come
@@ -23,21 +25,21 @@ type session struct {
 	done chan error
 }
 
-func testSeams() Seams {
-	return Seams{Link: &LinkSeam{Fetch: true, Slots: SlotsSelf, RemoteOnTimeout: RemoteStopped,
-		Quiescence: QuiescenceProvable, MaxScriptBytes: 1024, Checks: []string{PhaseReach}}}
+func testSeams() protocol.Seams {
+	return protocol.Seams{Link: &protocol.LinkSeam{Fetch: true, Slots: protocol.SlotsSelf, RemoteOnTimeout: protocol.RemoteStopped,
+		Quiescence: protocol.QuiescenceProvable, MaxScriptBytes: 1024, Checks: []string{protocol.PhaseReach}}}
 }
 
-func serve(t *testing.T, handlers map[string]Handler, mod ...func(*Options)) *session {
+func serve(t *testing.T, handlers map[string]protocol.Handler, mod ...func(*protocol.Options)) *session {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	opts := Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(), Handlers: handlers, In: inR, Out: outW}
+	opts := protocol.Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(), Handlers: handlers, In: inR, Out: outW}
 	for _, m := range mod {
 		m(&opts)
 	}
 	s := &session{t: t, in: inW, out: bufio.NewReaderSize(outR, 4<<20), done: make(chan error, 1)}
-	go func() { s.done <- Serve(context.Background(), opts); outW.Close() }()
+	go func() { s.done <- protocol.Serve(context.Background(), opts); outW.Close() }()
 	t.Cleanup(func() { inW.Close(); <-s.done })
 	return s
 }
@@ -92,7 +94,7 @@ func (s *session) init() {
 	s.expect(want)
 }
 
-func nilHandler(context.Context, *Call) (any, error) { return nil, nil }
+func nilHandler(context.Context, *protocol.Call) (any, error) { return nil, nil }
 
 func TestHandshakeExact(t *testing.T) {
 	s := serve(t, nil)
@@ -106,14 +108,14 @@ func TestHandshakeRefusesProtocolRange(t *testing.T) {
 }
 
 func TestCallBeforeInitializeRefused(t *testing.T) {
-	s := serve(t, map[string]Handler{MethodLinkExec: nilHandler})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: nilHandler})
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1}}`)
 	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"link.exec before initialize","data":{"kind":"permanent"}}}`)
 }
 
 // A handler returning nil gives "result": null: a reply always carries result.
 func TestNilResultIsNull(t *testing.T) {
-	s := serve(t, map[string]Handler{MethodHostRelease: nilHandler})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: nilHandler})
 	s.init()
 	s.send(`{"jsonrpc":"2.0","id":"r1","method":"host.release","params":{"deadline":0,"target":{"host":{"name":"h"}},"key":"k"}}`)
 	s.expect(`{"jsonrpc":"2.0","id":"r1","result":null}`)
@@ -129,11 +131,15 @@ func TestUnknownMethodTyped(t *testing.T) {
 // Every error kind is mapped in one place, remedy included for human; a
 // plain Go error from an effect is an unknown outcome, from a read permanent.
 func TestErrorMapping(t *testing.T) {
-	s := serve(t, map[string]Handler{
-		MethodLinkExec:    func(context.Context, *Call) (any, error) { return nil, HumanError("run ssh-add", "key locked") },
-		MethodLinkFetch:   func(context.Context, *Call) (any, error) { return nil, Errorf(Retryable, "busy") },
-		MethodHostAcquire: func(context.Context, *Call) (any, error) { return nil, io.ErrUnexpectedEOF },
-		MethodHostStatus:  func(context.Context, *Call) (any, error) { return nil, io.ErrUnexpectedEOF },
+	s := serve(t, map[string]protocol.Handler{
+		protocol.MethodLinkExec: func(context.Context, *protocol.Call) (any, error) {
+			return nil, protocol.HumanError("run ssh-add", "key locked")
+		},
+		protocol.MethodLinkFetch: func(context.Context, *protocol.Call) (any, error) {
+			return nil, protocol.Errorf(protocol.Retryable, "busy")
+		},
+		protocol.MethodHostAcquire: func(context.Context, *protocol.Call) (any, error) { return nil, io.ErrUnexpectedEOF },
+		protocol.MethodHostStatus:  func(context.Context, *protocol.Call) (any, error) { return nil, io.ErrUnexpectedEOF },
 	})
 	s.init()
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"link.exec","params":{` + base + `}}`)
@@ -153,7 +159,7 @@ func TestMalformedInputAnswered(t *testing.T) {
 	s.expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"invalid request value","data":{"kind":"permanent"}}}`)
 	s.send("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\",\"params\":{\"s\":\"\xff\"}}")
 	s.expect(`{"jsonrpc":"2.0","id":5,"error":{"code":-32002,"message":"message is not valid UTF-8","data":{"kind":"permanent"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":6,"method":"x","params":{"s":"` + strings.Repeat("a", MaxLine) + `"}}`)
+	s.send(`{"jsonrpc":"2.0","id":6,"method":"x","params":{"s":"` + strings.Repeat("a", protocol.MaxLine) + `"}}`)
 	s.expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"message exceeds 1 MiB","data":{"kind":"permanent"}}}`)
 	// The plugin still serves after each.
 	s.send(`{"jsonrpc":"2.0","id":7,"method":"nope"}`)
@@ -162,12 +168,12 @@ func TestMalformedInputAnswered(t *testing.T) {
 
 // Strict params: an unknown field is a permanent invalid-params error.
 func TestStrictDecode(t *testing.T) {
-	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
-		var p ExecParams
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
+		var p protocol.ExecParams
 		if err := c.Decode(&p); err != nil {
 			return nil, err
 		}
-		return ExecResult{ExitCode: new(int)}, nil
+		return protocol.ExecResult{ExitCode: new(int)}, nil
 	}})
 	s.init()
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1,"extra":1}}`)
@@ -180,11 +186,13 @@ func TestStrictDecode(t *testing.T) {
 // unknown-outcome for an effect or a run (it ran; its answer is lost),
 // permanent for a read: jrpc2 would otherwise drop it silently.
 func TestOversizeReplyReplaced(t *testing.T) {
-	big := strings.Repeat("x", MaxLine)
-	s := serve(t, map[string]Handler{
-		MethodLinkExec:  func(context.Context, *Call) (any, error) { return ExecResult{Stdout: big}, nil },
-		MethodJobStart:  func(context.Context, *Call) (any, error) { return JobStartResult{View: View{Command: big}}, nil },
-		MethodJobAttach: func(context.Context, *Call) (any, error) { return View{Command: big}, nil },
+	big := strings.Repeat("x", protocol.MaxLine)
+	s := serve(t, map[string]protocol.Handler{
+		protocol.MethodLinkExec: func(context.Context, *protocol.Call) (any, error) { return protocol.ExecResult{Stdout: big}, nil },
+		protocol.MethodJobStart: func(context.Context, *protocol.Call) (any, error) {
+			return protocol.JobStartResult{View: protocol.View{Command: big}}, nil
+		},
+		protocol.MethodJobAttach: func(context.Context, *protocol.Call) (any, error) { return protocol.View{Command: big}, nil },
 	})
 	s.init()
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{` + base + `}}`)
@@ -200,10 +208,10 @@ func TestOversizeReplyReplaced(t *testing.T) {
 // kind its backend chose (the cut-run rule).
 func TestCancelByID(t *testing.T) {
 	started := make(chan struct{})
-	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
 		close(started)
 		<-ctx.Done()
-		return nil, Errorf(Retryable, "cancelled")
+		return nil, protocol.Errorf(protocol.Retryable, "cancelled")
 	}})
 	s.init()
 	s.send(`{"jsonrpc":"2.0","id":"abc","method":"link.exec","params":{` + base + `}}`)
@@ -216,7 +224,7 @@ func TestCancelByID(t *testing.T) {
 // retryable, even for a run (the server can show it never started).
 func TestDeadlineEndsCall(t *testing.T) {
 	ran := make(chan struct{}, 1)
-	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
 		ran <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -236,25 +244,25 @@ func TestDeadlineEndsCall(t *testing.T) {
 // all once $/cancel {watchId} ended it.
 func TestWatchOrderAndCancel(t *testing.T) {
 	release := make(chan struct{})
-	s := serve(t, map[string]Handler{MethodChannelWatch: func(ctx context.Context, c *Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodChannelWatch: func(ctx context.Context, c *protocol.Call) (any, error) {
 		var p struct {
-			Base
+			protocol.Base
 			Inc string `json:"inc"`
 		}
 		_ = json.Unmarshal(c.Params, &p)
 		id := "w-" + p.Inc
 		c.Watch(id, func(ctx context.Context) (string, any) {
 			if p.Inc == "now" {
-				return NotifyWatchSettled, WatchSettled{WatchID: id, Observation: Observation{Status: TurnIdle, Settled: true, Runs: 1, Incarnation: "a"}}
+				return protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: id, Observation: protocol.Observation{Status: protocol.TurnIdle, Settled: true, Runs: 1, Incarnation: "a"}}
 			}
 			select {
 			case <-release:
-				return NotifyWatchSettled, WatchSettled{WatchID: id}
+				return protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: id}
 			case <-ctx.Done():
 				return "", nil
 			}
 		})
-		return WatchResult{WatchID: id, Initial: Observation{Status: TurnBusy, Incarnation: "a"}}, nil
+		return protocol.WatchResult{WatchID: id, Initial: protocol.Observation{Status: protocol.TurnBusy, Incarnation: "a"}}, nil
 	}})
 	s.init()
 	for i := 0; i < 50; i++ {
@@ -275,7 +283,7 @@ func TestWatchOrderAndCancel(t *testing.T) {
 func TestShutdownAnsweredThenExit(t *testing.T) {
 	var once sync.Once
 	stopped := make(chan struct{})
-	s := serve(t, nil, func(o *Options) { o.Stop = func(context.Context) { once.Do(func() { close(stopped) }) } })
+	s := serve(t, nil, func(o *protocol.Options) { o.Stop = func(context.Context) { once.Do(func() { close(stopped) }) } })
 	s.init()
 	s.send(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`)
 	s.expect(`{"jsonrpc":"2.0","id":4,"result":null}`)
@@ -295,7 +303,7 @@ func TestShutdownAnsweredThenExit(t *testing.T) {
 // A backend that ignores its context does not hold the plugin past EOF.
 func TestEOFReturnsDespiteStuckHandler(t *testing.T) {
 	started := make(chan struct{})
-	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
 		close(started)
 		select {} // never returns
 	}})
@@ -305,7 +313,7 @@ func TestEOFReturnsDespiteStuckHandler(t *testing.T) {
 	s.in.Close()
 	select {
 	case <-s.done:
-	case <-time.After(Grace + 5*time.Second):
+	case <-time.After(protocol.Grace + 5*time.Second):
 		t.Fatal("Serve did not return after stdin EOF")
 	}
 	s.done <- nil
@@ -313,9 +321,9 @@ func TestEOFReturnsDespiteStuckHandler(t *testing.T) {
 
 // A declaration that breaks a load rule is refused before serving.
 func TestServeRefusesBadDeclaration(t *testing.T) {
-	err := Serve(context.Background(), Options{Name: "t", Version: "1", Instance: "i",
-		Seams: Seams{Host: &HostSeam{}}, In: strings.NewReader(""), Out: nopWC{io.Discard}})
-	if err == nil || !strings.Contains(err.Error(), RuleHostNeedsLink) {
+	err := protocol.Serve(context.Background(), protocol.Options{Name: "t", Version: "1", Instance: "i",
+		Seams: protocol.Seams{Host: &protocol.HostSeam{}}, In: strings.NewReader(""), Out: nopWC{io.Discard}})
+	if err == nil || !strings.Contains(err.Error(), protocol.RuleHostNeedsLink) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -329,7 +337,7 @@ func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 // A request followed at once by stdin EOF is still answered when it is
 // quick ("cancel or finish its in-flight calls").
 func TestEOFDrainsQuickReplies(t *testing.T) {
-	s := serve(t, map[string]Handler{MethodHostRelease: nilHandler})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: nilHandler})
 	s.init()
 	s.send(`{"jsonrpc":"2.0","id":2,"method":"host.release","params":{` + base + `}}`)
 	s.in.Close()
@@ -341,7 +349,7 @@ func TestEOFDrainsQuickReplies(t *testing.T) {
 // and none of its elements runs.
 func TestBatchRefused(t *testing.T) {
 	var ran atomic.Int64
-	s := serve(t, map[string]Handler{MethodHostRelease: func(context.Context, *Call) (any, error) { ran.Add(1); return nil, nil }})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: func(context.Context, *protocol.Call) (any, error) { ran.Add(1); return nil, nil }})
 	s.init()
 	one := `{"jsonrpc":"2.0","id":2,"method":"host.release","params":{` + base + `,"key":"k"}}`
 	const refused = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a JSON array (a batch) is not one message: send one request per line","data":{"kind":"permanent"}}}`
@@ -361,7 +369,7 @@ func TestBatchRefused(t *testing.T) {
 func TestShutdownNotificationStops(t *testing.T) {
 	var once sync.Once
 	stopped := make(chan struct{})
-	s := serve(t, nil, func(o *Options) { o.Stop = func(context.Context) { once.Do(func() { close(stopped) }) } })
+	s := serve(t, nil, func(o *protocol.Options) { o.Stop = func(context.Context) { once.Do(func() { close(stopped) }) } })
 	s.init()
 	s.send(`{"jsonrpc":"2.0","method":"shutdown"}`)
 	select {
@@ -390,8 +398,8 @@ func TestRequestAfterShutdownRefused(t *testing.T) {
 			// The Stop hook holds the stop (and so stdout) open until the
 			// refusal was read: a plugin refuses what it reads while it stops.
 			gate := make(chan struct{})
-			s := serve(t, map[string]Handler{MethodHostRelease: func(context.Context, *Call) (any, error) { ran.Add(1); return nil, nil }},
-				func(o *Options) {
+			s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: func(context.Context, *protocol.Call) (any, error) { ran.Add(1); return nil, nil }},
+				func(o *protocol.Options) {
 					o.Stop = func(ctx context.Context) {
 						select {
 						case <-gate:
