@@ -47,10 +47,10 @@ func TestCutRunRule(t *testing.T) {
 	for i, c := range cases {
 		ret = c.ret
 		id := fmt.Sprint(100 + i)
-		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + c.method + `","params":{` + base + `}}`)
+		s.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + c.method + `","params":{` + base + `}}`)
 		<-started
-		s.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":` + id + `}}`)
-		if got, want := s.recv(), `{"jsonrpc":"2.0","id":`+id+`,"error":`+c.want+`}`; got != want {
+		s.Send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":` + id + `}}`)
+		if got, want := s.Recv(), `{"jsonrpc":"2.0","id":`+id+`,"error":`+c.want+`}`; got != want {
 			t.Errorf("%s, %s:\ngot  %s\nwant %s", c.method, c.why, got, want)
 		}
 	}

@@ -34,22 +34,22 @@ func TestParamsRefusedBeforeHandler(t *testing.T) {
 			`channel.abort: timeoutMs 31536000001 exceeds the maximum, 31536000000 (365 days)`},
 	} {
 		id := fmt.Sprint(10 + i)
-		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + c.method + `"` + c.params + `}`)
-		s.expect(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32002,"message":"` + c.want + `","data":{"kind":"permanent"}}}`)
+		s.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + c.method + `"` + c.params + `}`)
+		s.Expect(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32002,"message":"` + c.want + `","data":{"kind":"permanent"}}}`)
 	}
 	// A number past int64 is refused too, naming the field.
-	s.send(`{"jsonrpc":"2.0","id":30,"method":"link.exec","params":{` + base + `,"script":"true","cwd":".","timeoutMs":` + huge + `0}}`)
-	if got := s.recv(); !strings.Contains(got, `"id":30,"error":{"code":-32002,"message":"link.exec: invalid params:`) || !strings.Contains(got, "timeoutMs") {
+	s.Send(`{"jsonrpc":"2.0","id":30,"method":"link.exec","params":{` + base + `,"script":"true","cwd":".","timeoutMs":` + huge + `0}}`)
+	if got := s.Recv(); !strings.Contains(got, `"id":30,"error":{"code":-32002,"message":"link.exec: invalid params:`) || !strings.Contains(got, "timeoutMs") {
 		t.Errorf("timeoutMs past int64: %s", got)
 	}
 	if n := ran.Load(); n != 0 {
 		t.Fatalf("a handler ran %d time(s) on refused params", n)
 	}
 	// The largest timeoutMs, and the smallest params, reach the handler.
-	s.send(`{"jsonrpc":"2.0","id":31,"method":"link.exec","params":{` + base + `,"script":"true","cwd":".","timeoutMs":31536000000}}`)
-	s.expect(`{"jsonrpc":"2.0","id":31,"result":null}`)
-	s.send(`{"jsonrpc":"2.0","id":32,"method":"job.status","params":{` + base + `}}`)
-	s.expect(`{"jsonrpc":"2.0","id":32,"result":null}`)
+	s.Send(`{"jsonrpc":"2.0","id":31,"method":"link.exec","params":{` + base + `,"script":"true","cwd":".","timeoutMs":31536000000}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":31,"result":null}`)
+	s.Send(`{"jsonrpc":"2.0","id":32,"method":"job.status","params":{` + base + `}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":32,"result":null}`)
 	if n := ran.Load(); n != 2 {
 		t.Fatalf("the handler ran %d time(s), want 2", n)
 	}

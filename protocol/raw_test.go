@@ -25,13 +25,13 @@ func TestRawWriteAndRawReply(t *testing.T) {
 		},
 	})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}}}}`)
-	s.expect("not json")
-	s.expect(`{"jsonrpc":"2.0","id":2,"result":"real"}`)
-	s.send(`{"jsonrpc":"2.0","id":"x","method":"link.fetch","params":{"deadline":0,"target":{"host":{"name":"h"}}}}`)
-	s.expect(`{"jsonrpc":"2.0","id":"x","result":"raw"}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}}}}`)
+	s.Expect("not json")
+	s.Expect(`{"jsonrpc":"2.0","id":2,"result":"real"}`)
+	s.Send(`{"jsonrpc":"2.0","id":"x","method":"link.fetch","params":{"deadline":0,"target":{"host":{"name":"h"}}}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":"x","result":"raw"}`)
 	// The next line is the next call's reply: the dropped one never came.
-	s.send(`{"jsonrpc":"2.0","id":4,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}}}}`)
-	s.expect("not json")
-	s.expect(`{"jsonrpc":"2.0","id":4,"result":"real"}`)
+	s.Send(`{"jsonrpc":"2.0","id":4,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}}}}`)
+	s.Expect("not json")
+	s.Expect(`{"jsonrpc":"2.0","id":4,"result":"real"}`)
 }
