@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/fake"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -55,11 +57,11 @@ func TestInvalidMessageFaults(t *testing.T) {
 			select {
 			case <-p.Stopping():
 			case <-time.After(20 * time.Second):
-				t.Fatalf("the plugin was not broken:\n%s", tail(p.wire.String()))
+				t.Fatalf("the plugin was not broken:\n%s", p.Explain())
 			}
 			v := p.Violation()
 			if v == nil || v.Rule != c.rule {
-				t.Fatalf("violation %v, want %s\n%s", v, c.rule, tail(p.wire.String()))
+				t.Fatalf("violation %v, want %s\n%s", v, c.rule, p.Explain())
 			}
 		})
 	}
@@ -68,7 +70,7 @@ func TestInvalidMessageFaults(t *testing.T) {
 // The same raw lines at startup, before the handshake's answer.
 func TestStartupFaultBreaksTheHandshake(t *testing.T) {
 	s := scenario(t, `{"method":"initialize","fault":"not-json"}`)
-	_, err := caller.Start(ctx(t), caller.Config{Name: "fake", Argv: []string{plugin(t), "--scenario", s}, Env: []string{"MU_FAKE_TEST_PLUGIN=1"}})
+	_, err := caller.Start(ctx(t), caller.Config{Name: "fake", Argv: []string{plugin(t), "--scenario", s}, Env: []string{markEnv + "=1"}})
 	var lr *caller.LoadRefusal
 	if !errors.As(err, &lr) {
 		t.Fatalf("start with a not-JSON line first: %v, want a load refusal", err)
@@ -83,14 +85,14 @@ func TestErrorFaultsOfEachKind(t *testing.T) {
 	}
 	p := start(t, "--scenario", scenario(t, strings.Join(faults, ",")))
 	for _, k := range kinds {
-		re := callErr(t, p, protocol.MethodHostAcquire, acquireP("k", nil))
+		re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k", nil))
 		if re == nil || re.Kind != k || (k == protocol.Human && re.Remedy != "do the thing") {
 			t.Fatalf("want %s: %+v", k, re)
 		}
 	}
 	// The fifth call has no fault, and no injected error made an effect:
 	// this is the first acquire, so its handle is the world's first.
-	a := call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k", nil))
+	a := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k", nil))
 	if a.Handle != "host-1" {
 		t.Fatalf("handle %s: an injected error made an effect", a.Handle)
 	}
@@ -100,13 +102,13 @@ func TestDelayHangAndReplyFaults(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","call":1,"fault":"delay","ms":100},
 		{"method":"job.status","fault":"reply","result":{"state":"lost","reason":"injected"}},
 		{"method":"host.lookup","fault":"reply","result":{"unknown":"the cloud is down"}}`))
-	if r := call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "echo ok", ".", 5000)); r.Stdout != "ok\n" {
+	if r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "echo ok", ".", 5000)); r.Stdout != "ok\n" {
 		t.Fatalf("a delayed call: %+v", r)
 	}
-	if s := call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: agentTarget("box", "ws", "a", "k", "h")}); s.State != protocol.JobLost || s.Reason != "injected" {
+	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: agentTarget("box", "ws", "a", "k", "h")}); s.State != protocol.JobLost || s.Reason != "injected" {
 		t.Fatalf("reply fault: %+v", s)
 	}
-	if l := call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k"}); l.Unknown != "the cloud is down" {
+	if l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k"}); l.Unknown != "the cloud is down" {
 		t.Fatalf("reply fault: %+v", l)
 	}
 
@@ -139,7 +141,7 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 			t.Fatalf("%s: %v, want unanswered", c.fault, err)
 		}
 		q := start(t, "--state", state)
-		l := call[protocol.HostLookupResult](t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k", Fence: true})
+		l := drive.Call[protocol.HostLookupResult](t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k", Fence: true})
 		if (l.Found != nil) != c.found || (!c.found && !l.None) {
 			t.Fatalf("%s: lookup %s", c.fault, mustJSON(l))
 		}
@@ -148,22 +150,19 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 
 func TestCanaryToStderr(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"canary-stderr"}`))
-	call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
+	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	p.Stop()
-	if !strings.Contains(p.stderr.String(), canary) {
-		t.Fatalf("stderr %q does not hold the canary", p.stderr.String())
+	if !strings.Contains(p.Stderr.String(), canary) {
+		t.Fatalf("stderr %q does not hold the canary", p.Stderr.String())
 	}
 }
 
 func TestEscapeGroup(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"escape-group"}`))
-	call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
+	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	pgid := p.Pgid()
 	var escaped []int
-	for i := 0; i < 100 && len(escaped) == 0; i++ {
-		escaped = outsiders(pgid)
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Poll(testutil.Patience, func() bool { escaped = outsiders(pgid); return len(escaped) > 0 })
 	for _, pid := range escaped {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -199,7 +198,7 @@ func outsiders(pgid int) []int {
 
 func TestIgnoreEOF(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"fault":"ignore-eof"}`))
-	call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
+	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	rep := p.Stop()
 	if rep.Graceful || rep.Killed < 1 {
 		t.Fatalf("a plugin that ignores EOF left by itself: %+v", rep)
