@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -36,7 +37,7 @@ func TestSendBusySettledRunsDense(t *testing.T) {
 	if s1.Ack != protocol.AckConfirmed || s1.Channel != "tmux-test" || s1.MsgID != "m1" || s1.Baseline == nil || *s1.Baseline != 0 {
 		t.Fatalf("send 1: %+v", s1)
 	}
-	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	// Two more queue behind the turn in progress: baselines 1 and 2.
 	s2 := h.send(t, key, "m2", "second")
 	s3 := h.send(t, key, "m3", "third")
@@ -49,7 +50,7 @@ func TestSendBusySettledRunsDense(t *testing.T) {
 			t.Fatalf("turn %d: %+v", i+1, o)
 		}
 	}
-	eventually(t, "idle at runs 3", func() bool { r := h.reading(t, key); return r.State == protocol.TurnIdle && r.Runs == 3 })
+	testutil.Eventually(t, "idle at runs 3", func() bool { r := h.reading(t, key); return r.State == protocol.TurnIdle && r.Runs == 3 })
 	// lastRun past the last settled turn: nothing yet.
 	if o, err := h.jobs.LastRun(ctx, protocol.LastRunParams{Base: base(key), AfterRuns: 3}); err != nil || o != nil {
 		t.Fatalf("lastRun 3: %+v %v", o, err)
@@ -147,7 +148,7 @@ func TestBlockedThenAnswered(t *testing.T) {
 	}
 	h.send(t, key, "m1", "do it [[block:proceed]] [[ms:200]]")
 	var r protocol.Reading
-	eventually(t, "blocked", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked })
+	testutil.Eventually(t, "blocked", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked })
 	if r.Pending != "proceed" || r.Runs != 0 {
 		t.Fatalf("blocked reading: %+v", r)
 	}
@@ -172,7 +173,7 @@ func TestBlockedThenAnswered(t *testing.T) {
 	}
 	// The same keys for a new dialog are a new answer.
 	h.send(t, key, "m2", "again [[block:second]]")
-	eventually(t, "blocked again", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked && r.Pending == "second" })
+	testutil.Eventually(t, "blocked again", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked && r.Pending == "second" })
 	if _, err := h.jobs.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y", "Enter"}}); err != nil {
 		t.Fatalf("answer to the second dialog: %v", err)
 	}
@@ -191,7 +192,7 @@ func TestInterruptAndAbort(t *testing.T) {
 	key := "c5"
 	h.startAgent(t, key, nil, "")
 	h.send(t, key, "m1", "long [[ms:600000]]")
-	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	ir, err := h.jobs.Interrupt(ctx, protocol.InterruptParams{Base: base(key), Text: "instead, this", MsgID: "i1", TimeoutMs: 30000})
 	if err != nil || !ir.WasBusy || ir.Pending || ir.MsgID != "i1" || ir.Runs == nil || *ir.Runs != 1 {
 		t.Fatalf("interrupt: %+v %v", ir, err)
@@ -206,12 +207,12 @@ func TestInterruptAndAbort(t *testing.T) {
 	// An interrupt's resend interrupts nothing again: the turn the first
 	// one started runs to its end.
 	h.send(t, key, "m1b", "long [[ms:600000]]")
-	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	ip := protocol.InterruptParams{Base: base(key), Text: "then this [[ms:1500]]", MsgID: "i2", TimeoutMs: 30000}
 	if _, err := h.jobs.Interrupt(ctx, ip); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the interrupt's turn", func() bool { r := h.reading(t, key); return r.State == protocol.TurnBusy && r.Runs == 3 })
+	testutil.Eventually(t, "the interrupt's turn", func() bool { r := h.reading(t, key); return r.State == protocol.TurnBusy && r.Runs == 3 })
 	if ir, err := h.jobs.Interrupt(ctx, ip); err != nil || ir.Pending || ir.WasBusy {
 		t.Fatalf("interrupt resend: %+v %v", ir, err)
 	}
@@ -224,7 +225,7 @@ func TestInterruptAndAbort(t *testing.T) {
 		t.Fatalf("abort when idle: %+v %v", ab, err)
 	}
 	h.send(t, key, "m2", "long again [[ms:600000]]")
-	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	ab, err = h.jobs.Abort(ctx, protocol.AbortParams{Base: base(key), TimeoutMs: 30000})
 	if err != nil || ab.Before != protocol.TurnBusy || ab.After != protocol.TurnIdle || !ab.Settled || !ab.Aborted || ab.Pending {
 		t.Fatalf("abort: %+v %v", ab, err)

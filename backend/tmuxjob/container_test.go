@@ -13,6 +13,7 @@ import (
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -72,13 +73,13 @@ func TestInTheTestImage(t *testing.T) {
 		t.Fatalf("turn 1: %+v", o)
 	}
 	h.send(t, key, "m2", "ask [[block:ok]]")
-	eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
+	testutil.Eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
 	if _, err := j.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y"}}); err != nil {
 		t.Fatal(err)
 	}
 	h.lastRun(t, key, 1)
 	h.send(t, key, "m3", "long [[ms:600000]]")
-	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	if ir, err := j.Interrupt(ctx, protocol.InterruptParams{Base: base(key), Text: "now this", MsgID: "i1", TimeoutMs: 30000}); err != nil || !ir.WasBusy || ir.Pending {
 		t.Fatalf("interrupt: %+v %v", ir, err)
 	}
@@ -87,10 +88,10 @@ func TestInTheTestImage(t *testing.T) {
 	}
 
 	// The view's follow side over the exec shows the agent.
-	var buf lockedBuf
+	var buf testutil.LockedBuffer
 	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	go func() { _ = j.Follow(fctx, handleOf(t, j, key), &buf) }()
-	eventually(t, "follow shows the agent", func() bool { return strings.Contains(buf.String(), "agent: now this") })
+	testutil.Eventually(t, "follow shows the agent", func() bool { return strings.Contains(buf.String(), "agent: now this") })
 	cancel()
 
 	// A container restart: the tmux server is gone, the job with it.

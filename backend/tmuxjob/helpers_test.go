@@ -11,6 +11,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -137,7 +138,7 @@ func (h *host) startAgent(t testing.TB, key string, env map[string]string, cwd s
 func (h *host) waitBaseline(t testing.TB, key string) *protocol.Baseline {
 	t.Helper()
 	var b *protocol.Baseline
-	eventually(t, "the harness reports a baseline", func() bool {
+	testutil.Eventually(t, "the harness reports a baseline", func() bool {
 		var err error
 		b, err = h.jobs.Baseline(ctxT(t), key)
 		return err == nil && b != nil
@@ -147,23 +148,10 @@ func (h *host) waitBaseline(t testing.TB, key string) *protocol.Baseline {
 
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// eventually polls cond for up to a minute (generous: the machine is
-// noisy); it asserts an outcome, not a time.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never happened: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func (h *host) lastRun(t testing.TB, key string, after int64) *protocol.Observation {
 	t.Helper()
 	var o *protocol.Observation
-	eventually(t, "turn settles", func() bool {
+	testutil.Eventually(t, "turn settles", func() bool {
 		var err error
 		o, err = h.jobs.LastRun(ctxT(t), protocol.LastRunParams{Base: base(key), AfterRuns: after})
 		if err != nil {

@@ -1,7 +1,6 @@
 package tmuxjob_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -25,28 +25,15 @@ func kindOf(err error) protocol.Kind {
 	return ""
 }
 
-// lockedBuf is a writer the view's output goes to.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 // runView runs a view command the way mu does: sh -c, stdin /dev/null.
-func runView(t *testing.T, v protocol.View) (*exec.Cmd, *lockedBuf) {
+func runView(t *testing.T, v protocol.View) (*exec.Cmd, *testutil.LockedBuffer) {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", v.Command)
 	cmd.Stdin = nil // /dev/null
 	for k, val := range v.Env {
 		cmd.Env = append(os.Environ(), k+"="+val)
 	}
-	out := &lockedBuf{}
+	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if v.Cwd != "" {
 		cmd.Dir = v.Cwd
@@ -77,9 +64,9 @@ func TestStartLookupStatusAttachStop(t *testing.T) {
 
 	// The view, run for real with stdin from /dev/null, shows the agent.
 	view, out := runView(t, res.View)
-	eventually(t, "the view shows the agent's banner", func() bool { return strings.Contains(out.String(), "mu test agent: ready") })
+	testutil.Eventually(t, "the view shows the agent's banner", func() bool { return strings.Contains(out.String(), "mu test agent: ready") })
 	h.send(t, key, "m1", "hello from the test")
-	eventually(t, "the view shows the turn", func() bool { return strings.Contains(out.String(), "[settled turn 1]") })
+	testutil.Eventually(t, "the view shows the turn", func() bool { return strings.Contains(out.String(), "[settled turn 1]") })
 	// Killing the view leaves the job running; attach gives a new one.
 	_ = view.Process.Kill()
 	_ = view.Wait()
@@ -91,7 +78,7 @@ func TestStartLookupStatusAttachStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, out2 := runView(t, v2)
-	eventually(t, "the new view shows the history", func() bool { return strings.Contains(out2.String(), "agent: hello from the test") })
+	testutil.Eventually(t, "the new view shows the history", func() bool { return strings.Contains(out2.String(), "agent: hello from the test") })
 
 	if err := h.jobs.Stop(ctx, key); err != nil {
 		t.Fatalf("stop: %v", err)
@@ -123,7 +110,7 @@ func TestStartIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job ran", func() bool { b, _ := os.ReadFile(count); return len(b) > 0 })
+	testutil.Eventually(t, "the job ran", func() bool { b, _ := os.ReadFile(count); return len(b) > 0 })
 	// Two more starts, one of them concurrent with a third.
 	var wg sync.WaitGroup
 	results := make([]protocol.JobStartResult, 2)
@@ -198,7 +185,7 @@ func TestExitCodeEnvAndCwd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st protocol.JobStatus
-	eventually(t, "the job ends", func() bool { st, _ = h.jobs.Status(ctx, "e"); return st.State == protocol.JobEnded })
+	testutil.Eventually(t, "the job ends", func() bool { st, _ = h.jobs.Status(ctx, "e"); return st.State == protocol.JobEnded })
 	if st.Exit == nil || *st.Exit != 7 {
 		t.Fatalf("status: %+v", st)
 	}
@@ -232,7 +219,7 @@ func TestLostWhenTmuxServerGoes(t *testing.T) {
 	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("l"), Key: "l", Spec: spec("trap '' HUP; sleep 1000; sleep 1000")}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job runs", func() bool { return len(marked(h.root)) >= 2 })
+	testutil.Eventually(t, "the job runs", func() bool { return len(marked(h.root)) >= 2 })
 	if err := exec.Command("tmux", "-S", filepath.Join(h.root, "tmux.sock"), "kill-server").Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +276,7 @@ func TestStopKillsTheWholeJob(t *testing.T) {
 	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("w"), Key: "w", Spec: spec(cmd)}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job's children run", func() bool { return len(marked(h.root)) >= 5 })
+	testutil.Eventually(t, "the job's children run", func() bool { return len(marked(h.root)) >= 5 })
 	if err := h.jobs.Stop(ctx, "w"); err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +317,7 @@ func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job saw its env", func() bool { b, _ := os.ReadFile(out); return string(b) == secret })
+	testutil.Eventually(t, "the job saw its env", func() bool { b, _ := os.ReadFile(out); return string(b) == secret })
 	st, _ := j.Status(ctx, "sec")
 	lk, _ := j.Lookup(ctx, protocol.LookupParams{Base: base("sec"), Key: "sec"})
 	if err := j.Stop(ctx, "sec"); err != nil {
