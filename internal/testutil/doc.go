@@ -3,7 +3,7 @@
 // (Eventually, Poll), and the one way a test gets a program to run — this
 // test binary itself as a named command (Main and Command, on testscript's
 // Main, as mvdan/sh does), or a main package built once per test binary
-// (Build, BuildShipped).
+// (Build, BuildRace, BuildShipped).
 //
 // It imports no package of this module, so that any test, protocol's and
 // protocol/caller's included, can use it. Driving a plugin through

@@ -34,8 +34,9 @@ func TestCommand(t *testing.T) {
 	}
 }
 
-// Build builds once per test binary, as the binary runs (-race or not),
-// and the file is one a plugin registration accepts (0755).
+// Build builds once per test binary, BuildRace as this binary runs (-race
+// or not), BuildShipped static; each file is one a plugin registration
+// accepts (0755).
 func TestBuild(t *testing.T) {
 	var wg sync.WaitGroup
 	paths := make([]string, 4)
@@ -48,20 +49,21 @@ func TestBuild(t *testing.T) {
 			t.Fatalf("built twice: %s and %s", paths[0], p)
 		}
 	}
-	want := map[bool]string{true: "race", false: "norace"}[Race]
-	if out, err := exec.Command(paths[0], "x").Output(); err != nil || string(out) != "x "+want+"\n" {
-		t.Fatalf("echoargs: %q %v, want %q", out, err, "x "+want)
-	}
+	raced := BuildRace(t, "./testdata/echoargs")
 	shipped := BuildShipped(t, "./testdata/echoargs")
-	if shipped == paths[0] {
-		t.Fatal("the shipped build is the test build")
+	if raced == paths[0] || shipped == paths[0] || raced == shipped {
+		t.Fatalf("one binary for two flavours: %s %s %s", paths[0], raced, shipped)
 	}
-	if out, err := exec.Command(shipped).Output(); err != nil || string(out) != " norace\n" {
-		t.Fatalf("shipped echoargs: %q %v", out, err)
-	}
-	for _, p := range []string{paths[0], shipped} {
-		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o755 {
-			t.Fatalf("%s: %v %v, want mode 0755", p, fi.Mode(), err)
+	for bin, want := range map[string]string{
+		paths[0]: "x norace",
+		raced:    "x " + map[bool]string{true: "race", false: "norace"}[Race],
+		shipped:  "x norace",
+	} {
+		if out, err := exec.Command(bin, "x").Output(); err != nil || string(out) != want+"\n" {
+			t.Fatalf("%s: %q %v, want %q", bin, out, err, want)
+		}
+		if fi, err := os.Stat(bin); err != nil || fi.Mode().Perm() != 0o755 {
+			t.Fatalf("%s: %v %v, want mode 0755", bin, fi.Mode(), err)
 		}
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// buildBenchPlugin is testdata/mu-plugin-bench, built once.
+// buildBenchPlugin is testdata/mu-plugin-bench, built once, static.
 func buildBenchPlugin(b *testing.B) string {
 	b.Helper()
-	return testutil.Build(b, "./testdata/mu-plugin-bench")
+	return testutil.BuildShipped(b, "./testdata/mu-plugin-bench")
 }
 
 // reportPercentiles adds p50 and p99 of the samples as metrics.
