@@ -2,7 +2,6 @@ package protocol_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,7 +82,7 @@ func TestEOFExitRealProcess(t *testing.T) {
 			// stdin EOF alone; the group is killed if the plugin is not gone
 			// within the grace (5 s).
 			rep := r.CloseStdin()
-			if killed(rep.Exit) {
+			if rep.LeaderKilled() {
 				t.Fatalf("the plugin did not exit within 5 s of stdin EOF: %+v", rep)
 			}
 			if mode == "polite" && !rep.Graceful {
@@ -91,16 +90,6 @@ func TestEOFExitRealProcess(t *testing.T) {
 			}
 		})
 	}
-}
-
-// killed reports whether a process's exit error is a kill by a signal.
-func killed(exit error) bool {
-	var ee *exec.ExitError
-	if !errors.As(exit, &ee) {
-		return false
-	}
-	ws, ok := ee.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled()
 }
 
 func hasChild(pgid int) bool {

@@ -79,6 +79,10 @@ type StopReport struct {
 	GroupEmpty bool
 }
 
+// LeaderKilled reports whether the stop had to kill the plugin itself: it
+// had not exited within the grace (what it left in its group aside).
+func (r StopReport) LeaderKilled() bool { return r.Killed > r.LeftAfterLeader }
+
 // Start registers-checks and starts the plugin, and runs the handshake with
 // every load rule. ctx bounds the handshake only; the plugin then lives
 // until Stop (or a stop that a deadline, a cancel, a violation or its exit

@@ -222,8 +222,8 @@ func TestIgnoringEOFIsKilled(t *testing.T) {
 	testutil.Eventually(t, "the child", func() bool { return strings.Contains(h.stderr.String(), "child ") })
 	start := time.Now()
 	rep := p.Stop()
-	if rep.Graceful || rep.Killed != 2 || !rep.GroupEmpty {
-		t.Fatalf("report %+v, want two killed, group empty", rep)
+	if rep.Graceful || rep.Killed != 2 || !rep.GroupEmpty || !rep.LeaderKilled() {
+		t.Fatalf("report %+v, want two killed, the leader among them, group empty", rep)
 	}
 	if waited := time.Since(start); waited < protocol.Grace {
 		t.Fatalf("killed after %v, before the 5 s grace", waited)
@@ -240,7 +240,7 @@ func TestLeaderExitKillsGroup(t *testing.T) {
 	p := h.start(t)
 	<-p.Done()
 	rep := p.Report()
-	if rep.LeftAfterLeader != 1 || rep.Graceful || !rep.GroupEmpty || !errors.Is(rep.Cause, ErrExited) && !errors.Is(rep.Cause, ErrStdoutClosed) {
+	if rep.LeftAfterLeader != 1 || rep.Graceful || !rep.GroupEmpty || rep.LeaderKilled() || !errors.Is(rep.Cause, ErrExited) && !errors.Is(rep.Cause, ErrStdoutClosed) {
 		t.Fatalf("report %+v", rep)
 	}
 	pid := 0
@@ -281,7 +281,7 @@ func TestCloseStdinOnly(t *testing.T) {
 	h := newHarness(t, "good", "good")
 	p := h.start(t)
 	rep := p.CloseStdin()
-	if !rep.Graceful || !rep.GroupEmpty || !errors.Is(rep.Cause, ErrHangup) {
+	if !rep.Graceful || !rep.GroupEmpty || rep.LeaderKilled() || !errors.Is(rep.Cause, ErrHangup) {
 		t.Fatalf("good plugin: %+v", rep)
 	}
 	if n := len(h.tr.Lines(Out)); n != 1 {
@@ -290,7 +290,7 @@ func TestCloseStdinOnly(t *testing.T) {
 	h = newHarness(t, "raw", "raw:ignore-eof")
 	h.cfg.StopGrace = 300 * time.Millisecond
 	p = h.start(t)
-	if rep := p.CloseStdin(); rep.Graceful || rep.Killed != 1 || !rep.GroupEmpty {
+	if rep := p.CloseStdin(); rep.Graceful || rep.Killed != 1 || !rep.GroupEmpty || !rep.LeaderKilled() {
 		t.Fatalf("EOF-ignoring plugin: %+v", rep)
 	}
 	if !strings.Contains(h.stderr.String(), "eof") || strings.Contains(h.stderr.String(), "shutdown") {
