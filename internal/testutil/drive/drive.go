@@ -9,6 +9,7 @@ package drive
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -99,18 +100,23 @@ func Call[T any](t testing.TB, p *Plugin, method string, params any) T {
 	return v
 }
 
+// Try invokes method with params and returns its result, or its error
+// reply; any other error (no valid answer) fails the test.
+func Try[T any](t testing.TB, p *Plugin, method string, params any) (T, *caller.RemoteError) {
+	t.Helper()
+	v, err := caller.Invoke[T](context.Background(), p.Plugin, method, params, p.budget(method, params))
+	var re *caller.RemoteError
+	if err != nil && !errors.As(err, &re) {
+		t.Fatalf("%s: %v, want an answer\n%s", method, err, p.Explain())
+	}
+	return v, re
+}
+
 // Err invokes method with params and returns its error reply, nil on
 // success; any other error (no valid answer) fails the test.
 func Err(t testing.TB, p *Plugin, method string, params any) *caller.RemoteError {
 	t.Helper()
-	_, err := p.Call(context.Background(), method, params, p.budget(method, params))
-	if err == nil {
-		return nil
-	}
-	var re *caller.RemoteError
-	if !errors.As(err, &re) {
-		t.Fatalf("%s: %v, want an answer\n%s", method, err, p.Explain())
-	}
+	_, re := Try[json.RawMessage](t, p, method, params)
 	return re
 }
 

@@ -50,7 +50,13 @@ func TestCallErrBudget(t *testing.T) {
 	if re := Err(t, p, protocol.MethodLinkExec, exec("x")); re != nil {
 		t.Fatalf("Err on success: %v", re)
 	}
-	if len(p.Wire.Lines(caller.Out)) != 5 || !strings.Contains(p.Explain(), "in {") {
+	if r, re := Try[protocol.ExecResult](t, p, protocol.MethodLinkExec, exec("y")); re != nil || r.Stdout != "10m0s" {
+		t.Fatalf("Try on success: %+v %v", r, re)
+	}
+	if r, re := Try[protocol.ExecResult](t, p, protocol.MethodLinkExec, exec("fail")); re == nil || re.Kind != protocol.Human || r.Stdout != "" {
+		t.Fatalf("Try on an error reply: %+v %v", r, re)
+	}
+	if len(p.Wire.Lines(caller.Out)) != 7 || !strings.Contains(p.Explain(), "in {") {
 		t.Fatalf("the wire: %s", p.Explain())
 	}
 }
