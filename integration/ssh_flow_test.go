@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -203,23 +204,7 @@ func TestSSHIdentityAgent(t *testing.T) {
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("authorizing the agent key: %v: %s", err, out)
 	}
-	sock := filepath.Join(dir, "agent.sock")
-	agent := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	sshAdd := exec.Command("ssh-add", key)
-	sshAdd.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-	if out, err := sshAdd.CombinedOutput(); err != nil {
-		t.Fatalf("ssh-add: %v: %s", err, out)
-	}
+	sock := testsshd.Agent(t, key)
 	os.Remove(key)
 	ah, ap, _ := strings.Cut(e.HostA, ":")
 	cfg := filepath.Join(dir, "ssh_config")

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // SSHD is the OpenSSH daemon the helper runs.
@@ -337,4 +339,26 @@ func descendants(pid int) []int {
 		out = append(out, p)
 	}
 	return out
+}
+
+// Agent starts an ssh-agent on its own socket without touching
+// SSH_AUTH_SOCK, loaded with keys, stops it when the test ends, and
+// returns the socket.
+func Agent(t testing.TB, keys ...string) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("testsshd: ssh-agent: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	testutil.Poll(testutil.Patience, func() bool { _, err := os.Stat(sock); return err == nil })
+	for _, k := range keys {
+		add := exec.Command("ssh-add", k)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err := add.CombinedOutput(); err != nil {
+			t.Fatalf("testsshd: ssh-add: %v: %s", err, out)
+		}
+	}
+	return sock
 }
