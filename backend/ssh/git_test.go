@@ -1,7 +1,6 @@
 package ssh
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/protocol"
 )
 
 func git(t testing.TB, dir string, args ...string) string {
@@ -34,18 +32,6 @@ git rev-parse HEAD`, name, n)
 	return strings.TrimSpace(d.mustExec("box", script))
 }
 
-func (d *driver) link(method string, p map[string]any) (protocol.ExecResult, reply) {
-	d.t.Helper()
-	r := d.call(method, p)
-	var res protocol.ExecResult
-	if r.Error == nil {
-		if err := json.Unmarshal(r.Result, &res); err != nil {
-			d.t.Fatal(err)
-		}
-	}
-	return res, r
-}
-
 func fetchParams(host, remote, local string, timeout time.Duration) map[string]any {
 	p := base(host, timeout)
 	p["remoteCwd"], p["localRepo"], p["timeoutMs"] = remote, local, timeout.Milliseconds()
@@ -60,15 +46,15 @@ func pushParams(host, local, remote, rev string, timeout time.Duration) map[stri
 
 func TestFetch(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	head := remoteRepo(t, d, "fetch-src", 30)
 	local := t.TempDir()
 	git(t, local, "init", "-q")
 	trace := filepath.Join(t.TempDir(), "trace")
 	t.Setenv("GIT_TRACE_PACKET", trace)
 	res, r := d.link("link.fetch", fetchParams("box", "fetch-src", local, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("fetch: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("fetch: %+v %+v", res, r)
 	}
 	fh, _ := os.ReadFile(filepath.Join(local, ".git", "FETCH_HEAD"))
 	if !strings.HasPrefix(string(fh), head) {
@@ -83,14 +69,14 @@ func TestFetch(t *testing.T) {
 	}
 	// A repo that is not there fails with git's own message.
 	res, r = d.link("link.fetch", fetchParams("box", "no-such-repo", local, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode == 0 || !strings.Contains(res.Stderr, "no-such-repo") {
-		t.Fatalf("fetch of a missing repo: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode == 0 || !strings.Contains(res.Stderr, "no-such-repo") {
+		t.Fatalf("fetch of a missing repo: %+v %+v", res, r)
 	}
 }
 
 func TestPush(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	local := t.TempDir()
 	git(t, local, "init", "-q")
 	for i := 0; i < 3; i++ {
@@ -101,8 +87,8 @@ func TestPush(t *testing.T) {
 	rev := git(t, local, "rev-parse", "HEAD")
 	d.mustExec("box", "rm -rf push-dst")
 	res, r := d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("push: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("push: %+v %+v", res, r)
 	}
 	refs := d.mustExec("box", `cd push-dst/repo && git cat-file -e "`+rev+`^{commit}" && git for-each-ref --format='%(refname) %(objectname)' && ls -la --time-style=+%s .git/refs/mu/pushed`)
 	if !strings.Contains(refs, "refs/mu/pushed/"+rev+" "+rev) {
@@ -110,8 +96,8 @@ func TestPush(t *testing.T) {
 	}
 	// Idempotent: a repeat succeeds and touches nothing.
 	res, r = d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("repeat push: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("repeat push: %+v %+v", res, r)
 	}
 	again := d.mustExec("box", `cd push-dst/repo && git cat-file -e "`+rev+`^{commit}" && git for-each-ref --format='%(refname) %(objectname)' && ls -la --time-style=+%s .git/refs/mu/pushed`)
 	if again != refs {
@@ -120,13 +106,13 @@ func TestPush(t *testing.T) {
 	// A non-bare repo with a checked-out branch takes the push too.
 	d.mustExec("box", "rm -rf push-co && git init -q push-co && cd push-co && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m x")
 	res, r = d.link("link.push", pushParams("box", local, "push-co", rev, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("push into a checked-out repo: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("push into a checked-out repo: %+v %+v", res, r)
 	}
 	// Only full shas.
 	_, r = d.link("link.push", pushParams("box", local, "push-dst/repo", rev[:12], 60*time.Second))
-	if r.Error == nil || r.Error.Data.Kind != "permanent" {
-		t.Fatalf("short rev: want a permanent error, got %+v", r.Error)
+	if r == nil || r.Kind != "permanent" {
+		t.Fatalf("short rev: want a permanent error, got %+v", r)
 	}
 }
 
@@ -137,13 +123,13 @@ func TestFetchTimeoutStops(t *testing.T) {
 	old := watchdogSlack
 	watchdogSlack = 120
 	t.Cleanup(func() { watchdogSlack = old })
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	d.mustExec("box", "rm -rf hang-repo && git init -q hang-repo && rm hang-repo/.git/HEAD && mkfifo hang-repo/.git/HEAD")
 	local := t.TempDir()
 	git(t, local, "init", "-q")
 	res, r := d.link("link.fetch", fetchParams("box", "hang-repo", local, 3*time.Second))
-	if r.Error != nil {
-		t.Fatalf("fetch: %s", r.Error.Message)
+	if r != nil {
+		t.Fatalf("fetch: %s", r.Message)
 	}
 	if res.ExitCode != nil {
 		t.Fatalf("exitCode %d, want null on timeout (stderr %q)", *res.ExitCode, res.Stderr)
