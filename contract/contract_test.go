@@ -38,6 +38,20 @@ func run(t *testing.T, opts Options) *Report {
 	return rep
 }
 
+// passesAll fails the test for every check that failed, or skipped
+// without saying why.
+func passesAll(t *testing.T, rep *Report) {
+	t.Helper()
+	for _, r := range rep.Results {
+		switch {
+		case r.Status == Fail:
+			t.Errorf("FAIL %s: %s", r.Name, r.Reason)
+		case r.Status == Skip && r.Reason == "":
+			t.Errorf("SKIP %s says no why", r.Name)
+		}
+	}
+}
+
 func status(t *testing.T, rep *Report, name string) Result {
 	t.Helper()
 	r, ok := rep.Get(name)
@@ -56,14 +70,7 @@ func TestCleanFake(t *testing.T) {
 			if len(rep.Results) != len(Names()) {
 				t.Fatalf("%d results for %d checks", len(rep.Results), len(Names()))
 			}
-			for _, r := range rep.Results {
-				switch {
-				case r.Status == Fail:
-					t.Errorf("FAIL %s: %s", r.Name, r.Reason)
-				case r.Status == Skip && r.Reason == "":
-					t.Errorf("SKIP %s says no why", r.Name)
-				}
-			}
+			passesAll(t, rep)
 			t.Logf("the suite against the clean fake: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
 		})
 	}

@@ -22,14 +22,7 @@ func TestDockerPlugin(t *testing.T) {
 	rep := run(t, Options{Argv: []string{bin, "--image", image, "--label", testimage.Label + "=1"}, JobCmd: string(agent.Script),
 		Run: `^(registration|handshake|wire|process|link|host)/|^secrets/|^channel/after-runs$`})
 	t.Cleanup(func() { removeContainers(t, rep.RunID) })
-	for _, r := range rep.Results {
-		switch {
-		case r.Status == Fail:
-			t.Errorf("FAIL %s: %s", r.Name, r.Reason)
-		case r.Status == Skip && r.Reason == "":
-			t.Errorf("SKIP %s says no why", r.Name)
-		}
-	}
+	passesAll(t, rep)
 	for _, name := range []string{"host/acquire", "link/exec-timeout", "link/exec-timeout-remote", "link/fetch", "link/push", "process/eof-exit", "process/group", "channel/after-runs"} {
 		if r := status(t, rep, name); r.Status != Pass {
 			t.Errorf("%s %s: %s", name, r.Status, r.Reason)

@@ -14,13 +14,6 @@ func TestSSHPlugin(t *testing.T) {
 	srv := testsshd.Start(t, testsshd.Options{})
 	bin := testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
 	rep := run(t, Options{Host: srv.Alias, Argv: []string{bin, "--config", srv.Config, "--known-hosts", srv.KnownHosts, "--identity", srv.UserKey}})
-	for _, r := range rep.Results {
-		switch {
-		case r.Status == Fail:
-			t.Errorf("FAIL %s: %s", r.Name, r.Reason)
-		case r.Status == Skip && r.Reason == "":
-			t.Errorf("SKIP %s says no why", r.Name)
-		}
-	}
+	passesAll(t, rep)
 	t.Logf("the suite against mu-plugin-ssh: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
 }
