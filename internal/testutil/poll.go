@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -33,4 +34,11 @@ func Poll(d time.Duration, cond func() bool) bool {
 		pause = min(2*pause, 100*time.Millisecond)
 	}
 	return true
+}
+
+// Context is a context that ends after d, or when the test ends.
+func Context(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
 }
