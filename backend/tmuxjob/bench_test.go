@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -13,7 +14,7 @@ import (
 // channel.baseline polled until the harness reports (mu's readiness).
 func BenchmarkStartToBaseline(b *testing.B) {
 	h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
-	ctx := ctxT(b)
+	ctx := testutil.Context(b, 2*time.Minute)
 	for i := 0; b.Loop(); i++ {
 		key := fmt.Sprintf("bs-%d", i)
 		if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sh " + shq(h.agent))}); err != nil {
@@ -44,7 +45,7 @@ func BenchmarkSendToSettled(b *testing.B) {
 	for _, workMs := range []int{0, 100} {
 		b.Run(fmt.Sprintf("work=%dms", workMs), func(b *testing.B) {
 			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
-			ctx := ctxT(b)
+			ctx := testutil.Context(b, 2*time.Minute)
 			key := "bt"
 			h.startAgent(b, key, nil, "")
 			var runs int64
@@ -86,7 +87,7 @@ func BenchmarkSendToSettled(b *testing.B) {
 // BenchmarkReadStates: one channel read, one Runner round trip.
 func BenchmarkReadStates(b *testing.B) {
 	h := newHost(b)
-	ctx := ctxT(b)
+	ctx := testutil.Context(b, 2*time.Minute)
 	key := "br"
 	h.startAgent(b, key, nil, "")
 	p := protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/testutil"
@@ -16,7 +17,7 @@ import (
 
 func TestSendBusySettledRunsDense(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c1"
 	h.startAgent(t, key, nil, "")
 	b, _ := h.jobs.Baseline(ctx, key)
@@ -64,7 +65,7 @@ func TestSendBusySettledRunsDense(t *testing.T) {
 
 func TestReceiptExactAndResendDeduped(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c2"
 	h.startAgent(t, key, nil, "")
 	r, err := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m1"})
@@ -116,7 +117,7 @@ func (d *dropRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]by
 
 func TestDeliveryResolvedByReceiptAfterLostAnswer(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c3"
 	h.startAgent(t, key, nil, "")
 	dr := &dropRunner{Runner: tmuxjob.LocalRunner{}, drop: "send"}
@@ -139,7 +140,7 @@ func TestDeliveryResolvedByReceiptAfterLostAnswer(t *testing.T) {
 
 func TestBlockedThenAnswered(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c4"
 	h.startAgent(t, key, nil, "")
 	// Nothing pending: an answer is refused, unless forced.
@@ -188,7 +189,7 @@ func TestBlockedThenAnswered(t *testing.T) {
 
 func TestInterruptAndAbort(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c5"
 	h.startAgent(t, key, nil, "")
 	h.send(t, key, "m1", "long [[ms:600000]]")
@@ -264,14 +265,14 @@ func TestHostileTextDeliveredVerbatim(t *testing.T) {
 	if _, err := os.Stat("/tmp/x"); err == nil {
 		t.Log("note: /tmp/x exists (not necessarily ours)")
 	}
-	if st, _ := h.jobs.Status(ctxT(t), key); st.State != protocol.JobRunning {
+	if st, _ := h.jobs.Status(testutil.Context(t, 2*time.Minute), key); st.State != protocol.JobRunning {
 		t.Fatalf("the agent did not survive the texts: %+v", st)
 	}
 }
 
 func TestCommandFreshExpectIncarnationAndCommit(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c7"
 	repo := filepath.Join(h.root, "repo")
 	for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"}} {

@@ -1,9 +1,7 @@
 package tmuxjob_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -17,35 +15,19 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// cliExec runs argv in a container through `docker exec -i`: the same
-// shape as the docker backend's exec, over the CLI.
-type cliExec struct{ ctr string }
-
-func (c cliExec) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, []byte, int, error) {
-	cmd := exec.CommandContext(ctx, "docker", append([]string{"exec", "-i", c.ctr}, argv...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return out.Bytes(), errb.Bytes(), ee.ExitCode(), nil
-	}
-	return out.Bytes(), errb.Bytes(), 0, err
-}
-
 // The whole job and channel in the project's test image, as the docker
 // backend will run them: every tool the scripts need is in the image, and a
 // container restart reads lost.
 func TestInTheTestImage(t *testing.T) {
 	image := testimage.Ensure(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--init", "--label", testimage.Label+"=1", image).CombinedOutput()
 	if err != nil {
 		t.Fatalf("docker run: %v %s", err, out)
 	}
 	ctr := strings.TrimSpace(string(out))
 	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", ctr).Run() })
-	r := cliExec{ctr}
+	r := testimage.Exec{Container: ctr}
 	j, err := tmuxjob.New(r, tmuxjob.Options{Root: "/home/mu/.mu-jobs", Kind: "tmux", Channel: "tmux-test", Poll: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -119,14 +101,14 @@ func TestInTheTestImage(t *testing.T) {
 func testContainer(tb testing.TB) (*host, string) {
 	tb.Helper()
 	image := testimage.Ensure(tb)
-	ctx := ctxT(tb)
+	ctx := testutil.Context(tb, 2*time.Minute)
 	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--init", "--label", testimage.Label+"=1", image).CombinedOutput()
 	if err != nil {
 		tb.Fatalf("docker run: %v %s", err, out)
 	}
 	ctr := strings.TrimSpace(string(out))
 	tb.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", ctr).Run() })
-	r := cliExec{ctr}
+	r := testimage.Exec{Container: ctr}
 	j, err := tmuxjob.New(r, tmuxjob.Options{Root: "/home/mu/.mu-jobs", Kind: "tmux", Channel: "tmux-test", Poll: 20 * time.Millisecond})
 	if err != nil {
 		tb.Fatal(err)
@@ -143,7 +125,7 @@ func testContainer(tb testing.TB) (*host, string) {
 func BenchmarkInTheTestImage(b *testing.B) {
 	b.Run("start-to-baseline", func(b *testing.B) {
 		h, _ := testContainer(b)
-		ctx := ctxT(b)
+		ctx := testutil.Context(b, 2*time.Minute)
 		for i := 0; b.Loop(); i++ {
 			key := fmt.Sprintf("bs-%d", i)
 			if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sh " + shq(h.agent))}); err != nil {
@@ -167,7 +149,7 @@ func BenchmarkInTheTestImage(b *testing.B) {
 	})
 	b.Run("send-to-settled/work=100ms", func(b *testing.B) {
 		h, _ := testContainer(b)
-		ctx := ctxT(b)
+		ctx := testutil.Context(b, 2*time.Minute)
 		h.startAgent(b, "bt", nil, "")
 		var runs int64
 		start := time.Now()
@@ -189,7 +171,7 @@ func BenchmarkInTheTestImage(b *testing.B) {
 }
 
 func handleOf(t *testing.T, j *tmuxjob.Jobs, key string) string {
-	lk, err := j.Lookup(ctxT(t), protocol.LookupParams{Base: base(key), Key: key})
+	lk, err := j.Lookup(testutil.Context(t, 2*time.Minute), protocol.LookupParams{Base: base(key), Key: key})
 	if err != nil || lk.Found == nil {
 		t.Fatalf("lookup: %+v %v", lk, err)
 	}

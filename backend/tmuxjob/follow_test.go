@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/testutil"
@@ -56,7 +57,7 @@ func TestFollowViewOverRunner(t *testing.T) {
 	if !strings.Contains(s, big) || !strings.Contains(s, "[mu: the job ended, exit 3]") {
 		t.Fatalf("view output: %s", drive.Tail(s))
 	}
-	if st, _ := h.jobs.Status(ctxT(t), key); st.State != protocol.JobEnded || *st.Exit != 3 {
+	if st, _ := h.jobs.Status(testutil.Context(t, 2*time.Minute), key); st.State != protocol.JobEnded || *st.Exit != 3 {
 		t.Fatalf("status: %+v", st)
 	}
 }

@@ -102,12 +102,6 @@ func marked(root string) []int {
 	return out
 }
 
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func base(key string) protocol.Base {
 	return protocol.Base{Deadline: time.Now().Add(time.Minute).UnixMilli(),
 		Target: protocol.Target{Host: protocol.HostRef{Name: "local"}, Job: &protocol.JobRef{Kind: "tmux", Key: key},
@@ -127,7 +121,7 @@ func (h *host) startAgent(t testing.TB, key string, env map[string]string, cwd s
 		s.Env = env
 	}
 	s.Cwd = cwd
-	res, err := h.jobs.Start(ctxT(t), protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
+	res, err := h.jobs.Start(testutil.Context(t, 2*time.Minute), protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -140,7 +134,7 @@ func (h *host) waitBaseline(t testing.TB, key string) *protocol.Baseline {
 	var b *protocol.Baseline
 	testutil.Eventually(t, "the harness reports a baseline", func() bool {
 		var err error
-		b, err = h.jobs.Baseline(ctxT(t), key)
+		b, err = h.jobs.Baseline(testutil.Context(t, 2*time.Minute), key)
 		return err == nil && b != nil
 	})
 	return b
@@ -153,7 +147,7 @@ func (h *host) lastRun(t testing.TB, key string, after int64) *protocol.Observat
 	var o *protocol.Observation
 	testutil.Eventually(t, "turn settles", func() bool {
 		var err error
-		o, err = h.jobs.LastRun(ctxT(t), protocol.LastRunParams{Base: base(key), AfterRuns: after})
+		o, err = h.jobs.LastRun(testutil.Context(t, 2*time.Minute), protocol.LastRunParams{Base: base(key), AfterRuns: after})
 		if err != nil {
 			t.Fatalf("lastRun: %v", err)
 		}
@@ -164,7 +158,7 @@ func (h *host) lastRun(t testing.TB, key string, after int64) *protocol.Observat
 
 func (h *host) send(t testing.TB, key, msgID, text string) protocol.SendResult {
 	t.Helper()
-	r, err := h.jobs.Send(ctxT(t), protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
+	r, err := h.jobs.Send(testutil.Context(t, 2*time.Minute), protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
 	if err != nil {
 		t.Fatalf("send %s: %v", msgID, err)
 	}
@@ -173,7 +167,7 @@ func (h *host) send(t testing.TB, key, msgID, text string) protocol.SendResult {
 
 func (h *host) reading(t testing.TB, key string) protocol.Reading {
 	t.Helper()
-	m, err := h.jobs.ReadStates(ctxT(t), protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}})
+	m, err := h.jobs.ReadStates(testutil.Context(t, 2*time.Minute), protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}})
 	if err != nil {
 		t.Fatalf("readStates: %v", err)
 	}

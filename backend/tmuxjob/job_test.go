@@ -47,7 +47,7 @@ func runView(t *testing.T, v protocol.View) (*exec.Cmd, *testutil.LockedBuffer) 
 
 func TestStartLookupStatusAttachStop(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "job-1"
 	res := h.startAgent(t, key, nil, "")
 	if !strings.HasPrefix(res.Handle, "mu-") || res.View.Command == "" || res.View.Env == nil {
@@ -102,7 +102,7 @@ func TestStartLookupStatusAttachStop(t *testing.T) {
 
 func TestStartIsIdempotent(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	count := filepath.Join(h.root, "count")
 	s := spec("echo run >> " + shq(count) + "; exec sleep 1000")
 	p := protocol.JobStartParams{Base: base("k"), Key: "k", Spec: s}
@@ -139,7 +139,7 @@ func TestStartIsIdempotent(t *testing.T) {
 
 func TestFencedLookupMakesNoneFinal(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	lk, err := h.jobs.Lookup(ctx, protocol.LookupParams{Base: base("f"), Key: "f"})
 	if err != nil || !lk.None {
 		t.Fatalf("unfenced lookup of an unknown key: %+v %v", lk, err)
@@ -172,7 +172,7 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 
 func TestExitCodeEnvAndCwd(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	dir := filepath.Join(h.root, "work dir")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestExitCodeEnvAndCwd(t *testing.T) {
 
 func TestLostWhenTmuxServerGoes(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	// The job ignores HUP, like an agent that survives its terminal: lost
 	// must still be reported, and stop must still find and kill it.
 	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("l"), Key: "l", Spec: spec("trap '' HUP; sleep 1000; sleep 1000")}); err != nil {
@@ -247,7 +247,7 @@ func TestRunnerFailureIsUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	if st, err := j.Status(ctx, "k"); err != nil || st.State != protocol.JobUnknown || st.Reason == "" {
 		t.Fatalf("status: %+v %v", st, err)
 	}
@@ -270,7 +270,7 @@ func TestRunnerFailureIsUnknown(t *testing.T) {
 
 func TestStopKillsTheWholeJob(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	// Background children, one in a group of its own (job control).
 	cmd := "sleep 1000 & (sleep 1000 &) ; set -m; sleep 1000 & exec sleep 1000"
 	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("w"), Key: "w", Spec: spec(cmd)}); err != nil {
@@ -308,7 +308,7 @@ func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	secret := "canary-7f3e9b1d"
 	out := filepath.Join(h.root, "seen")
 	s := spec(`printf '%s' "$TOKEN" > ` + shq(out) + `; exec sleep 1000`)
@@ -343,7 +343,7 @@ func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
 // first of them starts: every one runs, each in its own session.
 func TestConcurrentStartsOfManyKeys(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	const n = 6
 	var wg sync.WaitGroup
 	handles := make([]string, n)
@@ -379,7 +379,7 @@ func TestConcurrentStartsOfManyKeys(t *testing.T) {
 }
 
 func TestCheckStepsSayWhatIsMissing(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	// A host whose PATH has none of the tools, and a root no one can make.
 	j, err := tmuxjob.New(tmuxjob.LocalRunner{Env: []string{"PATH=/nonexistent", "HOME=/"}},
 		tmuxjob.Options{Root: "/proc/mu-jobs", Kind: "tmux", Channel: "c"})
@@ -405,7 +405,7 @@ func TestCheckStepsSayWhatIsMissing(t *testing.T) {
 // the integration suite's SIGKILL drill for job.stop.
 func TestStartRacingLastSessionStop(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	for i := 0; i < 20; i++ {
 		a, b := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
 		if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(a), Key: a, Spec: spec("exec sleep 1000")}); err != nil {

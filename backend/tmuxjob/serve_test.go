@@ -237,7 +237,7 @@ func TestWatchSpansManyWaitRuns(t *testing.T) {
 	h := newHost(t, func(o *tmuxjob.Options) { o.Poll = 5 * time.Millisecond }) // a run: ~0.5 s
 	key := "long"
 	h.startAgent(t, key, nil, "")
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	zero := int64(0)
 	_, run, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &zero})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
@@ -62,11 +63,11 @@ func (a agentEnv) watchInc(t *testing.T, after int64, inc string) caller.Notific
 // watchP runs channel.watch and waits for its one notification.
 func (a agentEnv) watchP(t *testing.T, params protocol.WatchParams) caller.Notification {
 	t.Helper()
-	w, err := a.p.Watch(ctx(t), params, 0)
+	w, err := a.p.Watch(testutil.Context(t, time.Minute), params, 0)
 	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}
-	n, err := w.Wait(ctx(t))
+	n, err := w.Wait(testutil.Context(t, time.Minute))
 	if err != nil {
 		t.Fatalf("watch wait: %v\n%s", err, a.p.Explain())
 	}
@@ -214,7 +215,7 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 
 	// fresh restarts the session: a new incarnation, runs from 0, and a
 	// watch open across it ends with watch/restarted.
-	w, err := p.Watch(ctx(t), protocol.WatchParams{Base: protocol.Base{Target: a.t}}, 0)
+	w, err := p.Watch(testutil.Context(t, time.Minute), protocol.WatchParams{Base: protocol.Base{Target: a.t}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	if *fr.Baseline != 0 {
 		t.Fatalf("fresh baseline %d", *fr.Baseline)
 	}
-	n, err := w.Wait(ctx(t))
+	n, err := w.Wait(testutil.Context(t, time.Minute))
 	if err != nil || n.Restarted == nil || n.Restarted.Incarnation == a.start.Baseline.Incarnation {
 		t.Fatalf("watch across fresh: %v %s", err, n.Params)
 	}
@@ -315,7 +316,7 @@ func TestOversizeTurnTextIsCutToFit(t *testing.T) {
 	if err := enc.Encode(a.sendP(strings.Repeat("<", 300<<10), "m-big")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Call(ctx(t), protocol.MethodChannelSend, json.RawMessage(raw.Bytes()), 0); err != nil {
+	if _, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodChannelSend, json.RawMessage(raw.Bytes()), 0); err != nil {
 		t.Fatalf("send: %v", err)
 	}
 	n := a.watchInc(t, 0, "")

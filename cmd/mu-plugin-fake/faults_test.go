@@ -48,11 +48,11 @@ func TestInvalidMessageFaults(t *testing.T) {
 				a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
 				a.send(t, "hi", "m1")
 				zero := int64(0)
-				if w, err := p.Watch(ctx(t), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: &zero}, 0); err == nil {
-					w.Wait(ctx(t))
+				if w, err := p.Watch(testutil.Context(t, time.Minute), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: &zero}, 0); err == nil {
+					w.Wait(testutil.Context(t, time.Minute))
 				}
 			} else {
-				p.Call(ctx(t), protocol.MethodLinkExec, execP("box", "true", ".", 5000), 0)
+				p.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 5000), 0)
 			}
 			select {
 			case <-p.Stopping():
@@ -70,7 +70,7 @@ func TestInvalidMessageFaults(t *testing.T) {
 // The same raw lines at startup, before the handshake's answer.
 func TestStartupFaultBreaksTheHandshake(t *testing.T) {
 	s := scenario(t, `{"method":"initialize","fault":"not-json"}`)
-	_, err := caller.Start(ctx(t), caller.Config{Name: "fake", Argv: []string{plugin(t), "--scenario", s}, Env: []string{markEnv + "=1"}})
+	_, err := caller.Start(testutil.Context(t, time.Minute), caller.Config{Name: "fake", Argv: []string{plugin(t), "--scenario", s}, Env: []string{markEnv + "=1"}})
 	var lr *caller.LoadRefusal
 	if !errors.As(err, &lr) {
 		t.Fatalf("start with a not-JSON line first: %v, want a load refusal", err)
@@ -115,12 +115,12 @@ func TestDelayHangAndReplyFaults(t *testing.T) {
 	// A delay past the call's deadline: the plugin gives up at the deadline
 	// (its context ends), so the call fails one way or the other.
 	d := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"delay","ms":600000}`))
-	if _, err := d.Call(ctx(t), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second); err == nil {
+	if _, err := d.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second); err == nil {
 		t.Fatal("a call delayed past its deadline succeeded")
 	}
 	// A hang ignores even $/cancel: the call is unanswered.
 	h := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"hang"}`))
-	_, err := h.Call(ctx(t), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second)
+	_, err := h.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second)
 	var re *caller.RemoteError
 	if !errors.Is(err, caller.ErrUnanswered) || errors.As(err, &re) {
 		t.Fatalf("hang: %v, want unanswered", err)
@@ -136,7 +136,7 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 	}{{fake.FaultCrashBefore, false}, {fake.FaultCrashAfter, true}} {
 		state := t.TempDir()
 		p := start(t, "--state", state, "--scenario", scenario(t, `{"method":"host.acquire","fault":"`+c.fault+`"}`))
-		_, err := p.Call(ctx(t), protocol.MethodHostAcquire, acquireP("k", nil), 0)
+		_, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP("k", nil), 0)
 		if !errors.Is(err, caller.ErrUnanswered) {
 			t.Fatalf("%s: %v, want unanswered", c.fault, err)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -46,12 +45,6 @@ func start(t testing.TB, args ...string) *drive.Plugin {
 		}
 	})
 	return p
-}
-
-func ctx(t testing.TB) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return c
 }
 
 func host(name string) protocol.Target { return protocol.Target{Host: protocol.HostRef{Name: name}} }

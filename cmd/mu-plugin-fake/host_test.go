@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -84,7 +85,7 @@ func TestHostLookupPendingThenNone(t *testing.T) {
 	slow := start(t, "--state", state)
 	done := make(chan error, 1)
 	go func() {
-		_, err := slow.Call(ctx(t), protocol.MethodHostAcquire, acquireP("slow", map[string]string{"boot": "60s"}), 0)
+		_, err := slow.Call(testutil.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP("slow", map[string]string{"boot": "60s"}), 0)
 		done <- err
 	}()
 	other := start(t, "--state", state)

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -89,7 +91,7 @@ func TestExecOutputPastTheCapAndBinaryGiveAValidReply(t *testing.T) {
 		"long":     "yes 'a line of text' | head -c 5000000",
 		"escaping": "yes '<&>\"' | head -c 2000000",
 	} {
-		raw, err := p.Call(ctx(t), protocol.MethodLinkExec, execP("box", script, ".", 20000), 0)
+		raw, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", script, ".", 20000), 0)
 		if err != nil {
 			t.Fatalf("%s: %v (the reply must stay a valid message)", name, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
@@ -51,7 +52,7 @@ func TestStateTwoInvocationsAtOnce(t *testing.T) {
 		go func(i int, p *drive.Plugin) {
 			defer wg.Done()
 			for k := 0; k < n; k++ {
-				if _, err := p.Call(ctx(t), protocol.MethodHostAcquire, acquireP(fmt.Sprintf("p%d-k%d", i, k), nil), 0); err != nil {
+				if _, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP(fmt.Sprintf("p%d-k%d", i, k), nil), 0); err != nil {
 					t.Errorf("acquire: %v", err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -159,7 +160,7 @@ func TestResolveSettledIntent(t *testing.T) {
 	gone(t, p1)
 	p2 := dd(t, "dedupe", state, "")
 	wantState(t, resolve(t, j, p2, in), Found, "")
-	if _, err := j.Resolve(tctx(t), p2.Plugin, in); !errors.Is(err, ErrNoIntent) {
+	if _, err := j.Resolve(testutil.Context(t, time.Minute), p2.Plugin, in); !errors.Is(err, ErrNoIntent) {
 		t.Fatalf("a settled intent resolved again: %v", err)
 	}
 	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 1 {

@@ -6,7 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -56,7 +58,7 @@ func TestAcquireCrashBeforeFencedNoneThenRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p2.Send(tctx(t), r, 0)
+	_, err = p2.Send(testutil.Context(t, time.Minute), r, 0)
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
 		t.Fatalf("the delayed acquire after a fenced none: %v, want a permanent refusal", err)
@@ -95,7 +97,7 @@ func TestJobStartCrashBeforeFencedNoneThenRefused(t *testing.T) {
 	p2 := fake(t, state, nil)
 	wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
 	r, _ := caller.NewRequest(in.Method, in.Params)
-	_, err := p2.Send(tctx(t), r, 0)
+	_, err := p2.Send(testutil.Context(t, time.Minute), r, 0)
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
 		t.Fatalf("the delayed start after a fenced none: %v, want a permanent refusal", err)
@@ -273,7 +275,7 @@ func TestIntentOnDisk(t *testing.T) {
 	// A second Effect of the same key sends nothing while it is unresolved.
 	gone(t, p1)
 	p2 := fake(t, state, nil)
-	if _, _, err := j.Effect(tctx(t), p2.Plugin, protocol.MethodHostAcquire, "", acquireP("k1")); !errors.Is(err, ErrUnresolved) || !errors.Is(err, caller.ErrNotSent) {
+	if _, _, err := j.Effect(testutil.Context(t, time.Minute), p2.Plugin, protocol.MethodHostAcquire, "", acquireP("k1")); !errors.Is(err, ErrUnresolved) || !errors.Is(err, caller.ErrNotSent) {
 		t.Fatalf("Effect over an unresolved intent: %v", err)
 	}
 	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 0 {

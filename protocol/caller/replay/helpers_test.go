@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -83,12 +82,6 @@ func gone(t *testing.T, p *drive.Plugin) {
 	}
 }
 
-func tctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return c
-}
-
 func openJ(t *testing.T) *Journal {
 	t.Helper()
 	j, err := Open(t.TempDir())
@@ -166,7 +159,7 @@ func (w fakeWorld) deliveries(agent, text string) int {
 // effect runs j.Effect and wants an unknown outcome with its intent kept.
 func unknownEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, params any) *Intent {
 	t.Helper()
-	_, in, err := j.Effect(tctx(t), p.Plugin, method, "", params)
+	_, in, err := j.Effect(testutil.Context(t, time.Minute), p.Plugin, method, "", params)
 	if err == nil || in == nil {
 		t.Fatalf("%s: err %v, intent %v: want an unknown outcome", method, err, in)
 	}
@@ -178,7 +171,7 @@ func unknownEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, par
 
 func mustEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, params any) json.RawMessage {
 	t.Helper()
-	res, in, err := j.Effect(tctx(t), p.Plugin, method, "", params)
+	res, in, err := j.Effect(testutil.Context(t, time.Minute), p.Plugin, method, "", params)
 	if err != nil || in != nil {
 		t.Fatalf("%s: %v (intent %v)", method, err, in)
 	}
@@ -187,7 +180,7 @@ func mustEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, params
 
 func resolve(t *testing.T, j *Journal, p *drive.Plugin, in *Intent) Outcome {
 	t.Helper()
-	out, err := j.Resolve(tctx(t), p.Plugin, in)
+	out, err := j.Resolve(testutil.Context(t, time.Minute), p.Plugin, in)
 	if err != nil {
 		t.Fatalf("resolve: %v", err)
 	}
