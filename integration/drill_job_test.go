@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
@@ -61,7 +63,7 @@ func TestDrillKillJobStart(t *testing.T) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
 		return effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, func() error {
-			return d.p.JobStop(ctxFor(t, time.Minute), d.stopParams(key, name))
+			return d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name))
 		}, nil
 	})
 	runDrill(t, "kill-job.start", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -92,7 +94,7 @@ func TestDrillKillJobStart(t *testing.T) {
 		} else if n != want {
 			good = false
 		}
-		if err := d.p.JobStop(ctxFor(t, time.Minute), d.stopParams(key, name)); err != nil {
+		if err := d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
 			t.Errorf("%s: job.stop: %v", key, err)
 			good = false
 		}
@@ -107,7 +109,7 @@ func TestDrillKillJobStop(t *testing.T) {
 	d := newJobDrill(t)
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
-		if _, err := d.p.JobStart(ctxFor(t, time.Minute), d.startParams(key, name)); err != nil {
+		if _, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name)); err != nil {
 			return effectCall{}, nil, err
 		}
 		_, err := d.agents(key, 1)
@@ -115,7 +117,7 @@ func TestDrillKillJobStop(t *testing.T) {
 	})
 	runDrill(t, "kill-job.stop", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("jx-%s-%d", d.run, i), fmt.Sprintf("b%d", i)
-		if _, err := d.p.JobStart(ctxFor(t, time.Minute), d.startParams(key, name)); err != nil {
+		if _, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name)); err != nil {
 			t.Errorf("%s: job.start: %v", key, err)
 			return "error", false
 		}
@@ -135,7 +137,7 @@ func TestDrillKillJobStop(t *testing.T) {
 				t.Errorf("%s: stop never sent, and %v", key, err)
 				return out.how, false
 			}
-			if err := d.p.JobStop(ctxFor(t, time.Minute), d.stopParams(key, name)); err != nil {
+			if err := d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
 				t.Errorf("%s: job.stop: %v", key, err)
 				return out.how, false
 			}
@@ -148,7 +150,7 @@ func TestDrillKillJobStop(t *testing.T) {
 			t.Errorf("%s: stopped (%s), and %v", key, out.how, err)
 			good = false
 		}
-		st, err := d.p.JobStatus(ctxFor(t, time.Minute), jobTarget(d.host, key, "", name))
+		st, err := d.p.JobStatus(testutil.Context(t, time.Minute), jobTarget(d.host, key, "", name))
 		if err != nil || st.State != protocol.JobEnded {
 			t.Errorf("%s: stopped (%s), and job.status %+v %v", key, out.how, st, err)
 			good = false
@@ -164,12 +166,12 @@ func TestDrillKillJobStop(t *testing.T) {
 func TestDrillKillChannelSend(t *testing.T) {
 	d := newJobDrill(t)
 	key, name := "chan-"+d.run, "chan"
-	res, err := d.p.JobStart(ctxFor(t, time.Minute), d.startParams(key, name))
+	res, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	jt := jobTarget(d.host, key, res.Handle, name)
-	waitBaseline(t, ctxFor(t, time.Minute), d.p.Plugin, jt)
+	drive.Baseline(t, testutil.Context(t, time.Minute), d.p.Plugin, jt)
 	send := func(msgID string) protocol.SendParams {
 		return protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "drill " + msgID, MsgID: msgID, Mode: protocol.ModeFollowUp}
 	}
@@ -202,7 +204,7 @@ func TestDrillKillChannelSend(t *testing.T) {
 					t.Errorf("%s: %v", msgID, err)
 				}
 			}
-			if _, _, err := d.j.Effect(ctxFor(t, time.Minute), d.p.Plugin, protocol.MethodChannelSend, "", send(msgID)); err != nil {
+			if _, _, err := d.j.Effect(testutil.Context(t, time.Minute), d.p.Plugin, protocol.MethodChannelSend, "", send(msgID)); err != nil {
 				t.Errorf("%s: the send again: %v", msgID, err)
 				return out.how, false
 			}
@@ -216,7 +218,7 @@ func TestDrillKillChannelSend(t *testing.T) {
 		}
 		return out.how, true
 	})
-	if err := d.p.JobStop(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if err := d.p.JobStop(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Errorf("job.stop: %v", err)
 	}
 }

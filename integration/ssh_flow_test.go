@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -26,7 +27,7 @@ func hostTarget(name string) protocol.Target {
 func TestSSHFlowThroughBastion(t *testing.T) {
 	e := getEnv(t)
 	p := startPlugin(t, e.sshPlugin())
-	ctx := ctxFor(t, 3*time.Minute)
+	ctx := testutil.Context(t, 3*time.Minute)
 	tg := hostTarget("host-b")
 	run := randHex(4)
 
@@ -141,7 +142,7 @@ func TestSSHProxyCommand(t *testing.T) {
 			}
 			logf := filepath.Join(t.TempDir(), "plugin.log")
 			p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg, "--log-file", logf, "--log-level", "debug"}})
-			ctx := ctxFor(t, 2*time.Minute)
+			ctx := testutil.Context(t, 2*time.Minute)
 			tg := hostTarget(host)
 			res, err := p.Exec(ctx, tg, "hostname", ".", 20*time.Second)
 			if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || !strings.HasPrefix(id, strings.TrimSpace(res.Stdout)) {
@@ -223,7 +224,7 @@ func TestSSHIdentityAgent(t *testing.T) {
 	}
 	t.Setenv("SSH_AUTH_SOCK", "")
 	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg}})
-	ctx := ctxFor(t, time.Minute)
+	ctx := testutil.Context(t, time.Minute)
 	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: hostTarget("a-agent")}, Phase: protocol.PhaseReach})
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +267,7 @@ func TestSSHFirstContact(t *testing.T) {
 	fp := strings.Fields(string(out))[1]
 
 	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", config("yes", pluginKH)}})
-	ctx := ctxFor(t, time.Minute)
+	ctx := testutil.Context(t, time.Minute)
 	_, err = p.Exec(ctx, hostTarget("a-new"), "true", ".", 20*time.Second)
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Human || !strings.Contains(re.Remedy, fp) || !strings.Contains(re.Remedy, "ssh-keyscan -t ed25519 -p "+ap) {
