@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -53,9 +52,8 @@ func TestCrashDrillAcquire(t *testing.T) {
 	}
 
 	// Release every key: only the fence placeholders stay.
-	q := startRaw(t, prefix)
+	q := startOn(t, prefix)
 	defer q.stop(t)
-	q.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
 	for i := 0; i < trials; i++ {
 		q.must(t, "host.release", keyParams(fmt.Sprintf("drill-%d", i)), nil)
 	}
@@ -78,16 +76,13 @@ func TestCrashDrillAcquire(t *testing.T) {
 // fenced none made the key unacquirable.
 func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (string, bool) {
 	key := fmt.Sprintf("drill-%d", i)
-	p := startRaw(t, prefix)
-	p.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
-	go func() { _ = p.send(nopTB{t}, "host.acquire", acquireParams(key, map[string]string{"ttl": "1h"})) }()
+	p := startOn(t, prefix)
+	p.sendAway("host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}))
 	time.Sleep(killAfter)
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.wait()
+	p.kill()
 
-	q := startRaw(t, prefix)
+	q := startOn(t, prefix)
 	defer q.stop(t)
-	q.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
 	fence := i%4 == 0
 	var lk protocol.HostLookupResult
 	q.must(t, "host.lookup", lookupParams(key, fence), &lk)
@@ -123,7 +118,7 @@ func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (st
 	wasFenced := false
 	switch {
 	case fence && lk.None:
-		if err == nil || err.Data.Kind != "permanent" {
+		if err == nil || err.Kind != "permanent" {
 			t.Errorf("%s: acquire after a fenced none: %v, want refused", key, err)
 		}
 		wasFenced = true
@@ -142,18 +137,6 @@ func sameResult(a, b protocol.AcquireResult) bool {
 	return a.Handle == b.Handle && *a.DeadlineAt == *b.DeadlineAt
 }
 
-// nopTB lets a goroutine send a request whose reply may never come (the
-// plugin is killed): its failures are ignored.
-type nopTB struct{ testing.TB }
-
-func (nopTB) Helper()               {}
-func (nopTB) Fatalf(string, ...any) { runtimeGoexit() }
-func (nopTB) Errorf(string, ...any) {}
-func (nopTB) Fatal(...any)          { runtimeGoexit() }
-func (n nopTB) Cleanup(f func())    { n.TB.Cleanup(f) }
-
-func runtimeGoexit() { runtime.Goexit() }
-
 // TestKillBetweenCreateAndStart kills the plugin at the moment the issue's
 // drill could only hit by chance: the Engine created the key's container,
 // and the create's reply is held back on its way to the plugin (a relaying
@@ -167,29 +150,21 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 	proxy, host := startHoldingProxy(t, "/containers/create")
 	direct := os.Getenv("DOCKER_HOST")
 	prefix, instance := newPrefix(), "kill-create-"+runID
-	initParams := map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}
 	for _, fence := range []bool{false, true} {
 		key := fmt.Sprintf("key-killed-created-%v", fence)
 		t.Setenv("DOCKER_HOST", host)
-		p := startRaw(t, prefix, "--instance", instance)
+		p := startOn(t, prefix, "--instance", instance)
 		t.Setenv("DOCKER_HOST", direct)
-		p.must(t, "initialize", initParams, nil)
-		go func() { _ = p.send(nopTB{t}, "host.acquire", acquireParams(key, map[string]string{"ttl": "1h"})) }()
-		for tries := 0; ; tries++ {
+		p.sendAway("host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}))
+		if !testutil.Poll(time.Minute, func() bool {
 			ids := labelled("org.mu-plugins.key=" + key)
-			if len(ids) == 1 && docker(t, "inspect", "-f", "{{.State.Status}}", ids[0]) == "created" {
-				break
-			}
-			if tries > 600 {
-				t.Fatalf("the Engine never created the container (%d held requests)", proxy.held.Load())
-			}
-			time.Sleep(100 * time.Millisecond)
+			return len(ids) == 1 && docker(t, "inspect", "-f", "{{.State.Status}}", ids[0]) == "created"
+		}) {
+			t.Fatalf("the Engine never created the container (%d held requests)", proxy.held.Load())
 		}
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.wait()
+		p.kill()
 
-		q := startRaw(t, prefix, "--instance", instance)
-		q.must(t, "initialize", initParams, nil)
+		q := startOn(t, prefix, "--instance", instance)
 		var lk protocol.HostLookupResult
 		q.must(t, "host.lookup", lookupParams(key, fence), &lk)
 		if !lk.None {

@@ -117,11 +117,11 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 
 	// Refusals: a short or symbolic rev, a missing local repo, a failing remote.
 	for _, bad := range []string{rev[:12], "HEAD", strings.ToUpper(rev)} {
-		if err := p.call(t, "link.push", pushParams(h, local, "work/repo", bad), nil); err == nil || err.Data.Kind != "permanent" {
+		if err := p.call(t, "link.push", pushParams(h, local, "work/repo", bad), nil); err == nil || err.Kind != "permanent" {
 			t.Errorf("push rev %q: %v, want permanent", bad, err)
 		}
 	}
-	if err := p.call(t, "link.fetch", fetchParams(h, "/no/such/repo", "work/repo"), nil); err == nil || err.Data.Kind != "permanent" {
+	if err := p.call(t, "link.fetch", fetchParams(h, "/no/such/repo", "work/repo"), nil); err == nil || err.Kind != "permanent" {
 		t.Errorf("fetch into a missing local repo: %v", err)
 	}
 	p.must(t, "link.fetch", fetchParams(h, local, "no/such/remote"), &r)

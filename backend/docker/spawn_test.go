@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -18,8 +20,8 @@ import (
 // collected with link.fetch; the view killed with the job still running, a
 // re-attach, job.stop and host.release.
 func TestSpawnAsMuDoesIt(t *testing.T) {
-	ctx := ctxMin(t, 5*time.Minute)
-	p := startCaller(t, ctx)
+	ctx := testutil.Context(t, 5*time.Minute)
+	p := drive.Start(t, callerConfig(t)).Plugin
 	host := spawnHost(t, ctx, p)
 
 	// The site: a local commit pushed, a worktree made from it.
@@ -54,7 +56,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	tm.shows(t, "view1", "mu test agent: ready")
 
 	// Readiness.
-	if b := waitBaseline(t, ctx, p, jt); b.Runs != 0 || b.Incarnation == "" {
+	if b := drive.Baseline(t, ctx, p, jt); b.Runs != 0 || b.Incarnation == "" {
 		t.Fatalf("baseline: %+v", b)
 	}
 	st, err := p.JobStatus(ctx, jt)
@@ -68,7 +70,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if err != nil || sr.Ack != protocol.AckConfirmed || sr.Baseline == nil || *sr.Baseline != 0 {
 		t.Fatalf("channel.send: %+v %v", sr, err)
 	}
-	o := settled(t, ctx, p, jt, 0)
+	o := drive.Settled(t, ctx, p, jt, 0)
 	if o.Runs != 1 || o.LastText != "agent: "+text {
 		t.Fatalf("the settled turn: %+v", o)
 	}
@@ -97,7 +99,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "again", MsgID: "msg-2", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}
-	settled(t, ctx, p, jt, 1)
+	drive.Settled(t, ctx, p, jt, 1)
 	tm.shows(t, "view2", "[settled turn 2]")
 
 	// job.stop, then the view says the job ended; host.release.
