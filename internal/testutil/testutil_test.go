@@ -98,3 +98,30 @@ func TestLockedBuffer(t *testing.T) {
 		t.Fatalf("lost writes: %d bytes", b.Len())
 	}
 }
+
+func TestGitAliveProcs(t *testing.T) {
+	dir := t.TempDir()
+	Git(t, dir, "init", "-q")
+	Git(t, dir, "commit", "-q", "--allow-empty", "-m", "x")
+	if who := Git(t, dir, "log", "-1", "--format=%an <%ae>"); who != "t <t@localhost>" {
+		t.Fatalf("author %q", who)
+	}
+	mark := "TESTUTIL_MARK=" + t.Name()
+	cmd := exec.Command("sleep", "60")
+	cmd.Env = append(os.Environ(), mark)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if got := Procs(func(kv string) bool { return kv == mark }); len(got) != 1 || got[0] != pid || !Alive(pid) {
+		t.Fatalf("Procs %v, want [%d]", got, pid)
+	}
+	cmd.Process.Kill()
+	if !Poll(Patience, func() bool { return !Alive(pid) }) { // a zombie until reaped
+		t.Fatal("a killed, unreaped child stays alive")
+	}
+	cmd.Wait()
+	if Alive(pid) || len(Procs(func(kv string) bool { return kv == mark })) != 0 {
+		t.Fatal("a reaped child is still listed")
+	}
+}
