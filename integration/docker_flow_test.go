@@ -75,7 +75,7 @@ func TestDockerSpawnToRelease(t *testing.T) {
 	if inTree := strings.TrimSpace(execOK(t, ctx, p, host, "git -C tree rev-parse HEAD")); got != inTree || got == rev {
 		t.Fatalf("FETCH_HEAD %s, want the agent's commit %s (the pushed base is %s)", got, inTree, rev)
 	}
-	if parent := git(t, local, "rev-parse", got+"^"); parent != rev {
+	if parent := testutil.Git(t, local, "rev-parse", got+"^"); parent != rev {
 		t.Fatalf("the agent's commit's parent is %s, not the pushed %s", parent, rev)
 	}
 

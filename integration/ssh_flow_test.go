@@ -75,7 +75,7 @@ cd %[3]s && echo work > work.txt && git add work.txt && git commit -q -m work &&
 	if got := fetchHead(t, local); got != made {
 		t.Fatalf("FETCH_HEAD %s, want host-b's commit %s", got, made)
 	}
-	if parent := git(t, local, "rev-parse", made+"^"); parent != rev {
+	if parent := testutil.Git(t, local, "rev-parse", made+"^"); parent != rev {
 		t.Fatalf("the fetched commit's parent is %s, want the pushed %s", parent, rev)
 	}
 

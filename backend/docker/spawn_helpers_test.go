@@ -133,18 +133,6 @@ func (l *localTmux) shows(t *testing.T, name, want string) {
 	}
 }
 
-// git runs git in dir.
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 func mustExec(t testing.TB, ctx context.Context, p *caller.Plugin, host protocol.Target, script string) string {
 	t.Helper()
 	r, err := p.Exec(ctx, host, script, ".", 60*time.Second)

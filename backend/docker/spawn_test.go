@@ -26,13 +26,13 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 
 	// The site: a local commit pushed, a worktree made from it.
 	local := t.TempDir()
-	git(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	if err := os.WriteFile(filepath.Join(local, "README"), []byte("the project\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	git(t, local, "add", "README")
-	git(t, local, "commit", "-q", "-m", "the base")
-	rev := git(t, local, "rev-parse", "HEAD")
+	testutil.Git(t, local, "add", "README")
+	testutil.Git(t, local, "commit", "-q", "-m", "the base")
+	rev := testutil.Git(t, local, "rev-parse", "HEAD")
 	if r, err := p.Push(ctx, host, local, "repo", rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)
 	}
@@ -77,10 +77,10 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if r, err := p.Fetch(ctx, host, "tree", local, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.fetch: %+v %v", r, err)
 	}
-	if subj := git(t, local, "log", "-1", "--format=%s", "FETCH_HEAD"); subj != "mu-test-agent: turn 1" {
+	if subj := testutil.Git(t, local, "log", "-1", "--format=%s", "FETCH_HEAD"); subj != "mu-test-agent: turn 1" {
 		t.Fatalf("FETCH_HEAD is %q, not the agent's commit", subj)
 	}
-	if parent := git(t, local, "rev-parse", "FETCH_HEAD^"); parent != rev {
+	if parent := testutil.Git(t, local, "rev-parse", "FETCH_HEAD^"); parent != rev {
 		t.Fatalf("the agent's commit's parent is %s, not the pushed %s", parent, rev)
 	}
 	tm.shows(t, "view1", "[settled turn 1]")

@@ -182,7 +182,7 @@ func BenchmarkFetch(b *testing.B) {
 	head := remoteRepo(b, d, "bench-src", 200)
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "r")
-		git(b, "/", "init", "-q", dir)
+		testutil.Git(b, "/", "init", "-q", dir)
 		return dir
 	}
 	check := func(dir string) {
@@ -266,7 +266,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "r")
-		git(b, "/", "init", "-q", dir)
+		testutil.Git(b, "/", "init", "-q", dir)
 		return dir
 	}
 	var cold, warm, fetch, proxy, master pair

@@ -3,24 +3,14 @@ package ssh
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
-
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v: %s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // remoteRepo makes a repo with n commits in the test user's home (owned by
 // that user: git refuses a repo another user owns) and returns its HEAD.
@@ -49,7 +39,7 @@ func TestFetch(t *testing.T) {
 	d, _ := inproc(t, cfg)
 	head := remoteRepo(t, d, "fetch-src", 30)
 	local := t.TempDir()
-	git(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	trace := filepath.Join(t.TempDir(), "trace")
 	t.Setenv("GIT_TRACE_PACKET", trace)
 	res, r := d.link("link.fetch", fetchParams("box", "fetch-src", local, 60*time.Second))
@@ -60,7 +50,7 @@ func TestFetch(t *testing.T) {
 	if !strings.HasPrefix(string(fh), head) {
 		t.Fatalf("FETCH_HEAD %q does not name the remote HEAD %s", fh, head)
 	}
-	if n := git(t, local, "rev-list", "--count", head); n != "30" {
+	if n := testutil.Git(t, local, "rev-list", "--count", head); n != "30" {
 		t.Errorf("history: %s commits, want 30", n)
 	}
 	tr, _ := os.ReadFile(trace)
@@ -78,13 +68,13 @@ func TestPush(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
 	d, _ := inproc(t, cfg)
 	local := t.TempDir()
-	git(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	for i := 0; i < 3; i++ {
 		os.WriteFile(filepath.Join(local, "f"), []byte(fmt.Sprint(i)), 0o644)
-		git(t, local, "add", "-A")
-		git(t, local, "commit", "-qm", fmt.Sprint(i))
+		testutil.Git(t, local, "add", "-A")
+		testutil.Git(t, local, "commit", "-qm", fmt.Sprint(i))
 	}
-	rev := git(t, local, "rev-parse", "HEAD")
+	rev := testutil.Git(t, local, "rev-parse", "HEAD")
 	d.mustExec("box", "rm -rf push-dst")
 	res, r := d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
 	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
@@ -126,7 +116,7 @@ func TestFetchTimeoutStops(t *testing.T) {
 	d, _ := inproc(t, cfg)
 	d.mustExec("box", "rm -rf hang-repo && git init -q hang-repo && rm hang-repo/.git/HEAD && mkfifo hang-repo/.git/HEAD")
 	local := t.TempDir()
-	git(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	res, r := d.link("link.fetch", fetchParams("box", "hang-repo", local, 3*time.Second))
 	if r != nil {
 		t.Fatalf("fetch: %s", r.Message)

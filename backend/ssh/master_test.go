@@ -84,15 +84,15 @@ func TestControlMaster(t *testing.T) {
 	t.Run("git", func(t *testing.T) {
 		head := remoteRepo(t, d, "cm-src", 3)
 		local := filepath.Join(t.TempDir(), "r")
-		git(t, "/", "init", "-q", local)
+		testutil.Git(t, "/", "init", "-q", local)
 		if res, r := d.link("link.fetch", fetchParams("box", "cm-src", local, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("fetch: %+v %+v", res, r)
 		}
 		if fh, _ := os.ReadFile(filepath.Join(local, ".git", "FETCH_HEAD")); !strings.HasPrefix(string(fh), head) {
 			t.Fatalf("FETCH_HEAD %q, want %s", fh, head)
 		}
-		git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
-		rev := git(t, local, "rev-parse", "HEAD")
+		testutil.Git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
+		rev := testutil.Git(t, local, "rev-parse", "HEAD")
 		if res, r := d.link("link.push", pushParams("box", local, "cm-dst", rev, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("push: %+v %+v", res, r)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // writeConfig writes an ssh_config and returns its path.
@@ -133,7 +134,7 @@ func TestProxyCommandSSHW(t *testing.T) {
 	}
 	d.CloseStdin()
 	for _, p := range proxy {
-		if alive(p) {
+		if testutil.Alive(p) {
 			t.Errorf("the ProxyCommand (pid %d) outlived the plugin", p)
 		}
 	}
@@ -172,13 +173,4 @@ func ppid(pid int) int {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
 	n, _ := strconv.Atoi(f[1])
 	return n
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	return strings.Fields(s[strings.LastIndexByte(s, ')')+2:])[0] != "Z"
 }

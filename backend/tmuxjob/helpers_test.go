@@ -77,29 +77,7 @@ func killMarked(root string) {
 
 // marked lists the live processes carrying a job mark under root.
 func marked(root string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		var pid int
-		if _, err := fmtSscan(e.Name(), &pid); err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
-		}
-		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if i := strings.LastIndexByte(string(st), ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
-			continue
-		}
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if strings.HasPrefix(kv, "MU_CHANNEL_DIR="+root+"/") {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
+	return testutil.Procs(func(kv string) bool { return strings.HasPrefix(kv, "MU_CHANNEL_DIR="+root+"/") })
 }
 
 func base(key string) protocol.Base {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -178,18 +177,9 @@ func TestEscapeGroup(t *testing.T) {
 // outsiders lists processes holding this test's canary in their environment
 // whose process group is not pgid.
 func outsiders(pgid int) []int {
-	ents, _ := os.ReadDir("/proc")
 	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !strings.Contains(string(env), "MU_PLUGIN_CANARY="+canary+"\x00") {
-			continue
-		}
-		if g, err := syscall.Getpgid(pid); err == nil && g != pgid && alive(pid) {
+	for _, pid := range testutil.Procs(func(kv string) bool { return kv == "MU_PLUGIN_CANARY="+canary }) {
+		if g, err := syscall.Getpgid(pid); err == nil && g != pgid {
 			out = append(out, pid)
 		}
 	}

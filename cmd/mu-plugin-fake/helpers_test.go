@@ -2,9 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,18 +57,6 @@ func agentTarget(hostName, ws, name, jobKey, handle string) protocol.Target {
 func spec(ws, name string) protocol.JobSpec {
 	return protocol.JobSpec{Workstream: ws, Name: name, Harness: "pi", Role: "full-access", Cmd: "pi --mode rpc",
 		CommandSource: "harness", Cwd: ".", Env: map[string]string{"SECRET_TOKEN": "s3cr3t"}}
-}
-
-func gitRun(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

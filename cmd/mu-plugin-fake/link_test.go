@@ -66,22 +66,11 @@ func TestExecTimeoutKillsTheTreeBeforeAnswering(t *testing.T) {
 			t.Fatal(err)
 		}
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if alive(pid) {
+		if testutil.Alive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("pid %d (%s) still runs after the timed-out answer", pid, f)
 		}
 	}
-}
-
-// alive: a live, non-zombie process.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
 func TestExecOutputPastTheCapAndBinaryGiveAValidReply(t *testing.T) {
@@ -112,11 +101,11 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
 	local := t.TempDir()
-	gitRun(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	os.WriteFile(filepath.Join(local, "f"), []byte("one\n"), 0o644)
-	gitRun(t, local, "add", "f")
-	gitRun(t, local, "commit", "-qm", "one")
-	rev := gitRun(t, local, "rev-parse", "HEAD")
+	testutil.Git(t, local, "add", "f")
+	testutil.Git(t, local, "commit", "-qm", "one")
+	rev := testutil.Git(t, local, "rev-parse", "HEAD")
 
 	push := protocol.PushParams{Base: protocol.Base{Target: host("box")}, LocalRepo: local, RemoteRepo: "repos/new", Rev: rev, TimeoutMs: 20000}
 	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
@@ -124,12 +113,12 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 		t.Fatalf("push: %+v", r)
 	}
 	remote := filepath.Join(root, "hosts", "box", "repos", "new")
-	if got := gitRun(t, remote, "rev-parse", rev+"^{commit}"); got != rev {
+	if got := testutil.Git(t, remote, "rev-parse", rev+"^{commit}"); got != rev {
 		t.Fatalf("the created repo does not hold %s", rev)
 	}
-	refs := gitRun(t, remote, "for-each-ref")
+	refs := testutil.Git(t, remote, "for-each-ref")
 	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
-	if r.ExitCode == nil || *r.ExitCode != 0 || gitRun(t, remote, "for-each-ref") != refs {
+	if r.ExitCode == nil || *r.ExitCode != 0 || testutil.Git(t, remote, "for-each-ref") != refs {
 		t.Fatalf("a second push was not an untouched success: %+v", r)
 	}
 
