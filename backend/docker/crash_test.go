@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -157,8 +158,14 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 		t.Setenv("DOCKER_HOST", direct)
 		p.sendAway("host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}))
 		if !testutil.Poll(time.Minute, func() bool {
+			// A container the Engine is still registering may be listed
+			// before it can be inspected: not created yet.
 			ids := labelled("org.mu-plugins.key=" + key)
-			return len(ids) == 1 && docker(t, "inspect", "-f", "{{.State.Status}}", ids[0]) == "created"
+			if len(ids) != 1 {
+				return false
+			}
+			st, err := exec.Command("docker", "inspect", "-f", "{{.State.Status}}", ids[0]).Output()
+			return err == nil && strings.TrimSpace(string(st)) == "created"
 		}) {
 			t.Fatalf("the Engine never created the container (%d held requests)", proxy.held.Load())
 		}

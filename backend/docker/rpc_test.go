@@ -95,13 +95,14 @@ func startOn(t testing.TB, prefix string, args ...string) *plugin {
 }
 
 // pluginConfig is how the tests run the plugin registered at path (its
-// basename names it): a handshake may take 30 s (an Engine that never
-// answers), and a stop gives it 10 s to exit on stdin's EOF.
+// basename names it): one attempt a call, a handshake may take 30 s (an
+// Engine that never answers), and a stop gives it 10 s to exit on stdin's
+// EOF.
 func pluginConfig(path, prefix string, args ...string) caller.Config {
 	argv := append([]string{path, "--prefix", prefix, "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
 		"--label", "org.mu-plugins.testrun=" + runID}, args...)
 	return caller.Config{Name: strings.TrimPrefix(filepath.Base(path), "mu-plugin-"), Argv: argv,
-		SkipParamsCheck: true, HandshakeTimeout: 30 * time.Second, StopGrace: 10 * time.Second}
+		SkipParamsCheck: true, Retries: -1, HandshakeTimeout: 30 * time.Second, StopGrace: 10 * time.Second}
 }
 
 // startAt starts the plugin registered at path, as mu does (the handshake

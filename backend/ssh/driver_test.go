@@ -31,8 +31,9 @@ func pluginBin(t testing.TB) string {
 	return testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
 }
 
-// driver is mu-plugin-ssh as a test drives it. The params it sends are
-// not checked against the schema: the plugin's own checks are under test.
+// driver is mu-plugin-ssh as a test drives it: one attempt a call, and
+// the params it sends are not checked against the schema (the plugin's
+// own checks are under test).
 type driver struct {
 	*drive.Plugin
 	t testing.TB
@@ -96,7 +97,7 @@ func local(t testing.TB, cfg Config) (caller.Config, *Backend) {
 	opts := b.Options()
 	opts.Name, opts.Version = "ssh", "test"
 	opts.Logger = testLogger(t)
-	return caller.Config{Name: "ssh", Local: &opts, SkipParamsCheck: true, StopGrace: 30 * time.Second}, b
+	return caller.Config{Name: "ssh", Local: &opts, SkipParamsCheck: true, Retries: -1, StopGrace: 30 * time.Second}, b
 }
 
 // inproc serves a Backend in-process and drives it, until the test ends.
@@ -120,7 +121,7 @@ func inproc(t testing.TB, cfg Config) (*driver, *Backend) {
 func subproc(t testing.TB, env []string, args ...string) *driver {
 	t.Helper()
 	p := drive.Start(t, caller.Config{Name: "ssh", Argv: append([]string{pluginBin(t)}, args...), Env: env,
-		SkipParamsCheck: true, StopGrace: 15 * time.Second})
+		SkipParamsCheck: true, Retries: -1, StopGrace: 15 * time.Second})
 	t.Cleanup(func() {
 		if rep := p.Stop(); rep.LeaderKilled() {
 			t.Errorf("plugin did not exit within 15 s of stdin EOF: %+v", rep)
