@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -103,7 +104,10 @@ func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (st
 	// does not answer yet); a fenced none leaves the fence alone.
 	ids := labelled("org.mu-plugins.key=" + key)
 	for _, id := range ids {
-		st := docker(t, "inspect", "-f", `{{.State.Status}} {{index .Config.Labels "org.mu-plugins.fence"}}`, id)
+		st, ok := inspect(t, id, `{{.State.Status}} {{index .Config.Labels "org.mu-plugins.fence"}}`)
+		if !ok {
+			continue // gone since the listing: not left
+		}
 		if lk.Pending && strings.HasPrefix(st, "created ") {
 			t.Errorf("%s: lookup pending for a container its killed acquire never started", key)
 		}
@@ -158,14 +162,12 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 		t.Setenv("DOCKER_HOST", direct)
 		p.sendAway("host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}))
 		if !testutil.Poll(time.Minute, func() bool {
-			// A container the Engine is still registering may be listed
-			// before it can be inspected: not created yet.
 			ids := labelled("org.mu-plugins.key=" + key)
 			if len(ids) != 1 {
 				return false
 			}
-			st, err := exec.Command("docker", "inspect", "-f", "{{.State.Status}}", ids[0]).Output()
-			return err == nil && strings.TrimSpace(string(st)) == "created"
+			st, ok := inspect(t, ids[0], "{{.State.Status}}")
+			return ok && st == "created"
 		}) {
 			t.Fatalf("the Engine never created the container (%d held requests)", proxy.held.Load())
 		}
@@ -188,4 +190,21 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 		}
 		q.stop(t)
 	}
+}
+
+// inspect is `docker inspect -f format id`; ok is false when the container
+// is gone by then (one the Engine listed may be a create it rolls back
+// because its client, a plugin the test killed, went away). Any other
+// failure fails the test.
+func inspect(t testing.TB, id, format string) (string, bool) {
+	t.Helper()
+	out, err := exec.Command("docker", "inspect", "-f", format, id).Output()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && strings.Contains(string(ee.Stderr), "No such object"):
+		return "", false
+	case err != nil:
+		t.Fatalf("docker inspect %s: %v", id, err)
+	}
+	return strings.TrimSpace(string(out)), true
 }
