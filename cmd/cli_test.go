@@ -3,6 +3,7 @@
 package cmd
 
 import (
+	"context"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -14,37 +15,30 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/schemas"
 )
 
 var binaries = []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker", "mu-plugin-contract"}
 
-var binDir string
+func TestMain(m *testing.M) { testutil.Main(m, nil) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mu-cmd-test-")
-	if err != nil {
-		panic(err)
-	}
-	for _, b := range binaries {
-		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, b), "./"+b)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b, err, out)
-			os.Exit(1)
-		}
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+// bin is the binary name as `make build` ships it, built once.
+func bin(t testing.TB, name string) string {
+	t.Helper()
+	return testutil.BuildShipped(t, "github.com/mu-org/mu-plugins/cmd/"+name)
 }
 
 func TestScripts(t *testing.T) {
+	var path []string
+	for _, b := range binaries {
+		path = append(path, filepath.Dir(bin(t, b)))
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(e *testscript.Env) error {
-			e.Setenv("PATH", binDir+string(os.PathListSeparator)+e.Getenv("PATH"))
+			e.Setenv("PATH", strings.Join(append(path, e.Getenv("PATH")), string(os.PathListSeparator)))
 			e.Setenv("SCHEMA_DIGEST", schemas.V1Digest())
 			return nil
 		},
@@ -54,7 +48,7 @@ func TestScripts(t *testing.T) {
 // Every binary is static: no interpreter, no shared library.
 func TestStatic(t *testing.T) {
 	for _, b := range binaries {
-		f, err := elf.Open(filepath.Join(binDir, b))
+		f, err := elf.Open(bin(t, b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,16 +78,13 @@ func TestTerminalGuard(t *testing.T) {
 	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
 	for _, b := range []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker"} {
 		name := strings.TrimPrefix(b, "mu-plugin-")
-		tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "20", filepath.Join(binDir, b)+"; echo exit=$?; sleep 60")
-		want := "mu plugin add " + name + " -- " + filepath.Join(binDir, b)
+		tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "20", bin(t, b)+"; echo exit=$?; sleep 60")
+		want := "mu plugin add " + name + " -- " + bin(t, b)
 		var screen string
-		for i := 0; i < 200; i++ {
+		testutil.Poll(testutil.Patience, func() bool {
 			screen = tmux("capture-pane", "-p", "-t", "="+name+":")
-			if strings.Contains(screen, "exit=") {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return strings.Contains(screen, "exit=")
+		})
 		if !strings.Contains(screen, "is a mu plugin") || !strings.Contains(screen, want) || !strings.Contains(screen, "exit=2") {
 			t.Errorf("%s in a terminal showed:\n%s", b, screen)
 		}
@@ -107,19 +98,12 @@ func BenchmarkIdleRSS(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var rss float64
 			for i := 0; i < b.N; i++ {
-				cmd := exec.Command(filepath.Join(binDir, name))
-				stdin, _ := cmd.StdinPipe()
-				stdout, _ := cmd.StdoutPipe()
-				if err := cmd.Start(); err != nil {
-					b.Fatal(err)
-				}
-				fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":1,"max":1},"mu":"5"}}`)
-				buf := make([]byte, 4096)
-				if _, err := stdout.Read(buf); err != nil {
+				p, err := caller.Start(context.Background(), caller.Config{Name: strings.TrimPrefix(name, "mu-plugin-"), Argv: []string{bin(b, name)}})
+				if err != nil {
 					b.Fatal(err)
 				}
 				time.Sleep(200 * time.Millisecond) // idle: let start-up garbage settle
-				status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+				status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pgid()))
 				for _, l := range strings.Split(string(status), "\n") {
 					if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
 						var kb float64
@@ -127,8 +111,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 						rss += kb / 1024
 					}
 				}
-				stdin.Close()
-				cmd.Wait()
+				p.Stop()
 			}
 			b.ReportMetric(rss/float64(b.N), "MB-rss")
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,29 +13,16 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/fake"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
-// fakeBin is mu-plugin-fake, built once for every test.
-var fakeBin string
-
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(testPluginVar); mode != "" {
-		os.Exit(runTestPlugin(mode))
-	}
-	dir, err := os.MkdirTemp("", "contract-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fakeBin = filepath.Join(dir, "mu-plugin-fake")
-	if out, err := exec.Command("go", "build", "-o", fakeBin, "../cmd/mu-plugin-fake").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building mu-plugin-fake: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	_ = os.Chmod(fakeBin, 0o755)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testutil.Main(m, map[string]func(){"mu-plugin-testp": func() { os.Exit(runTestPlugin(os.Getenv(testPluginVar))) }})
+}
+
+// fakeBin is mu-plugin-fake, built once for every test.
+func fakeBin(t testing.TB) string {
+	return testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-fake")
 }
 
 // run runs the suite and logs its report.
@@ -50,6 +36,20 @@ func run(t *testing.T, opts Options) *Report {
 	}
 	t.Logf("report:\n%s", out.String())
 	return rep
+}
+
+// passesAll fails the test for every check that failed, or skipped
+// without saying why.
+func passesAll(t *testing.T, rep *Report) {
+	t.Helper()
+	for _, r := range rep.Results {
+		switch {
+		case r.Status == Fail:
+			t.Errorf("FAIL %s: %s", r.Name, r.Reason)
+		case r.Status == Skip && r.Reason == "":
+			t.Errorf("SKIP %s says no why", r.Name)
+		}
+	}
 }
 
 func status(t *testing.T, rep *Report, name string) Result {
@@ -66,18 +66,11 @@ func status(t *testing.T, rep *Report, name string) Result {
 func TestCleanFake(t *testing.T) {
 	for _, args := range [][]string{nil, {"--first-turn", "at-start"}} {
 		t.Run(strings.Join(append([]string{"fake"}, args...), " "), func(t *testing.T) {
-			rep := run(t, Options{Argv: append([]string{fakeBin}, args...)})
+			rep := run(t, Options{Argv: append([]string{fakeBin(t)}, args...)})
 			if len(rep.Results) != len(Names()) {
 				t.Fatalf("%d results for %d checks", len(rep.Results), len(Names()))
 			}
-			for _, r := range rep.Results {
-				switch {
-				case r.Status == Fail:
-					t.Errorf("FAIL %s: %s", r.Name, r.Reason)
-				case r.Status == Skip && r.Reason == "":
-					t.Errorf("SKIP %s says no why", r.Name)
-				}
-			}
+			passesAll(t, rep)
 			t.Logf("the suite against the clean fake: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
 		})
 	}
@@ -122,6 +115,7 @@ func TestFaultsCaught(t *testing.T) {
 	}
 	// The cases mostly wait (a delay, a hang, a stop grace): run four at
 	// once, then judge each.
+	bin := fakeBin(t)
 	reports := make([]*Report, len(faultCases))
 	logs := make([]string, len(faultCases))
 	sem := make(chan struct{}, 4)
@@ -144,7 +138,7 @@ func TestFaultsCaught(t *testing.T) {
 				return
 			}
 			var out strings.Builder
-			reports[i], err = Run(context.Background(), Options{Argv: []string{fakeBin, "--scenario", sc}, Run: c.run, Out: &out})
+			reports[i], err = Run(context.Background(), Options{Argv: []string{bin, "--scenario", sc}, Run: c.run, Out: &out})
 			logs[i] = out.String()
 			if err != nil {
 				logs[i] += err.Error()

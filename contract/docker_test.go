@@ -1,15 +1,14 @@
 package contract
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // TestDockerPlugin runs the suite's link, host and process checks against
@@ -19,24 +18,11 @@ import (
 // in backend/docker/contract_test.go.
 func TestDockerPlugin(t *testing.T) {
 	image := testimage.Ensure(t)
-	bin := filepath.Join(t.TempDir(), "mu-plugin-docker")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/mu-plugin-docker").CombinedOutput(); err != nil {
-		t.Fatalf("building mu-plugin-docker: %v\n%s", err, out)
-	}
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")
 	rep := run(t, Options{Argv: []string{bin, "--image", image, "--label", testimage.Label + "=1"}, JobCmd: string(agent.Script),
 		Run: `^(registration|handshake|wire|process|link|host)/|^secrets/|^channel/after-runs$`})
 	t.Cleanup(func() { removeContainers(t, rep.RunID) })
-	for _, r := range rep.Results {
-		switch {
-		case r.Status == Fail:
-			t.Errorf("FAIL %s: %s", r.Name, r.Reason)
-		case r.Status == Skip && r.Reason == "":
-			t.Errorf("SKIP %s says no why", r.Name)
-		}
-	}
+	passesAll(t, rep)
 	for _, name := range []string{"host/acquire", "link/exec-timeout", "link/exec-timeout-remote", "link/fetch", "link/push", "process/eof-exit", "process/group", "channel/after-runs"} {
 		if r := status(t, rep, name); r.Status != Pass {
 			t.Errorf("%s %s: %s", name, r.Status, r.Reason)

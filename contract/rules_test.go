@@ -14,7 +14,7 @@ import (
 // copyFake copies mu-plugin-fake to dir/base with mode.
 func copyFake(t *testing.T, base string, mode os.FileMode) string {
 	t.Helper()
-	src, err := os.Open(fakeBin)
+	src, err := os.Open(fakeBin(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestRegistrationRules(t *testing.T) {
 		// A symlink named mu-plugin-fake to a good file passes: the rules
 		// follow it.
 		link := filepath.Join(t.TempDir(), "mu-plugin-fake")
-		if err := os.Symlink(fakeBin, link); err != nil {
+		if err := os.Symlink(fakeBin(t), link); err != nil {
 			t.Fatal(err)
 		}
 		rep := run(t, Options{Argv: []string{link}, Run: `^registration/`})
@@ -195,7 +195,7 @@ func TestCutShutdownBatchCaught(t *testing.T) {
 		})
 	}
 	t.Run("fake", func(t *testing.T) {
-		rep := run(t, Options{Argv: []string{fakeBin}, Run: sel})
+		rep := run(t, Options{Argv: []string{fakeBin(t)}, Run: sel})
 		if len(rep.Results) != 7 {
 			t.Fatalf("%d results", len(rep.Results))
 		}
@@ -210,7 +210,7 @@ func TestCutShutdownBatchCaught(t *testing.T) {
 // TestMainOutput: the command's lines, its closing line and exit codes.
 func TestMainOutput(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), []string{"--run", `^(registration|wire/unknown)`, "--", fakeBin}, &out, &errb)
+	code := Main(context.Background(), []string{"--run", `^(registration|wire/unknown)`, "--", fakeBin(t)}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
 	}
@@ -227,7 +227,7 @@ func TestMainOutput(t *testing.T) {
 	out.Reset()
 	sc := filepath.Join(t.TempDir(), "s.json")
 	os.WriteFile(sc, []byte(`{"faults":[{"method":"link.exec","fault":"not-json"}]}`), 0o600)
-	code = Main(context.Background(), []string{"--run", `^(link/exec-streams|wire/json)$`, "--", fakeBin, "--scenario", sc}, &out, &errb)
+	code = Main(context.Background(), []string{"--run", `^(link/exec-streams|wire/json)$`, "--", fakeBin(t), "--scenario", sc}, &out, &errb)
 	if code != 1 {
 		t.Errorf("exit %d with failures, want 1", code)
 	}
@@ -248,7 +248,7 @@ func TestMainOutput(t *testing.T) {
 // TestCallTool: one call, its transcript, and its exit code.
 func TestCallTool(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := Main(context.Background(), []string{"call", "--", fakeBin, "link.exec", `{"script":"echo hi","cwd":".","timeoutMs":5000}`}, &out, &errb)
+	code := Main(context.Background(), []string{"call", "--", fakeBin(t), "link.exec", `{"script":"echo hi","cwd":".","timeoutMs":5000}`}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
 	}
@@ -265,12 +265,12 @@ func TestCallTool(t *testing.T) {
 		}
 	}
 	out.Reset()
-	code = Main(context.Background(), []string{"call", "--", fakeBin, "host.release", `{"key":"k","target":{"host":{"name":"h"}}}`}, &out, &errb)
+	code = Main(context.Background(), []string{"call", "--", fakeBin(t), "host.release", `{"key":"k","target":{"host":{"name":"h"}}}`}, &out, &errb)
 	if code != 0 || !strings.Contains(out.String(), `"target":{"host":{"name":"h"}}`) {
 		t.Errorf("a given target is kept: exit %d\n%s", code, out.String())
 	}
 	out.Reset()
-	code = Main(context.Background(), []string{"call", "--", fakeBin, "contract.nope", `{}`}, &out, &errb)
+	code = Main(context.Background(), []string{"call", "--", fakeBin(t), "contract.nope", `{}`}, &out, &errb)
 	if code != 1 {
 		t.Errorf("an unknown method: exit %d, want 1\n%s", code, out.String())
 	}
@@ -280,7 +280,7 @@ func TestCallTool(t *testing.T) {
 func TestDemo(t *testing.T) {
 	for _, args := range [][]string{nil, {"--first-turn", "at-start"}} {
 		var out bytes.Buffer
-		if err := Demo(context.Background(), append([]string{fakeBin}, args...), &out); err != nil {
+		if err := Demo(context.Background(), append([]string{fakeBin(t)}, args...), &out); err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out.String())
 		}
 		s := out.String()

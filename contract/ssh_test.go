@@ -1,34 +1,19 @@
 package contract
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // TestSSHPlugin runs the whole suite against mu-plugin-ssh on a real sshd:
 // a link-only plugin with remoteOnTimeout "stopping", on a --host profile.
 func TestSSHPlugin(t *testing.T) {
 	srv := testsshd.Start(t, testsshd.Options{})
-	bin := filepath.Join(t.TempDir(), "mu-plugin-ssh")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/mu-plugin-ssh").CombinedOutput(); err != nil {
-		t.Fatalf("building mu-plugin-ssh: %v\n%s", err, out)
-	}
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
 	rep := run(t, Options{Host: srv.Alias, Argv: []string{bin, "--config", srv.Config, "--known-hosts", srv.KnownHosts, "--identity", srv.UserKey}})
-	for _, r := range rep.Results {
-		switch {
-		case r.Status == Fail:
-			t.Errorf("FAIL %s: %s", r.Name, r.Reason)
-		case r.Status == Skip && r.Reason == "":
-			t.Errorf("SKIP %s says no why", r.Name)
-		}
-	}
+	passesAll(t, rep)
 	t.Logf("the suite against mu-plugin-ssh: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
 }

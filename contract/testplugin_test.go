@@ -13,27 +13,21 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/schemas"
 )
 
 // The test binary doubles as small plugins that break rules the fake has
-// no fault for: run with testPluginVar=MODE it serves instead of testing.
+// no fault for: run as mu-plugin-testp (testutil.Main) with testPluginVar
+// naming a mode, it serves that mode instead of testing.
 const testPluginVar = "MU_CONTRACT_TEST_PLUGIN"
 
 // testPlugin returns an argv that runs this test binary as plugin mode,
-// registered as mu-plugin-testp (a symlink: the rules follow it).
+// registered as mu-plugin-testp.
 func testPlugin(t *testing.T, mode string) (argv, env []string) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(t.TempDir(), "mu-plugin-testp")
-	if err := os.Symlink(exe, link); err != nil {
-		t.Fatal(err)
-	}
-	return []string{link}, []string{testPluginVar + "=" + mode}
+	return []string{testutil.Command(t, "mu-plugin-testp")}, []string{testPluginVar + "=" + mode}
 }
 
 func linkSeam() protocol.Seams {

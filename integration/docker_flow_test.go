@@ -9,46 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
-	"github.com/mu-org/mu-plugins/protocol/caller"
 )
-
-// waitBaseline waits for the harness's first state (spawn readiness).
-func waitBaseline(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.Target) *protocol.Baseline {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	for {
-		b, err := p.Baseline(ctx, jt)
-		if err != nil {
-			t.Fatalf("channel.baseline: %v", err)
-		}
-		if b != nil {
-			return b
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("channel.baseline stayed null")
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// settled watches for the turn past after and returns it.
-func settled(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.Target, after int64) protocol.Observation {
-	t.Helper()
-	w, err := p.Watch(ctx, protocol.WatchParams{Base: protocol.Base{Target: jt}, AfterRuns: &after}, 0)
-	if err != nil {
-		t.Fatalf("channel.watch: %v", err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	n, err := w.Wait(wctx)
-	if err != nil || n.Settled == nil {
-		t.Fatalf("watch: %+v %v", n, err)
-	}
-	return n.Settled.Observation
-}
 
 func execOK(t testing.TB, ctx context.Context, p *started, tg protocol.Target, script string) string {
 	t.Helper()
@@ -65,7 +29,7 @@ func execOK(t testing.TB, ctx context.Context, p *started, tg protocol.Target, s
 // the commit collected with fetch, job.stop, release.
 func TestDockerSpawnToRelease(t *testing.T) {
 	e := getEnv(t)
-	ctx := ctxFor(t, 5*time.Minute)
+	ctx := testutil.Context(t, 5*time.Minute)
 	p := startPlugin(t, e.dockerPlugin())
 	run := randHex(4)
 	hostKey := "flow-" + run
@@ -88,7 +52,7 @@ func TestDockerSpawnToRelease(t *testing.T) {
 		t.Fatalf("job.start: %v", err)
 	}
 	jt := jobTarget(host, key, res.Handle, name)
-	if b := waitBaseline(t, ctx, p.Plugin, jt); b.Runs != 0 || b.Incarnation == "" {
+	if b := drive.Baseline(t, ctx, p.Plugin, jt); b.Runs != 0 || b.Incarnation == "" {
 		t.Fatalf("baseline: %+v", b)
 	}
 	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
@@ -101,7 +65,7 @@ func TestDockerSpawnToRelease(t *testing.T) {
 	if err != nil || sr.Ack != protocol.AckConfirmed || sr.Baseline == nil || *sr.Baseline != 0 {
 		t.Fatalf("channel.send: %+v %v", sr, err)
 	}
-	if o := settled(t, ctx, p.Plugin, jt, 0); o.Runs != 1 || o.LastText != "agent: "+text {
+	if o := drive.Settled(t, ctx, p.Plugin, jt, 0); o.Runs != 1 || o.LastText != "agent: "+text {
 		t.Fatalf("the settled turn: %+v", o)
 	}
 	if r, err := p.Fetch(ctx, host, "tree", local, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
@@ -111,7 +75,7 @@ func TestDockerSpawnToRelease(t *testing.T) {
 	if inTree := strings.TrimSpace(execOK(t, ctx, p, host, "git -C tree rev-parse HEAD")); got != inTree || got == rev {
 		t.Fatalf("FETCH_HEAD %s, want the agent's commit %s (the pushed base is %s)", got, inTree, rev)
 	}
-	if parent := git(t, local, "rev-parse", got+"^"); parent != rev {
+	if parent := testutil.Git(t, local, "rev-parse", got+"^"); parent != rev {
 		t.Fatalf("the agent's commit's parent is %s, not the pushed %s", parent, rev)
 	}
 
@@ -154,7 +118,7 @@ func TestDrillContainerKilled(t *testing.T) {
 }
 
 func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
-	ctx := ctxFor(t, 3*time.Minute)
+	ctx := testutil.Context(t, 3*time.Minute)
 	host := acquireHost(t, p, hostKey)
 	key := "job-" + hostKey
 	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec("k", key, ".", 200)})
@@ -163,7 +127,7 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 		return false
 	}
 	jt := jobTarget(host, key, res.Handle, "k")
-	waitBaseline(t, ctx, p.Plugin, jt)
+	drive.Baseline(t, ctx, p.Plugin, jt)
 	if _, err := dockerCLI(ctx, "kill", host.Host.Handle); err != nil {
 		t.Errorf("%s: %v", hostKey, err)
 		return false

@@ -3,17 +3,16 @@
 package integration
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -23,27 +22,11 @@ const agentPath = "/home/mu/bin/mu-test-agent"
 // jobsRoot is where mu-plugin-docker keeps a host's jobs (tmuxjob's Root).
 const jobsRoot = "/home/mu/.mu-jobs"
 
-// dockerRunner runs argv in a container with `docker exec -i` (the
-// tmuxjob.Runner the test agent's installer takes).
-type dockerRunner struct{ ctr string }
-
-func (r dockerRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, []byte, int, error) {
-	cmd := exec.CommandContext(ctx, "docker", append([]string{"exec", "-i", r.ctr}, argv...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return out.Bytes(), errb.Bytes(), ee.ExitCode(), nil
-	}
-	return out.Bytes(), errb.Bytes(), 0, err
-}
-
 // acquireHost acquires a docker host for the test (released at its end),
 // installs the test agent in it, and returns its target and key.
 func acquireHost(t testing.TB, p *started, key string) protocol.Target {
 	t.Helper()
-	ctx := ctxFor(t, 2*time.Minute)
+	ctx := testutil.Context(t, 2*time.Minute)
 	res, err := p.HostAcquire(ctx, acquireParams(key))
 	if err != nil {
 		t.Fatalf("host.acquire %s: %v", key, err)
@@ -51,7 +34,7 @@ func acquireHost(t testing.TB, p *started, key string) protocol.Target {
 	t.Cleanup(func() {
 		_ = p.HostRelease(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
 	})
-	if err := agent.Install(ctx, dockerRunner{res.Handle}, agentPath); err != nil {
+	if err := agent.Install(ctx, testimage.Exec{Container: res.Handle}, agentPath); err != nil {
 		t.Fatalf("installing the test agent: %v", err)
 	}
 	return protocol.Target{Host: protocol.HostRef{Name: "it", Handle: res.Handle, Instance: p.Declaration().Instance}}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
@@ -49,7 +50,7 @@ func TestDrillKillHostAcquire(t *testing.T) {
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
 		return effectCall{protocol.MethodHostAcquire, key, acquireParams(key)}, func() error {
-			return p.HostRelease(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
+			return p.HostRelease(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
 		}, nil
 	})
 	runDrill(t, "kill-host.acquire", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -102,7 +103,7 @@ func releaseKey(t *testing.T, s spec, key string) {
 		return
 	}
 	defer q.Stop()
-	if err := q.HostRelease(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key}); err != nil {
+	if err := q.HostRelease(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key}); err != nil {
 		t.Errorf("release %s: %v", key, err)
 	}
 }
@@ -120,7 +121,7 @@ func TestDrillKillHostRelease(t *testing.T) {
 	p := startPlugin(t, s)
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
-		_, err := p.HostAcquire(ctxFor(t, time.Minute), acquireParams(key))
+		_, err := p.HostAcquire(testutil.Context(t, time.Minute), acquireParams(key))
 		return effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key}}, nil, err
 	})
 	runDrill(t, "kill-host.release", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -130,7 +131,7 @@ func TestDrillKillHostRelease(t *testing.T) {
 			t.Errorf("%s: %v", key, err)
 			return "error", false
 		}
-		_, err = q.HostAcquire(ctxFor(t, time.Minute), acquireParams(key))
+		_, err = q.HostAcquire(testutil.Context(t, time.Minute), acquireParams(key))
 		q.Stop()
 		if err != nil {
 			t.Errorf("%s: acquire: %v", key, err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
@@ -63,7 +65,7 @@ func TestDrillKillJobStart(t *testing.T) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
 		return effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, func() error {
-			return d.p.JobStop(ctxFor(t, time.Minute), d.stopParams(key, name))
+			return d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name))
 		}, nil
 	})
 	runDrill(t, "kill-job.start", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -94,7 +96,7 @@ func TestDrillKillJobStart(t *testing.T) {
 		} else if n != want {
 			good = false
 		}
-		if err := d.p.JobStop(ctxFor(t, time.Minute), d.stopParams(key, name)); err != nil {
+		if err := d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
 			t.Errorf("%s: job.stop: %v", key, err)
 			good = false
 		}
@@ -109,7 +111,7 @@ func TestDrillKillJobStop(t *testing.T) {
 	d := newJobDrill(t)
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
-		if _, err := d.p.JobStart(ctxFor(t, time.Minute), d.startParams(key, name)); err != nil {
+		if _, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name)); err != nil {
 			return effectCall{}, nil, err
 		}
 		_, err := d.agents(key, 1)
@@ -117,7 +119,7 @@ func TestDrillKillJobStop(t *testing.T) {
 	})
 	runDrill(t, "kill-job.stop", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("jx-%s-%d", d.run, i), fmt.Sprintf("b%d", i)
-		if _, err := d.p.JobStart(ctxFor(t, time.Minute), d.startParams(key, name)); err != nil {
+		if _, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name)); err != nil {
 			t.Errorf("%s: job.start: %v", key, err)
 			return "error", false
 		}
@@ -137,7 +139,7 @@ func TestDrillKillJobStop(t *testing.T) {
 				t.Errorf("%s: stop never sent, and %v", key, err)
 				return out.how, false
 			}
-			if err := d.p.JobStop(ctxFor(t, time.Minute), d.stopParams(key, name)); err != nil {
+			if err := d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
 				t.Errorf("%s: job.stop: %v", key, err)
 				return out.how, false
 			}
@@ -150,7 +152,7 @@ func TestDrillKillJobStop(t *testing.T) {
 			t.Errorf("%s: stopped (%s), and %v", key, out.how, err)
 			good = false
 		}
-		st, err := d.p.JobStatus(ctxFor(t, time.Minute), jobTarget(d.host, key, "", name))
+		st, err := d.p.JobStatus(testutil.Context(t, time.Minute), jobTarget(d.host, key, "", name))
 		if err != nil || st.State != protocol.JobEnded {
 			t.Errorf("%s: stopped (%s), and job.status %+v %v", key, out.how, st, err)
 			good = false
@@ -174,12 +176,12 @@ const lateRunBound = 25 * time.Second
 func TestDrillKillChannelSend(t *testing.T) {
 	d := newJobDrill(t)
 	key, name := "chan-"+d.run, "chan"
-	res, err := d.p.JobStart(ctxFor(t, time.Minute), d.startParams(key, name))
+	res, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	jt := jobTarget(d.host, key, res.Handle, name)
-	waitBaseline(t, ctxFor(t, time.Minute), d.p.Plugin, jt)
+	drive.Baseline(t, testutil.Context(t, time.Minute), d.p.Plugin, jt)
 	send := func(msgID string) protocol.SendParams {
 		return protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "drill " + msgID, MsgID: msgID, Mode: protocol.ModeFollowUp}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
@@ -182,11 +183,8 @@ func drillLine(t testing.TB, name string, trials, ok int) {
 	}
 }
 
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
+// ctxFor is testutil.Context (the drills call it by this name).
+var ctxFor = testutil.Context
 
 // The canary check bites: a message carrying the canary, or stderr that
 // carries it split across two writes, is reported.

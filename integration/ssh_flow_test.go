@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -25,7 +27,7 @@ func hostTarget(name string) protocol.Target {
 func TestSSHFlowThroughBastion(t *testing.T) {
 	e := getEnv(t)
 	p := startPlugin(t, e.sshPlugin())
-	ctx := ctxFor(t, 3*time.Minute)
+	ctx := testutil.Context(t, 3*time.Minute)
 	tg := hostTarget("host-b")
 	run := randHex(4)
 
@@ -73,7 +75,7 @@ cd %[3]s && echo work > work.txt && git add work.txt && git commit -q -m work &&
 	if got := fetchHead(t, local); got != made {
 		t.Fatalf("FETCH_HEAD %s, want host-b's commit %s", got, made)
 	}
-	if parent := git(t, local, "rev-parse", made+"^"); parent != rev {
+	if parent := testutil.Git(t, local, "rev-parse", made+"^"); parent != rev {
 		t.Fatalf("the fetched commit's parent is %s, want the pushed %s", parent, rev)
 	}
 
@@ -140,7 +142,7 @@ func TestSSHProxyCommand(t *testing.T) {
 			}
 			logf := filepath.Join(t.TempDir(), "plugin.log")
 			p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg, "--log-file", logf, "--log-level", "debug"}})
-			ctx := ctxFor(t, 2*time.Minute)
+			ctx := testutil.Context(t, 2*time.Minute)
 			tg := hostTarget(host)
 			res, err := p.Exec(ctx, tg, "hostname", ".", 20*time.Second)
 			if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || !strings.HasPrefix(id, strings.TrimSpace(res.Stdout)) {
@@ -203,23 +205,7 @@ func TestSSHIdentityAgent(t *testing.T) {
 	if out, err := add.CombinedOutput(); err != nil {
 		t.Fatalf("authorizing the agent key: %v: %s", err, out)
 	}
-	sock := filepath.Join(dir, "agent.sock")
-	agent := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	sshAdd := exec.Command("ssh-add", key)
-	sshAdd.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-	if out, err := sshAdd.CombinedOutput(); err != nil {
-		t.Fatalf("ssh-add: %v: %s", err, out)
-	}
+	sock := testsshd.Agent(t, key)
 	os.Remove(key)
 	ah, ap, _ := strings.Cut(e.HostA, ":")
 	cfg := filepath.Join(dir, "ssh_config")
@@ -238,7 +224,7 @@ func TestSSHIdentityAgent(t *testing.T) {
 	}
 	t.Setenv("SSH_AUTH_SOCK", "")
 	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg}})
-	ctx := ctxFor(t, time.Minute)
+	ctx := testutil.Context(t, time.Minute)
 	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: hostTarget("a-agent")}, Phase: protocol.PhaseReach})
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +267,7 @@ func TestSSHFirstContact(t *testing.T) {
 	fp := strings.Fields(string(out))[1]
 
 	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", config("yes", pluginKH)}})
-	ctx := ctxFor(t, time.Minute)
+	ctx := testutil.Context(t, time.Minute)
 	_, err = p.Exec(ctx, hostTarget("a-new"), "true", ".", 20*time.Second)
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Human || !strings.Contains(re.Remedy, fp) || !strings.Contains(re.Remedy, "ssh-keyscan -t ed25519 -p "+ap) {

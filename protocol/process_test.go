@@ -1,7 +1,6 @@
-package protocol
+package protocol_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -11,26 +10,35 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
-// The test binary re-execs itself as a plugin when this variable is set
-// (the hashicorp/go-plugin pattern): real process, real pipes, real group.
+// The test binary runs as mu-plugin-t (testutil.Main), a plugin whose
+// mode childEnv names: real process, real pipes, real group.
 const childEnv = "MU_PROTOCOL_TEST_CHILD"
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(childEnv); mode != "" {
-		os.Exit(runChild(mode))
-	}
-	os.Exit(m.Run())
+	testutil.Main(m, map[string]func(){"mu-plugin-t": func() { os.Exit(runChild(os.Getenv(childEnv))) }})
+}
+
+// child is the plugin in mode as the caller starts it (atexit_sleep_ms: a
+// -race child otherwise sleeps 1 s at exit).
+func child(t *testing.T, mode string) caller.Config {
+	return caller.Config{Name: "t", Argv: []string{testutil.Command(t, "mu-plugin-t")},
+		Env: []string{childEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}}
 }
 
 // runChild is a plugin whose link.exec starts `sleep` in its own group (as
 // a backend's run would) and then ignores its context entirely.
 func runChild(mode string) int {
-	err := Serve(context.Background(), Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(),
-		Handlers: map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+	err := protocol.Serve(context.Background(), protocol.Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(),
+		Handlers: map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
 			if mode == "flood" { // a reply far larger than a pipe holds
-				return ExecResult{ExitCode: new(int), Stdout: strings.Repeat("x", 900<<10)}, nil
+				return protocol.ExecResult{ExitCode: new(int), Stdout: strings.Repeat("x", 900<<10)}, nil
 			}
 			cmd := exec.Command("sleep", "300")
 			if err := cmd.Start(); err != nil {
@@ -57,9 +65,6 @@ func runChild(mode string) int {
 	return 0
 }
 
-// groupAlive reports whether any process is left in group pgid.
-func groupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
-
 // On stdin EOF with a call in flight the plugin exits within the spec's 5 s,
 // even when its handler and its Stop hook both ignore every signal to stop.
 // (The sleep it started is then mu's group kill's to reap; the well-behaved
@@ -67,35 +72,21 @@ func groupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
 func TestEOFExitRealProcess(t *testing.T) {
 	for _, mode := range []string{"stuck", "polite"} {
 		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), childEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			stdin, _ := cmd.StdinPipe()
-			stdout, _ := cmd.StdoutPipe()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
+			r := drive.StartRaw(t, child(t, mode))
+			r.Send(initLine)
+			if l := r.Recv(); !strings.Contains(l, `"result"`) {
+				t.Fatalf("handshake: %q", l)
 			}
-			pgid := cmd.Process.Pid
-			t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-			out := bufio.NewReader(stdout)
-			io.WriteString(stdin, initLine+"\n")
-			if l, err := out.ReadString('\n'); err != nil || !strings.Contains(l, `"result"`) {
-				t.Fatalf("handshake: %q %v", l, err)
+			r.Send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{` + base + `}}`)
+			testutil.Eventually(t, "the run in the plugin's group", func() bool { return hasChild(r.Pgid()) })
+			// stdin EOF alone; the group is killed if the plugin is not gone
+			// within the grace (5 s).
+			rep := r.CloseStdin()
+			if rep.LeaderKilled() {
+				t.Fatalf("the plugin did not exit within 5 s of stdin EOF: %+v", rep)
 			}
-			io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{`+base+`}}`+"\n")
-			// Wait until the run exists in the group (ps, not a sleep).
-			for i := 0; i < 500 && !hasChild(pgid); i++ {
-				time.Sleep(10 * time.Millisecond)
-			}
-			stdin.Close()
-			exitsWithin(t, cmd, Grace, "the plugin did not exit within 5 s of stdin EOF")
-			if mode == "polite" {
-				for i := 0; i < 100 && groupAlive(pgid); i++ {
-					time.Sleep(20 * time.Millisecond)
-				}
-				if groupAlive(pgid) {
-					t.Fatal("the group is not empty after a polite plugin exited")
-				}
+			if mode == "polite" && !rep.Graceful {
+				t.Fatalf("the group is not empty after a polite plugin exited: %+v", rep)
 			}
 		})
 	}
@@ -108,9 +99,12 @@ func hasChild(pgid int) bool {
 
 // After stdin EOF the plugin exits within 5 s even when nobody reads its
 // stdout: a reply blocked on a full pipe holds neither jrpc2 nor the exit.
+// (The caller always reads a plugin's stdout: this test drives the plugin
+// as a caller that does not would, by hand.)
 func TestEOFExitWithStdoutUnread(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=flood", "GORACE=atexit_sleep_ms=0")
+	cfg := child(t, "flood")
+	cmd := exec.Command(cfg.Argv[0])
+	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, _ := cmd.StdinPipe()
 	outR, outW, err := os.Pipe() // its read end stays open and is never read
@@ -128,7 +122,7 @@ func TestEOFExitWithStdoutUnread(t *testing.T) {
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{`+base+`}}`+"\n")
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":3,"method":"link.exec","params":{`+base+`}}`+"\n")
 	stdin.Close()
-	exitsWithin(t, cmd, Grace, "with its stdout unread, the plugin did not exit within 5 s of stdin EOF")
+	exitsWithin(t, cmd, protocol.Grace, "with its stdout unread, the plugin did not exit within 5 s of stdin EOF")
 }
 
 // exitsWithin fails the test with msg unless cmd exits within d (the spec's

@@ -1,4 +1,4 @@
-package protocol
+package protocol_test
 
 import (
 	"bufio"
@@ -7,6 +7,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // BenchmarkRoundTrip measures a no-op call over in-memory pipes through the
@@ -16,8 +18,8 @@ func BenchmarkRoundTrip(b *testing.B) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() {
-		_ = Serve(context.Background(), Options{Name: "t", Version: "1", Instance: "i", Seams: testSeams(),
-			Handlers: map[string]Handler{MethodHostRelease: nilHandler}, In: inR, Out: outW})
+		_ = protocol.Serve(context.Background(), protocol.Options{Name: "t", Version: "1", Instance: "i", Seams: testSeams(),
+			Handlers: map[string]protocol.Handler{protocol.MethodHostRelease: nilHandler}, In: inR, Out: outW})
 		outW.Close()
 	}()
 	out := bufio.NewReader(outR)

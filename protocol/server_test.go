@@ -1,7 +1,6 @@
-package protocol
+package protocol_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,72 +10,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/schemas"
 )
 
-// session is a plugin served in memory: lines go in on one pipe and come
-// out on the other, in wire order.
+// session is a plugin served in this process (caller.Config.Local) and
+// driven through caller's raw mode: exact lines both ways, in wire order.
 type session struct {
-	t    *testing.T
-	in   *io.PipeWriter
-	out  *bufio.Reader
-	done chan error
+	*drive.Raw
 }
 
-func testSeams() Seams {
-	return Seams{Link: &LinkSeam{Fetch: true, Slots: SlotsSelf, RemoteOnTimeout: RemoteStopped,
-		Quiescence: QuiescenceProvable, MaxScriptBytes: 1024, Checks: []string{PhaseReach}}}
+func testSeams() protocol.Seams {
+	return protocol.Seams{Link: &protocol.LinkSeam{Fetch: true, Slots: protocol.SlotsSelf, RemoteOnTimeout: protocol.RemoteStopped,
+		Quiescence: protocol.QuiescenceProvable, MaxScriptBytes: 1024, Checks: []string{protocol.PhaseReach}}}
 }
 
-func serve(t *testing.T, handlers map[string]Handler, mod ...func(*Options)) *session {
+func serve(t *testing.T, handlers map[string]protocol.Handler, mod ...func(*protocol.Options)) *session {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	opts := Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(), Handlers: handlers, In: inR, Out: outW}
+	opts := protocol.Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(), Handlers: handlers}
 	for _, m := range mod {
 		m(&opts)
 	}
-	s := &session{t: t, in: inW, out: bufio.NewReaderSize(outR, 4<<20), done: make(chan error, 1)}
-	go func() { s.done <- Serve(context.Background(), opts); outW.Close() }()
-	t.Cleanup(func() { inW.Close(); <-s.done })
-	return s
-}
-
-func (s *session) send(line string) {
-	s.t.Helper()
-	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
-		s.t.Fatalf("write: %v", err)
-	}
-}
-
-func (s *session) recv() string {
-	s.t.Helper()
-	type res struct {
-		line string
-		err  error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		l, err := s.out.ReadString('\n')
-		ch <- res{strings.TrimSuffix(l, "\n"), err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			s.t.Fatalf("read: %v", r.err)
-		}
-		return r.line
-	case <-time.After(30 * time.Second):
-		s.t.Fatal("no line from the plugin")
-	}
-	return ""
-}
-
-func (s *session) expect(want string) {
-	s.t.Helper()
-	if got := s.recv(); got != want {
-		s.t.Fatalf("got  %s\nwant %s", got, want)
-	}
+	// A stop waits for Serve to return: it does within its 5 s of stdin
+	// EOF, however stuck a handler is (TestEOFReturnsDespiteStuckHandler).
+	return &session{drive.StartRaw(t, caller.Config{Name: "t", Local: &opts, StopGrace: protocol.Grace + 5*time.Second})}
 }
 
 // base is what every call's params carry (see readBase).
@@ -85,14 +44,13 @@ const base = `"deadline":0,"target":{"host":{"name":"h"}}`
 const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":1,"max":1},"mu":"5"}}`
 
 func (s *session) init() {
-	s.t.Helper()
-	s.send(initLine)
+	s.Send(initLine)
 	want := `{"jsonrpc":"2.0","id":1,"result":{"protocol":1,"plugin":{"name":"t","version":"1.0"},"instance":"i","schema":"` + schemas.V1Digest() +
 		`","seams":{"link":{"fetch":true,"slots":"self","remoteOnTimeout":"stopped","quiescence":"provable","maxScriptBytes":1024,"checks":["reach"]}}}}`
-	s.expect(want)
+	s.Expect(want)
 }
 
-func nilHandler(context.Context, *Call) (any, error) { return nil, nil }
+func nilHandler(context.Context, *protocol.Call) (any, error) { return nil, nil }
 
 func TestHandshakeExact(t *testing.T) {
 	s := serve(t, nil)
@@ -101,98 +59,104 @@ func TestHandshakeExact(t *testing.T) {
 
 func TestHandshakeRefusesProtocolRange(t *testing.T) {
 	s := serve(t, nil)
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":2,"max":3},"mu":"5"}}`)
-	s.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"initialize: mu offers protocol 2..3; this plugin speaks 1","data":{"kind":"permanent"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":2,"max":3},"mu":"5"}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"initialize: mu offers protocol 2..3; this plugin speaks 1","data":{"kind":"permanent"}}}`)
 }
 
 func TestCallBeforeInitializeRefused(t *testing.T) {
-	s := serve(t, map[string]Handler{MethodLinkExec: nilHandler})
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1}}`)
-	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"link.exec before initialize","data":{"kind":"permanent"}}}`)
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: nilHandler})
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"link.exec before initialize","data":{"kind":"permanent"}}}`)
 }
 
 // A handler returning nil gives "result": null: a reply always carries result.
 func TestNilResultIsNull(t *testing.T) {
-	s := serve(t, map[string]Handler{MethodHostRelease: nilHandler})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: nilHandler})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":"r1","method":"host.release","params":{"deadline":0,"target":{"host":{"name":"h"}},"key":"k"}}`)
-	s.expect(`{"jsonrpc":"2.0","id":"r1","result":null}`)
+	s.Send(`{"jsonrpc":"2.0","id":"r1","method":"host.release","params":{"deadline":0,"target":{"host":{"name":"h"}},"key":"k"}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":"r1","result":null}`)
 }
 
 func TestUnknownMethodTyped(t *testing.T) {
 	s := serve(t, nil)
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":3,"method":"link.teleport","params":{}}`)
-	s.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: link.teleport","data":{"kind":"permanent"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":3,"method":"link.teleport","params":{}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: link.teleport","data":{"kind":"permanent"}}}`)
 }
 
 // Every error kind is mapped in one place, remedy included for human; a
 // plain Go error from an effect is an unknown outcome, from a read permanent.
 func TestErrorMapping(t *testing.T) {
-	s := serve(t, map[string]Handler{
-		MethodLinkExec:    func(context.Context, *Call) (any, error) { return nil, HumanError("run ssh-add", "key locked") },
-		MethodLinkFetch:   func(context.Context, *Call) (any, error) { return nil, Errorf(Retryable, "busy") },
-		MethodHostAcquire: func(context.Context, *Call) (any, error) { return nil, io.ErrUnexpectedEOF },
-		MethodHostStatus:  func(context.Context, *Call) (any, error) { return nil, io.ErrUnexpectedEOF },
+	s := serve(t, map[string]protocol.Handler{
+		protocol.MethodLinkExec: func(context.Context, *protocol.Call) (any, error) {
+			return nil, protocol.HumanError("run ssh-add", "key locked")
+		},
+		protocol.MethodLinkFetch: func(context.Context, *protocol.Call) (any, error) {
+			return nil, protocol.Errorf(protocol.Retryable, "busy")
+		},
+		protocol.MethodHostAcquire: func(context.Context, *protocol.Call) (any, error) { return nil, io.ErrUnexpectedEOF },
+		protocol.MethodHostStatus:  func(context.Context, *protocol.Call) (any, error) { return nil, io.ErrUnexpectedEOF },
 	})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"link.exec","params":{` + base + `}}`)
-	s.expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"key locked","data":{"kind":"human","remedy":"run ssh-add"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.fetch","params":{` + base + `}}`)
-	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32001,"message":"busy","data":{"kind":"retryable"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":3,"method":"host.acquire","params":{` + base + `}}`)
-	s.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32004,"message":"unexpected EOF","data":{"kind":"unknown-outcome"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":4,"method":"host.status","params":{` + base + `}}`)
-	s.expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32002,"message":"unexpected EOF","data":{"kind":"permanent"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"link.exec","params":{` + base + `}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"key locked","data":{"kind":"human","remedy":"run ssh-add"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"link.fetch","params":{` + base + `}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32001,"message":"busy","data":{"kind":"retryable"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":3,"method":"host.acquire","params":{` + base + `}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32004,"message":"unexpected EOF","data":{"kind":"unknown-outcome"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":4,"method":"host.status","params":{` + base + `}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32002,"message":"unexpected EOF","data":{"kind":"permanent"}}}`)
 }
 
 func TestMalformedInputAnswered(t *testing.T) {
 	s := serve(t, nil)
 	s.init()
-	s.send(`not json`)
-	s.expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"invalid request value","data":{"kind":"permanent"}}}`)
-	s.send("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\",\"params\":{\"s\":\"\xff\"}}")
-	s.expect(`{"jsonrpc":"2.0","id":5,"error":{"code":-32002,"message":"message is not valid UTF-8","data":{"kind":"permanent"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":6,"method":"x","params":{"s":"` + strings.Repeat("a", MaxLine) + `"}}`)
-	s.expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"message exceeds 1 MiB","data":{"kind":"permanent"}}}`)
+	s.Send(`not json`)
+	s.Expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"invalid request value","data":{"kind":"permanent"}}}`)
+	s.Send("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"x\",\"params\":{\"s\":\"\xff\"}}")
+	s.Expect(`{"jsonrpc":"2.0","id":5,"error":{"code":-32002,"message":"message is not valid UTF-8","data":{"kind":"permanent"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":6,"method":"x","params":{"s":"` + strings.Repeat("a", protocol.MaxLine) + `"}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"message exceeds 1 MiB","data":{"kind":"permanent"}}}`)
 	// The plugin still serves after each.
-	s.send(`{"jsonrpc":"2.0","id":7,"method":"nope"}`)
-	s.expect(`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"method not found: nope","data":{"kind":"permanent"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":7,"method":"nope"}`)
+	s.Expect(`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"method not found: nope","data":{"kind":"permanent"}}}`)
 }
 
 // Strict params: an unknown field is a permanent invalid-params error.
 func TestStrictDecode(t *testing.T) {
-	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
-		var p ExecParams
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
+		var p protocol.ExecParams
 		if err := c.Decode(&p); err != nil {
 			return nil, err
 		}
-		return ExecResult{ExitCode: new(int)}, nil
+		return protocol.ExecResult{ExitCode: new(int)}, nil
 	}})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1,"extra":1}}`)
-	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"link.exec: invalid params: json: unknown field \"extra\"","data":{"kind":"permanent"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":3,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1}}`)
-	s.expect(`{"jsonrpc":"2.0","id":3,"result":{"exitCode":0,"stdout":"","stderr":"","partial":false}}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1,"extra":1}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"link.exec: invalid params: json: unknown field \"extra\"","data":{"kind":"permanent"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":3,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":3,"result":{"exitCode":0,"stdout":"","stderr":"","partial":false}}`)
 }
 
 // A reply over 1 MiB is replaced by an error for the same id, of kind
 // unknown-outcome for an effect or a run (it ran; its answer is lost),
 // permanent for a read: jrpc2 would otherwise drop it silently.
 func TestOversizeReplyReplaced(t *testing.T) {
-	big := strings.Repeat("x", MaxLine)
-	s := serve(t, map[string]Handler{
-		MethodLinkExec:  func(context.Context, *Call) (any, error) { return ExecResult{Stdout: big}, nil },
-		MethodJobStart:  func(context.Context, *Call) (any, error) { return JobStartResult{View: View{Command: big}}, nil },
-		MethodJobAttach: func(context.Context, *Call) (any, error) { return View{Command: big}, nil },
+	big := strings.Repeat("x", protocol.MaxLine)
+	s := serve(t, map[string]protocol.Handler{
+		protocol.MethodLinkExec: func(context.Context, *protocol.Call) (any, error) { return protocol.ExecResult{Stdout: big}, nil },
+		protocol.MethodJobStart: func(context.Context, *protocol.Call) (any, error) {
+			return protocol.JobStartResult{View: protocol.View{Command: big}}, nil
+		},
+		protocol.MethodJobAttach: func(context.Context, *protocol.Call) (any, error) { return protocol.View{Command: big}, nil },
 	})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{` + base + `}}`)
-	s.expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32004,"message":"reply exceeds 1 MiB","data":{"kind":"unknown-outcome"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":3,"method":"job.start","params":{` + base + `}}`)
-	s.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32004,"message":"reply exceeds 1 MiB","data":{"kind":"unknown-outcome"}}}`)
-	s.send(`{"jsonrpc":"2.0","id":4,"method":"job.attach","params":{` + base + `}}`)
-	s.expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32002,"message":"reply exceeds 1 MiB","data":{"kind":"permanent"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{` + base + `}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32004,"message":"reply exceeds 1 MiB","data":{"kind":"unknown-outcome"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":3,"method":"job.start","params":{` + base + `}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32004,"message":"reply exceeds 1 MiB","data":{"kind":"unknown-outcome"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":4,"method":"job.attach","params":{` + base + `}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":4,"error":{"code":-32002,"message":"reply exceeds 1 MiB","data":{"kind":"permanent"}}}`)
 }
 
 // $/cancel {id} ends the call's context; the call answers, the plugin
@@ -200,31 +164,31 @@ func TestOversizeReplyReplaced(t *testing.T) {
 // kind its backend chose (the cut-run rule).
 func TestCancelByID(t *testing.T) {
 	started := make(chan struct{})
-	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
 		close(started)
 		<-ctx.Done()
-		return nil, Errorf(Retryable, "cancelled")
+		return nil, protocol.Errorf(protocol.Retryable, "cancelled")
 	}})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":"abc","method":"link.exec","params":{` + base + `}}`)
+	s.Send(`{"jsonrpc":"2.0","id":"abc","method":"link.exec","params":{` + base + `}}`)
 	<-started
-	s.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":"abc"}}`)
-	s.expect(`{"jsonrpc":"2.0","id":"abc","error":{"code":-32004,"message":"cancelled","data":{"kind":"unknown-outcome"}}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":"abc"}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":"abc","error":{"code":-32004,"message":"cancelled","data":{"kind":"unknown-outcome"}}}`)
 }
 
 // A call whose deadline passed before it began runs nothing and says so:
 // retryable, even for a run (the server can show it never started).
 func TestDeadlineEndsCall(t *testing.T) {
 	ran := make(chan struct{}, 1)
-	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
 		ran <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}})
 	s.init()
 	past := time.Now().Add(-time.Second).UnixMilli()
-	s.send(`{"jsonrpc":"2.0","id":9,"method":"link.exec","params":{"deadline":` + itoa(past) + `,"target":{"host":{"name":"h"}}}}`)
-	s.expect(`{"jsonrpc":"2.0","id":9,"error":{"code":-32001,"message":"link.exec: the call ended before it began; nothing was run: context deadline exceeded","data":{"kind":"retryable"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":9,"method":"link.exec","params":{"deadline":` + itoa(past) + `,"target":{"host":{"name":"h"}}}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":9,"error":{"code":-32001,"message":"link.exec: the call ended before it began; nothing was run: context deadline exceeded","data":{"kind":"retryable"}}}`)
 	select {
 	case <-ran:
 		t.Fatal("the handler ran past its deadline")
@@ -236,51 +200,51 @@ func TestDeadlineEndsCall(t *testing.T) {
 // all once $/cancel {watchId} ended it.
 func TestWatchOrderAndCancel(t *testing.T) {
 	release := make(chan struct{})
-	s := serve(t, map[string]Handler{MethodChannelWatch: func(ctx context.Context, c *Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodChannelWatch: func(ctx context.Context, c *protocol.Call) (any, error) {
 		var p struct {
-			Base
+			protocol.Base
 			Inc string `json:"inc"`
 		}
 		_ = json.Unmarshal(c.Params, &p)
 		id := "w-" + p.Inc
 		c.Watch(id, func(ctx context.Context) (string, any) {
 			if p.Inc == "now" {
-				return NotifyWatchSettled, WatchSettled{WatchID: id, Observation: Observation{Status: TurnIdle, Settled: true, Runs: 1, Incarnation: "a"}}
+				return protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: id, Observation: protocol.Observation{Status: protocol.TurnIdle, Settled: true, Runs: 1, Incarnation: "a"}}
 			}
 			select {
 			case <-release:
-				return NotifyWatchSettled, WatchSettled{WatchID: id}
+				return protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: id}
 			case <-ctx.Done():
 				return "", nil
 			}
 		})
-		return WatchResult{WatchID: id, Initial: Observation{Status: TurnBusy, Incarnation: "a"}}, nil
+		return protocol.WatchResult{WatchID: id, Initial: protocol.Observation{Status: protocol.TurnBusy, Incarnation: "a"}}, nil
 	}})
 	s.init()
 	for i := 0; i < 50; i++ {
-		s.send(`{"jsonrpc":"2.0","id":` + itoa(int64(10+i)) + `,"method":"channel.watch","params":{` + base + `,"inc":"now"}}`)
-		s.expect(`{"jsonrpc":"2.0","id":` + itoa(int64(10+i)) + `,"result":{"watchId":"w-now","initial":{"status":"busy","settled":false,"since":0,"runs":0,"incarnation":"a"}}}`)
-		s.expect(`{"jsonrpc":"2.0","method":"watch/settled","params":{"watchId":"w-now","observation":{"status":"idle","settled":true,"since":0,"runs":1,"incarnation":"a"}}}`)
+		s.Send(`{"jsonrpc":"2.0","id":` + itoa(int64(10+i)) + `,"method":"channel.watch","params":{` + base + `,"inc":"now"}}`)
+		s.Expect(`{"jsonrpc":"2.0","id":` + itoa(int64(10+i)) + `,"result":{"watchId":"w-now","initial":{"status":"busy","settled":false,"since":0,"runs":0,"incarnation":"a"}}}`)
+		s.Expect(`{"jsonrpc":"2.0","method":"watch/settled","params":{"watchId":"w-now","observation":{"status":"idle","settled":true,"since":0,"runs":1,"incarnation":"a"}}}`)
 	}
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"channel.watch","params":{` + base + `,"inc":"later"}}`)
-	s.expect(`{"jsonrpc":"2.0","id":2,"result":{"watchId":"w-later","initial":{"status":"busy","settled":false,"since":0,"runs":0,"incarnation":"a"}}}`)
-	s.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"watchId":"w-later"}}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"channel.watch","params":{` + base + `,"inc":"later"}}`)
+	s.Expect(`{"jsonrpc":"2.0","id":2,"result":{"watchId":"w-later","initial":{"status":"busy","settled":false,"since":0,"runs":0,"incarnation":"a"}}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"watchId":"w-later"}}`)
 	time.Sleep(50 * time.Millisecond) // let the cancel land before the release: order, not timing, is asserted below
 	close(release)
-	s.send(`{"jsonrpc":"2.0","id":3,"method":"nope"}`)
-	s.expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: nope","data":{"kind":"permanent"}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":3,"method":"nope"}`)
+	s.Expect(`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: nope","data":{"kind":"permanent"}}}`)
 }
 
 // shutdown is answered with null; then Serve returns after its calls end.
 func TestShutdownAnsweredThenExit(t *testing.T) {
 	var once sync.Once
 	stopped := make(chan struct{})
-	s := serve(t, nil, func(o *Options) { o.Stop = func(context.Context) { once.Do(func() { close(stopped) }) } })
+	s := serve(t, nil, func(o *protocol.Options) { o.Stop = func(context.Context) { once.Do(func() { close(stopped) }) } })
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`)
-	s.expect(`{"jsonrpc":"2.0","id":4,"result":null}`)
+	s.Send(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`)
+	s.Expect(`{"jsonrpc":"2.0","id":4,"result":null}`)
 	select {
-	case <-s.done:
+	case <-s.Done(): // Serve's return is the plugin's exit, which stops it
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after shutdown")
 	}
@@ -289,33 +253,30 @@ func TestShutdownAnsweredThenExit(t *testing.T) {
 	default:
 		t.Fatal("Stop hook did not run")
 	}
-	s.done <- nil // for Cleanup
 }
 
 // A backend that ignores its context does not hold the plugin past EOF.
 func TestEOFReturnsDespiteStuckHandler(t *testing.T) {
 	started := make(chan struct{})
-	s := serve(t, map[string]Handler{MethodLinkExec: func(ctx context.Context, c *Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
 		close(started)
 		select {} // never returns
 	}})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{` + base + `}}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{` + base + `}}`)
 	<-started
-	s.in.Close()
-	select {
-	case <-s.done:
-	case <-time.After(Grace + 5*time.Second):
+	// CloseStdin waits for Serve to return, at most the session's stop
+	// grace (protocol.Grace + 5 s).
+	if rep := s.CloseStdin(); !rep.GroupEmpty {
 		t.Fatal("Serve did not return after stdin EOF")
 	}
-	s.done <- nil
 }
 
 // A declaration that breaks a load rule is refused before serving.
 func TestServeRefusesBadDeclaration(t *testing.T) {
-	err := Serve(context.Background(), Options{Name: "t", Version: "1", Instance: "i",
-		Seams: Seams{Host: &HostSeam{}}, In: strings.NewReader(""), Out: nopWC{io.Discard}})
-	if err == nil || !strings.Contains(err.Error(), RuleHostNeedsLink) {
+	err := protocol.Serve(context.Background(), protocol.Options{Name: "t", Version: "1", Instance: "i",
+		Seams: protocol.Seams{Host: &protocol.HostSeam{}}, In: strings.NewReader(""), Out: nopWC{io.Discard}})
+	if err == nil || !strings.Contains(err.Error(), protocol.RuleHostNeedsLink) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -329,11 +290,11 @@ func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 // A request followed at once by stdin EOF is still answered when it is
 // quick ("cancel or finish its in-flight calls").
 func TestEOFDrainsQuickReplies(t *testing.T) {
-	s := serve(t, map[string]Handler{MethodHostRelease: nilHandler})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: nilHandler})
 	s.init()
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"host.release","params":{` + base + `}}`)
-	s.in.Close()
-	s.expect(`{"jsonrpc":"2.0","id":2,"result":null}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"host.release","params":{` + base + `}}`)
+	s.CloseStdin() // the lines read before Serve returned stay to be received
+	s.Expect(`{"jsonrpc":"2.0","id":2,"result":null}`)
 }
 
 // A JSON array on a line (a JSON-RPC batch) is not one message: it is
@@ -341,19 +302,19 @@ func TestEOFDrainsQuickReplies(t *testing.T) {
 // and none of its elements runs.
 func TestBatchRefused(t *testing.T) {
 	var ran atomic.Int64
-	s := serve(t, map[string]Handler{MethodHostRelease: func(context.Context, *Call) (any, error) { ran.Add(1); return nil, nil }})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: func(context.Context, *protocol.Call) (any, error) { ran.Add(1); return nil, nil }})
 	s.init()
 	one := `{"jsonrpc":"2.0","id":2,"method":"host.release","params":{` + base + `,"key":"k"}}`
 	const refused = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a JSON array (a batch) is not one message: send one request per line","data":{"kind":"permanent"}}}`
 	for _, line := range []string{"[" + one + "]", " \t[" + one + "," + one + "]", "[]", `[{"jsonrpc":"2.0","method":"shutdown"}]`} {
-		s.send(line)
-		s.expect(refused)
+		s.Send(line)
+		s.Expect(refused)
 	}
 	if n := ran.Load(); n != 0 {
 		t.Fatalf("an element of a batch ran %d time(s)", n)
 	}
-	s.send(one) // the plugin still serves, and the notification in a batch did not stop it
-	s.expect(`{"jsonrpc":"2.0","id":2,"result":null}`)
+	s.Send(one) // the plugin still serves, and the notification in a batch did not stop it
+	s.Expect(`{"jsonrpc":"2.0","id":2,"result":null}`)
 }
 
 // shutdown sent as a notification stops the plugin as the request does:
@@ -361,11 +322,11 @@ func TestBatchRefused(t *testing.T) {
 func TestShutdownNotificationStops(t *testing.T) {
 	var once sync.Once
 	stopped := make(chan struct{})
-	s := serve(t, nil, func(o *Options) { o.Stop = func(context.Context) { once.Do(func() { close(stopped) }) } })
+	s := serve(t, nil, func(o *protocol.Options) { o.Stop = func(context.Context) { once.Do(func() { close(stopped) }) } })
 	s.init()
-	s.send(`{"jsonrpc":"2.0","method":"shutdown"}`)
+	s.Send(`{"jsonrpc":"2.0","method":"shutdown"}`)
 	select {
-	case <-s.done:
+	case <-s.Done(): // Serve's return is the plugin's exit, which stops it
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after a shutdown notification")
 	}
@@ -374,10 +335,9 @@ func TestShutdownNotificationStops(t *testing.T) {
 	default:
 		t.Fatal("Stop hook did not run")
 	}
-	if l, err := s.out.ReadString('\n'); err == nil {
-		t.Fatalf("a shutdown notification was answered: %s", l)
+	if l, err := s.Raw.Raw.Recv(context.Background()); err != io.EOF {
+		t.Fatalf("a shutdown notification was answered: %s (%v)", l, err)
 	}
-	s.done <- nil // for Cleanup
 }
 
 // A request that arrives after shutdown (request or notification) runs
@@ -390,8 +350,8 @@ func TestRequestAfterShutdownRefused(t *testing.T) {
 			// The Stop hook holds the stop (and so stdout) open until the
 			// refusal was read: a plugin refuses what it reads while it stops.
 			gate := make(chan struct{})
-			s := serve(t, map[string]Handler{MethodHostRelease: func(context.Context, *Call) (any, error) { ran.Add(1); return nil, nil }},
-				func(o *Options) {
+			s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: func(context.Context, *protocol.Call) (any, error) { ran.Add(1); return nil, nil }},
+				func(o *protocol.Options) {
 					o.Stop = func(ctx context.Context) {
 						select {
 						case <-gate:
@@ -401,7 +361,7 @@ func TestRequestAfterShutdownRefused(t *testing.T) {
 				})
 			s.init()
 			// One write: the request is read right behind shutdown.
-			s.send(shutdown + "\n" + `{"jsonrpc":"2.0","id":4,"method":"host.release","params":{` + base + `,"key":"k"}}`)
+			s.Send(shutdown + "\n" + `{"jsonrpc":"2.0","id":4,"method":"host.release","params":{` + base + `,"key":"k"}}`)
 			want := map[string]bool{
 				`{"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"the plugin is shutting down: host.release came after shutdown and was not run","data":{"kind":"retryable"}}}`: true,
 			}
@@ -409,7 +369,7 @@ func TestRequestAfterShutdownRefused(t *testing.T) {
 				want[`{"jsonrpc":"2.0","id":3,"result":null}`] = true
 			}
 			for len(want) > 0 {
-				got := s.recv()
+				got := s.Recv()
 				if !want[got] {
 					t.Fatalf("unexpected line %s", got)
 				}

@@ -20,7 +20,7 @@ func TestContractSuite(t *testing.T) {
 	defer cancel()
 	var out strings.Builder
 	rep, err := contract.Run(ctx, contract.Options{
-		Argv: []string{binPath, "--prefix", newPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
+		Argv: []string{binPath(t), "--prefix", newPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
 			"--label", "org.mu-plugins.testrun=" + runID},
 		Params: map[string]string{"ttl": "1h"},
 		JobCmd: string(agent.Script),

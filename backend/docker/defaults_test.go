@@ -39,12 +39,12 @@ func TestSandboxParams(t *testing.T) {
 	for _, bad := range []map[string]string{{"network": "host"}, {"network": "container:x"}, {"pids": "10"}, {"pids": "many"},
 		{"capDrop": "ALL;rm"}, {"user": "a b"}} {
 		err := p.call(t, "host.acquire", acquireParams("key-sb-bad", bad), nil)
-		if err == nil || err.Data.Kind != "permanent" || !strings.Contains(err.Message, "known params") {
+		if err == nil || err.Kind != "permanent" || !strings.Contains(err.Message, "known params") {
 			t.Errorf("acquire with %v: %v, want a permanent error naming the params", bad, err)
 		}
 	}
 	err := p.call(t, "host.acquire", acquireParams("key-sb-nonet", map[string]string{"network": "mutest-no-such-net"}), nil)
-	if err == nil || err.Data.Kind != "permanent" || !strings.Contains(err.Message, `network "mutest-no-such-net" is not on the Engine`) {
+	if err == nil || err.Kind != "permanent" || !strings.Contains(err.Message, `network "mutest-no-such-net" is not on the Engine`) {
 		t.Errorf("acquire on a missing network: %v", err)
 	}
 	if n := len(labelled("org.mu-plugins.key=key-sb-bad")) + len(labelled("org.mu-plugins.key=key-sb-nonet")); n != 0 {
@@ -58,7 +58,7 @@ func TestSandboxParams(t *testing.T) {
 func TestNoDefaultImage(t *testing.T) {
 	p := start(t, "--image", "") // the last --image wins: none
 	err := p.call(t, "host.acquire", acquireParams("key-noimg", nil), nil)
-	if err == nil || err.Data.Kind != "human" || !strings.Contains(err.Data.Remedy, "--image") || !strings.Contains(err.Data.Remedy, "docs/docker.md") {
+	if err == nil || err.Kind != "human" || !strings.Contains(err.Remedy, "--image") || !strings.Contains(err.Remedy, "docs/docker.md") {
 		t.Errorf("acquire with no image: %v, want a hand-back naming --image and the docs", err)
 	}
 	if n := len(labelled("org.mu-plugins.key=key-noimg")); n != 0 {

@@ -4,9 +4,10 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 func TestPushTimeoutStopsTheRemoteSide(t *testing.T) {
@@ -30,31 +31,22 @@ func TestPushTimeoutStopsTheRemoteSide(t *testing.T) {
 func TestStdinEOFStopsRunsAndExits(t *testing.T) {
 	p := start(t, "--log-level", "debug")
 	h := p.acquire(t, "key-eof", nil).Handle
-	go func() { _ = p.send(nopTB{t}, "link.exec", execParams(h, "sleep 320", ".", 600_000)) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(docker(t, "exec", h, "ps", "-eo", "args"), "sleep 320") {
-		if time.Now().After(deadline) {
-			t.Fatal("the run never started")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	_ = p.stdin.Close()
-	select {
-	case <-p.wait(): // stdout closes before the plugin is done: wait for its exit
-	case <-time.After(10 * time.Second):
+	p.sendAway("link.exec", execParams(h, "sleep 320", ".", 600_000))
+	testutil.Eventually(t, "the run started", func() bool {
+		return strings.Contains(docker(t, "exec", h, "ps", "-eo", "args"), "sleep 320")
+	})
+	if rep := p.CloseStdin(); rep.LeaderKilled() { // its exit, or a kill after 10 s
 		t.Fatal("the plugin did not exit after stdin EOF")
 	}
 	if ps := docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 320") {
-		t.Errorf("a run survived the plugin's exit:\n%s\nplugin stderr: %s", ps, p.stderr)
+		t.Errorf("a run survived the plugin's exit:\n%s\nplugin stderr: %s", ps, p.Stderr)
 	}
 }
 
 func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 	const missing = "unix:///nonexistent/docker.sock"
 	t.Setenv("DOCKER_HOST", missing)
-	p := startRaw(t, newPrefix()) // no --instance: the plugin loads all the same
-	t.Cleanup(func() { p.stop(t) })
-	p.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
+	p := startOn(t, newPrefix()) // no --instance: the plugin loads all the same
 	var lk protocol.HostLookupResult
 	p.must(t, "host.lookup", lookupParams("k", false), &lk)
 	if !strings.Contains(lk.Unknown, missing) {
@@ -65,8 +57,8 @@ func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 	if st.State != "unknown" || !strings.Contains(st.Reason, missing) {
 		t.Errorf("status with the Engine unreachable: %+v, want unknown naming %s", st, missing)
 	}
-	if err := p.call(t, "host.acquire", acquireParams("k", nil), nil); err == nil || err.Data.Kind != "retryable" ||
-		!strings.Contains(err.Message, missing) || !strings.Contains(err.Message, "is unreachable") || err.Data.Remedy == "" {
+	if err := p.call(t, "host.acquire", acquireParams("k", nil), nil); err == nil || err.Kind != "retryable" ||
+		!strings.Contains(err.Message, missing) || !strings.Contains(err.Message, "is unreachable") || err.Remedy == "" {
 		t.Errorf("acquire with the Engine unreachable: %v, want retryable naming %s, with a remedy", err, missing)
 	}
 	steps := reachSteps(t, p, "")
@@ -81,7 +73,7 @@ func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 	if js.State != "unknown" || js.Reason == "" {
 		t.Errorf("job.status with the Engine unreachable: %+v, want unknown", js)
 	}
-	if err := p.call(t, "job.stop", map[string]any{"deadline": deadline(), "target": jt, "key": "j"}, nil); err == nil || err.Data.Kind != "retryable" {
+	if err := p.call(t, "job.stop", map[string]any{"deadline": deadline(), "target": jt, "key": "j"}, nil); err == nil || err.Kind != "retryable" {
 		t.Errorf("job.stop with the Engine unreachable: %v, want retryable (nothing was done)", err)
 	}
 }
@@ -98,25 +90,13 @@ func TestCanaryNeverLeaves(t *testing.T) {
 	local, _ := localRepo(t, 1)
 	p.must(t, "link.fetch", fetchParams(h, local, "nothing-here"), nil)
 	p.stop(t)
-	for _, line := range drain(p.lines) {
-		if strings.Contains(string(line), canary) {
+	for _, line := range p.Wire.Lines(caller.In) {
+		if strings.Contains(line, canary) {
 			t.Errorf("canary in a reply: %s", line)
 		}
 	}
-	if strings.Contains(p.stderr.String(), canary) {
+	if strings.Contains(p.Stderr.String(), canary) {
 		t.Errorf("canary on stderr")
 	}
 	_ = os.Unsetenv("MU_PLUGIN_CANARY")
-}
-
-func drain(c chan []byte) [][]byte {
-	var out [][]byte
-	for {
-		select {
-		case l := <-c:
-			out = append(out, l)
-		default:
-			return out
-		}
-	}
 }

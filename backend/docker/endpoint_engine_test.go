@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	dockerb "github.com/mu-org/mu-plugins/backend/docker"
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -151,7 +153,7 @@ func TestTLSEndpoint(t *testing.T) {
 	}
 	q := start(t)
 	err := q.call(t, "host.acquire", acquireParams("key-tls-wrong", nil), nil)
-	if err == nil || err.Data.Kind != "retryable" || !strings.Contains(err.Message, host) || !strings.Contains(err.Message, "certificate") {
+	if err == nil || err.Kind != "retryable" || !strings.Contains(err.Message, host) || !strings.Contains(err.Message, "certificate") {
 		t.Errorf("acquire with the wrong CA: %v, want retryable naming %s and the certificate", err, host)
 	}
 	if ping := reachSteps(t, q, "")["ping"]; ping.OK != protocol.StepFailed || !strings.Contains(ping.Detail, "remedy") {
@@ -184,20 +186,19 @@ func TestTLSEndpoint(t *testing.T) {
 func TestEngineThatNeverAnswers(t *testing.T) {
 	sock := silentSocket(t)
 	t.Setenv("DOCKER_HOST", sock)
-	p := startRaw(t, newPrefix())
-	rep := p.sendWait(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, 30*time.Second)
-	if rep.Error != nil || !strings.Contains(string(rep.Result), `"instance":"docker-`) {
-		t.Fatalf("initialize with a silent Engine: %s", rep.raw)
+	p := startOn(t, newPrefix()) // the handshake, within 30 s
+	if !strings.Contains(string(p.DeclarationRaw()), `"instance":"docker-`) {
+		t.Fatalf("initialize with a silent Engine: %s", p.DeclarationRaw())
 	}
 	t0 := time.Now()
-	rep = p.sendWait(t, "host.acquire", acquireParams("key-silent", nil), 30*time.Second)
+	rep := p.send(t, "host.acquire", acquireParams("key-silent", nil))
 	t.Logf("acquire against a silent Engine answered in %v", time.Since(t0).Round(time.Millisecond))
-	if e := rep.Error; e == nil || e.Data.Kind != "retryable" || !strings.Contains(e.Message, sock) ||
-		!strings.Contains(e.Message, "did not answer within 2s") || e.Data.Remedy == "" {
+	if e := rep.Error; e == nil || e.Kind != "retryable" || !strings.Contains(e.Message, sock) ||
+		!strings.Contains(e.Message, "did not answer within 2s") || e.Remedy == "" {
 		t.Errorf("acquire with a silent Engine: %s", rep.raw)
 	}
 	var lk protocol.HostLookupResult
-	if r := p.sendWait(t, "host.lookup", lookupParams("key-silent", false), 30*time.Second); r.Error != nil || r.decode(&lk) != nil || !strings.Contains(lk.Unknown, sock) {
+	if r := p.send(t, "host.lookup", lookupParams("key-silent", false)); r.Error != nil || json.Unmarshal(r.Result, &lk) != nil || !strings.Contains(lk.Unknown, sock) {
 		t.Errorf("lookup with a silent Engine: %s", r.raw)
 	}
 	steps := reachSteps(t, p, "")
@@ -217,8 +218,10 @@ func TestEngineThatNeverAnswers(t *testing.T) {
 // hangs, closed before any request, exits.
 func TestStdinEOFBeforeTheHandshake(t *testing.T) {
 	t.Setenv("DOCKER_HOST", silentSocket(t))
-	p := startRaw(t, newPrefix())
-	p.stop(t) // fails the test unless the plugin exits on stdin's EOF
+	r := drive.StartRaw(t, pluginConfig(binPath(t), newPrefix())) // no handshake
+	if rep := r.CloseStdin(); rep.LeaderKilled() {
+		t.Errorf("the plugin did not exit within 10 s of stdin EOF")
+	}
 }
 
 // The instance derives from the configuration, not from the Engine: the
@@ -227,11 +230,9 @@ func TestStdinEOFBeforeTheHandshake(t *testing.T) {
 func TestInstanceFromTheEndpoint(t *testing.T) {
 	missing := "unix:///nonexistent/docker.sock"
 	t.Setenv("DOCKER_HOST", missing)
-	a := startRaw(t, newPrefix())
-	a.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, &a.decl)
+	a := startOn(t, newPrefix())
 	a.stop(t)
-	b := startRaw(t, newPrefix())
-	b.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, &b.decl)
+	b := startOn(t, newPrefix())
 	b.stop(t)
 	want := dockerb.Endpoint{Host: missing}.Instance()
 	if a.decl.Instance != want || b.decl.Instance != want {
@@ -246,17 +247,15 @@ func TestInstanceFromTheEndpoint(t *testing.T) {
 // is a hand-back saying so (not a DNS error about "user@host").
 func TestSSHEndpointIsAHumanError(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "ssh://me@gpu.invalid:2222")
-	p := startRaw(t, newPrefix())
-	t.Cleanup(func() { p.stop(t) })
-	p.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
+	p := startOn(t, newPrefix())
 	for _, m := range []string{"host.acquire", "host.lookup"} {
 		params := acquireParams("key-ssh", nil)
 		if m == "host.lookup" {
 			params = lookupParams("key-ssh", true)
 		}
 		err := p.call(t, m, params, nil)
-		if err == nil || err.Data.Kind != "human" || !strings.Contains(err.Message, "ssh://me@gpu.invalid:2222") ||
-			!strings.Contains(err.Message, "does not support yet") || err.Data.Remedy == "" || strings.Contains(err.Message, "no such host") {
+		if err == nil || err.Kind != "human" || !strings.Contains(err.Message, "ssh://me@gpu.invalid:2222") ||
+			!strings.Contains(err.Message, "does not support yet") || err.Remedy == "" || strings.Contains(err.Message, "no such host") {
 			t.Errorf("%s on an ssh:// endpoint: %v", m, err)
 		}
 	}
@@ -281,17 +280,14 @@ func TestNameFollowsTheRegistration(t *testing.T) {
 	store.add("gpu", host, false, nil)
 	t.Setenv("DOCKER_CONFIG", store.dir)
 	link := shortTemp(t) + "/mu-plugin-docker-gpu"
-	if err := os.Symlink(binPath, link); err != nil {
+	if err := os.Symlink(binPath(t), link); err != nil {
 		t.Fatal(err)
 	}
 	p := start(t) // mu-plugin-docker: the default name
 	if p.decl.Plugin.Name != "docker" || p.decl.Seams.Channel.Name != "docker" {
 		t.Errorf("mu-plugin-docker declares %q with channel %q", p.decl.Plugin.Name, p.decl.Seams.Channel.Name)
 	}
-	saved := binPath
-	binPath = link
-	defer func() { binPath = saved }()
-	q := start(t, "--context", "gpu")
+	q := startAt(t, link, newPrefix(), "--context", "gpu")
 	d := q.decl
 	if d.Plugin.Name != "docker-gpu" || d.Seams.Channel.Name != "docker-gpu" || d.Seams.Job.Channel != "docker-gpu" {
 		t.Errorf("mu-plugin-docker-gpu declares %q, channel %q, job.channel %q", d.Plugin.Name, d.Seams.Channel.Name, d.Seams.Job.Channel)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -15,16 +16,7 @@ import (
 func localRepo(t *testing.T, n int) (string, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "local repo") // a space: ext:: escaping
-	g := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	g := func(args ...string) string { t.Helper(); return testutil.Git(t, dir, args...) }
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +120,11 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 
 	// Refusals: a short or symbolic rev, a missing local repo, a failing remote.
 	for _, bad := range []string{rev[:12], "HEAD", strings.ToUpper(rev)} {
-		if err := p.call(t, "link.push", pushParams(h, local, "work/repo", bad), nil); err == nil || err.Data.Kind != "permanent" {
+		if err := p.call(t, "link.push", pushParams(h, local, "work/repo", bad), nil); err == nil || err.Kind != "permanent" {
 			t.Errorf("push rev %q: %v, want permanent", bad, err)
 		}
 	}
-	if err := p.call(t, "link.fetch", fetchParams(h, "/no/such/repo", "work/repo"), nil); err == nil || err.Data.Kind != "permanent" {
+	if err := p.call(t, "link.fetch", fetchParams(h, "/no/such/repo", "work/repo"), nil); err == nil || err.Kind != "permanent" {
 		t.Errorf("fetch into a missing local repo: %v", err)
 	}
 	p.must(t, "link.fetch", fetchParams(h, local, "no/such/remote"), &r)

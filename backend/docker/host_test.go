@@ -88,7 +88,7 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 		t.Errorf("%d containers for key-1, want 1", n)
 	}
 	// Same key, other params: refused, nothing made.
-	if err := p.call(t, "host.acquire", acquireParams("key-1", map[string]string{"ttl": "1h"}), nil); err == nil || err.Data.Kind != "permanent" {
+	if err := p.call(t, "host.acquire", acquireParams("key-1", map[string]string{"ttl": "1h"}), nil); err == nil || err.Kind != "permanent" {
 		t.Errorf("acquire with other params: %v, want a permanent error", err)
 	}
 
@@ -128,9 +128,7 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 // container prefix (a second invocation of the same configuration).
 func acquireWithPrefix(t *testing.T, p *plugin, key string, params map[string]string) protocol.AcquireResult {
 	t.Helper()
-	q := startRaw(t, p.prefix)
-	t.Cleanup(func() { q.stop(t) })
-	q.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
+	q := startOn(t, p.prefix)
 	return q.acquire(t, key, params)
 }
 
@@ -139,7 +137,7 @@ func jsonNum(n int64) string { b, _ := json.Marshal(n); return string(b) }
 func TestUnknownParamIsPermanentAndNamesKnownOnes(t *testing.T) {
 	p := start(t)
 	err := p.call(t, "host.acquire", acquireParams("key-bad", map[string]string{"gpus": "1"}), nil)
-	if err == nil || err.Data.Kind != "permanent" {
+	if err == nil || err.Kind != "permanent" {
 		t.Fatalf("unknown param: %v, want permanent", err)
 	}
 	for _, k := range []string{"gpus", "ttl", "idle", "maxJobs", "cpus", "memory", "image"} {
@@ -148,7 +146,7 @@ func TestUnknownParamIsPermanentAndNamesKnownOnes(t *testing.T) {
 		}
 	}
 	for _, bad := range []map[string]string{{"ttl": "soon"}, {"maxJobs": "0"}, {"cpus": "-1"}, {"memory": "1k"}, {"image": "no-such-image:never"}} {
-		if err := p.call(t, "host.acquire", acquireParams("key-bad", bad), nil); err == nil || err.Data.Kind != "permanent" {
+		if err := p.call(t, "host.acquire", acquireParams("key-bad", bad), nil); err == nil || err.Kind != "permanent" {
 			t.Errorf("param %v: %v, want permanent", bad, err)
 		}
 	}
@@ -165,7 +163,7 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 		t.Fatalf("fenced lookup of a new key: %+v", lk)
 	}
 	err := p.call(t, "host.acquire", acquireParams("key-fence", nil), nil)
-	if err == nil || err.Data.Kind != "permanent" || !strings.Contains(err.Message, "fenced") {
+	if err == nil || err.Kind != "permanent" || !strings.Contains(err.Message, "fenced") {
 		t.Fatalf("acquire after a fenced none: %v, want permanent 'fenced'", err)
 	}
 	p.must(t, "host.lookup", lookupParams("key-fence", false), &lk)
@@ -199,10 +197,10 @@ func TestStatusNeedsHumanAndGone(t *testing.T) {
 	docker(t, "wait", res.Handle)
 	// A channel open when the container died may answer unknown-outcome once.
 	err := p.call(t, "link.exec", execParams(res.Handle, "true", ".", 10_000), nil)
-	if err != nil && err.Data.Kind == "unknown-outcome" {
+	if err != nil && err.Kind == "unknown-outcome" {
 		err = p.call(t, "link.exec", execParams(res.Handle, "true", ".", 10_000), nil)
 	}
-	if err == nil || err.Data.Kind != "permanent" {
+	if err == nil || err.Kind != "permanent" {
 		t.Errorf("exec in a stopped container: %v, want permanent", err)
 	}
 	var st protocol.HostStatus

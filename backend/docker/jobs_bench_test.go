@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -12,8 +14,8 @@ import (
 // non-null channel.baseline (spawn readiness), through the plugin as mu
 // drives it (each call one request on the running plugin).
 func BenchmarkStartToBaseline(b *testing.B) {
-	ctx := ctxMin(b, 20*time.Minute)
-	p := startCaller(b, ctx)
+	ctx := testutil.Context(b, 20*time.Minute)
+	p := drive.Start(b, callerConfig(b)).Plugin
 	host := spawnHost(b, ctx, p)
 	polls := 0
 	for i := 0; b.Loop(); i++ {
@@ -52,8 +54,8 @@ func BenchmarkStartToBaseline(b *testing.B) {
 // and its looks on the host, every 100 ms).
 func BenchmarkSendToSettled(b *testing.B) {
 	const work = 100 * time.Millisecond
-	ctx := ctxMin(b, 20*time.Minute)
-	p := startCaller(b, ctx)
+	ctx := testutil.Context(b, 20*time.Minute)
+	p := drive.Start(b, callerConfig(b)).Plugin
 	host := spawnHost(b, ctx, p)
 	jt := startAgent(b, ctx, p, host, "bs", map[string]string{"MU_TEST_AGENT_MS": fmt.Sprint(work.Milliseconds())})
 	var runs int64
@@ -66,7 +68,7 @@ func BenchmarkSendToSettled(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		o := settled(b, ctx, p, jt, runs)
+		o := drive.Settled(b, ctx, p, jt, runs)
 		t2 := time.Now()
 		if o.Runs != runs+1 {
 			b.Fatalf("settled at %d, want %d", o.Runs, runs+1)
@@ -91,7 +93,7 @@ func BenchmarkSendToSettled(b *testing.B) {
 // exec channel, against a one-off API exec of the same.
 func BenchmarkRunnerRoundTrip(b *testing.B) {
 	ctr := runContainer(b)
-	ctx := ctxMin(b, 10*time.Minute)
+	ctx := testutil.Context(b, 10*time.Minute)
 	r := inProcess(b).Runner(ctr)
 	b.Run("pooled", func(b *testing.B) {
 		for b.Loop() {

@@ -53,7 +53,7 @@ func TestExecRunsScriptsInTheContainer(t *testing.T) {
 	}
 	// Oversized scripts are refused before anything runs.
 	big := strings.Repeat("#", int(p.decl.Seams.Link.MaxScriptBytes)+1)
-	if err := p.call(t, "link.exec", execParams(h, big, ".", 10_000), nil); err == nil || err.Data.Kind != "permanent" {
+	if err := p.call(t, "link.exec", execParams(h, big, ".", 10_000), nil); err == nil || err.Kind != "permanent" {
 		t.Errorf("oversized script: %v", err)
 	}
 	// A script at maxScriptBytes runs.
@@ -233,7 +233,7 @@ func TestLinkRunsOnlyInItsOwnHosts(t *testing.T) {
 	}
 	for name, h := range map[string]string{"a foreign container": other, "a fence placeholder": fence[0], "another instance's host": theirs} {
 		err := p.call(t, "link.exec", execParams(h, "touch /tmp/ran", ".", 10_000), nil)
-		if err == nil || err.Data.Kind != "permanent" {
+		if err == nil || err.Kind != "permanent" {
 			t.Errorf("exec in %s: %v, want permanent", name, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestConcurrentReleasesAllResolve(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	p := startCaller(t, ctx)
+	p := drive.Start(t, callerConfig(t)).Plugin
 	box := protocol.Target{Host: protocol.HostRef{Name: "box"}}
 	for round := 0; round < 5; round++ {
 		key := "race-" + newPrefix()

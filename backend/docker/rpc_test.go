@@ -1,57 +1,42 @@
 package docker_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
-// The tests drive the built plugin binary over its stdin and stdout, as mu
-// does, against the real Docker Engine and the project's test image.
+// The tests drive the built plugin binary through caller (testutil/drive),
+// as mu does, against the real Docker Engine and the project's test image.
 
-var (
-	binPath string
-	runID   string // labels this test binary's containers: org.mu-plugins.testrun
-)
+var runID string // labels this test binary's containers: org.mu-plugins.testrun
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mu-plugin-docker-test")
-	if err != nil {
-		panic(err)
-	}
-	binPath = filepath.Join(dir, "mu-plugin-docker")
-	args := []string{"build", "-o", binPath}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	out, err := exec.Command("go", append(args, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")...).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building the plugin: %v\n%s", err, out)
-		os.Exit(1)
-	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	runID = hex.EncodeToString(b[:])
-	code := m.Run()
-	cleanupRun()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testutil.Main(m, nil, cleanupRun)
+}
+
+// binPath is the plugin binary the tests run, built (with -race when the
+// tests run with it) once.
+func binPath(t testing.TB) string {
+	t.Helper()
+	return testutil.BuildRace(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")
 }
 
 // cleanupRun removes every container this test binary made.
@@ -72,42 +57,21 @@ func labelled(l string) []string {
 	return strings.Fields(string(out))
 }
 
+// plugin is mu-plugin-docker as a test drives it. The params it sends are
+// not checked against the schema: the plugin's own checks are under test.
 type plugin struct {
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	stderr  *bytes.Buffer
-	prefix  string
-	nextID  atomic.Int64
-	mu      sync.Mutex
-	pending map[int64]chan reply
-	decl    protocol.InitializeResult
-	lines   chan []byte // every stdout line, for tests that check the raw wire
-	done    chan struct{}
-
-	waitOnce sync.Once
-	exited   chan struct{}
+	*drive.Plugin
+	prefix string
+	decl   protocol.InitializeResult
 }
 
+// reply is a call's answer: its result or its error reply, and the line
+// that carried it.
 type reply struct {
-	ID     int64           `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *rpcError       `json:"error"`
+	Result json.RawMessage
+	Error  *caller.RemoteError
 	raw    []byte
 }
-
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    struct {
-		Kind   string `json:"kind"`
-		Remedy string `json:"remedy"`
-	} `json:"data"`
-}
-
-func (e *rpcError) Error() string { return e.Data.Kind + ": " + e.Message }
-
-// decode decodes a reply's result into out.
-func (r reply) decode(out any) error { return json.Unmarshal(r.Result, out) }
 
 // newPrefix gives each test its own container-name prefix.
 func newPrefix() string {
@@ -116,126 +80,91 @@ func newPrefix() string {
 	return "mutest-" + hex.EncodeToString(b[:])
 }
 
-// start runs the plugin (built binary) and does the handshake.
+// start runs the plugin with a fresh prefix, on the test image.
 func start(t testing.TB, args ...string) *plugin {
 	t.Helper()
 	testimage.Ensure(t)
-	p := startRaw(t, newPrefix(), args...)
-	var res protocol.InitializeResult
-	if err := p.call(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, &res); err != nil {
-		t.Fatalf("initialize: %v (stderr: %s)", err, p.stderr)
-	}
-	p.decl = res
+	return startAt(t, binPath(t), newPrefix(), args...)
+}
+
+// startOn runs the plugin with prefix (a second invocation of the same
+// configuration, or a test that needs no image).
+func startOn(t testing.TB, prefix string, args ...string) *plugin {
+	t.Helper()
+	return startAt(t, binPath(t), prefix, args...)
+}
+
+// pluginConfig is how the tests run the plugin registered at path (its
+// basename names it): one attempt a call, a handshake may take 30 s (an
+// Engine that never answers), and a stop gives it 10 s to exit on stdin's
+// EOF.
+func pluginConfig(path, prefix string, args ...string) caller.Config {
+	argv := append([]string{path, "--prefix", prefix, "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
+		"--label", "org.mu-plugins.testrun=" + runID}, args...)
+	return caller.Config{Name: strings.TrimPrefix(filepath.Base(path), "mu-plugin-"), Argv: argv,
+		SkipParamsCheck: true, Retries: -1, HandshakeTimeout: 30 * time.Second, StopGrace: 10 * time.Second}
+}
+
+// startAt starts the plugin registered at path, as mu does (the handshake
+// included), and stops it with stdin's EOF when the test ends.
+func startAt(t testing.TB, path, prefix string, args ...string) *plugin {
+	t.Helper()
+	dp := drive.Start(t, pluginConfig(path, prefix, args...))
+	dp.Budget = 2 * time.Minute
+	p := &plugin{Plugin: dp, prefix: prefix, decl: dp.Declaration()}
 	t.Cleanup(func() { p.stop(t) })
 	return p
 }
 
-func startRaw(t testing.TB, prefix string, args ...string) *plugin {
-	t.Helper()
-	argv := append([]string{"--prefix", prefix, "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
-		"--label", "org.mu-plugins.testrun=" + runID}, args...)
-	cmd := exec.Command(binPath, argv...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &plugin{cmd: cmd, stdin: stdin, stderr: &bytes.Buffer{}, prefix: prefix,
-		pending: map[int64]chan reply{}, lines: make(chan []byte, 1024), done: make(chan struct{})}
-	cmd.Stderr = &syncWriter{w: p.stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go p.read(stdout)
-	return p
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(b)
-}
-
-func (p *plugin) read(r io.Reader) {
-	defer close(p.done)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 4<<20)
-	for sc.Scan() {
-		line := append([]byte(nil), sc.Bytes()...)
-		select {
-		case p.lines <- line:
-		default:
-		}
-		var rep reply
-		if err := json.Unmarshal(line, &rep); err != nil {
-			continue
-		}
-		rep.raw = line
-		p.mu.Lock()
-		ch := p.pending[rep.ID]
-		delete(p.pending, rep.ID)
-		p.mu.Unlock()
-		if ch != nil {
-			ch <- rep
-		}
+// stop closes stdin, as mu's death would, and fails the test unless the
+// plugin exits within 10 s (its group is killed then).
+func (p *plugin) stop(t testing.TB) {
+	if rep := p.CloseStdin(); rep.LeaderKilled() {
+		t.Errorf("the plugin did not exit within 10 s of stdin EOF")
 	}
 }
 
-// send writes one request and returns its reply (bounded wait).
+// send sends one request and returns its answer.
 func (p *plugin) send(t testing.TB, method string, params any) reply {
 	t.Helper()
-	return p.sendWait(t, method, params, 3*time.Minute)
+	res, re := drive.Try[json.RawMessage](t, p.Plugin, method, params)
+	return reply{Result: res, Error: re, raw: p.lastReply(t, method)}
 }
 
-// sendWait is send with the wait for the reply bounded by wait: a test
-// that a plugin answers at all (not how fast) gives up there.
-func (p *plugin) sendWait(t testing.TB, method string, params any, wait time.Duration) reply {
+// lastReply is the line that answered the last call of method.
+func (p *plugin) lastReply(t testing.TB, method string) []byte {
 	t.Helper()
-	id := p.nextID.Add(1)
-	ch := make(chan reply, 1)
-	p.mu.Lock()
-	p.pending[id] = ch
-	p.mu.Unlock()
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if err != nil {
-		t.Fatal(err)
+	var id string
+	for _, e := range p.Wire.Events() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if e.Line == nil || json.Unmarshal(e.Line, &m) != nil {
+			continue
+		}
+		switch {
+		case e.Dir == caller.Out && m.Method == method:
+			id = string(m.ID)
+		case e.Dir == caller.In && m.Method == "" && string(m.ID) == id:
+			return e.Line
+		}
 	}
-	if _, err := p.stdin.Write(append(b, '\n')); err != nil {
-		t.Fatalf("%s: writing: %v", method, err)
-	}
-	select {
-	case rep := <-ch:
-		return rep
-	case <-p.done:
-		t.Fatalf("%s: the plugin exited (stderr: %s)", method, p.stderr)
-	case <-time.After(wait):
-		t.Fatalf("%s: no reply in %v", method, wait)
-	}
-	return reply{}
+	t.Fatalf("no reply to %s on the wire", method)
+	return nil
 }
 
 // call sends a request and decodes its result into out; it returns the
-// error object of an error reply.
-func (p *plugin) call(t testing.TB, method string, params any, out any) *rpcError {
+// error reply.
+func (p *plugin) call(t testing.TB, method string, params any, out any) *caller.RemoteError {
 	t.Helper()
-	rep := p.send(t, method, params)
-	if rep.Error != nil {
-		return rep.Error
-	}
-	if out != nil {
-		if err := json.Unmarshal(rep.Result, out); err != nil {
-			t.Fatalf("%s: decoding %s: %v", method, rep.Result, err)
+	res, re := drive.Try[json.RawMessage](t, p.Plugin, method, params)
+	if re == nil && out != nil {
+		if err := json.Unmarshal(res, out); err != nil {
+			t.Fatalf("%s: decoding %s: %v", method, res, err)
 		}
 	}
-	return nil
+	return re
 }
 
 // must is call that fails the test on an error reply.
@@ -246,29 +175,17 @@ func (p *plugin) must(t testing.TB, method string, params any, out any) {
 	}
 }
 
-// wait returns a channel closed once the plugin process has exited.
-func (p *plugin) wait() <-chan struct{} {
-	p.waitOnce.Do(func() {
-		p.exited = make(chan struct{})
-		go func() { _ = p.cmd.Wait(); close(p.exited) }()
-	})
-	return p.exited
+// sendAway sends a request whose answer may never come (the test kills the
+// plugin under it): nothing waits for it.
+func (p *plugin) sendAway(method string, params any) {
+	go p.Call(context.Background(), method, params, p.Budget)
 }
 
-// stop closes stdin and waits for the process to exit (killing it after
-// 10 s); stdout closes before the plugin has finished stopping.
-func (p *plugin) stop(t testing.TB) {
-	_ = p.stdin.Close()
-	select {
-	case <-p.wait():
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.wait()
-		t.Errorf("the plugin did not exit within 10 s of stdin EOF")
-	}
-	if s := p.stderr.String(); strings.Contains(s, "panic") || strings.Contains(s, "DATA RACE") {
-		t.Errorf("plugin panicked or raced: %s", s)
-	}
+// kill SIGKILLs the plugin (its group's leader) and waits until it is
+// gone.
+func (p *plugin) kill() {
+	_ = syscall.Kill(p.Pgid(), syscall.SIGKILL)
+	<-p.Done()
 }
 
 // ---- params builders ----

@@ -10,6 +10,7 @@ import (
 
 	dockerb "github.com/mu-org/mu-plugins/backend/docker"
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // runContainer runs the test image (sleep infinity under init), removed at
@@ -38,19 +39,13 @@ func inProcess(t testing.TB) *dockerb.Backend {
 	return b
 }
 
-func ctxMin(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // The Runner carries argv and stdin byte for byte over a pooled channel:
 // every byte but NUL in arguments (the escape bytes included), empty
 // arguments, any byte on stdin; the exit code and both streams come back.
 func TestRunnerCarriesArgvAndStdinExactly(t *testing.T) {
 	ctr := runContainer(t)
 	r := inProcess(t).Runner(ctr)
-	ctx := ctxMin(t, 2*time.Minute)
+	ctx := testutil.Context(t, 2*time.Minute)
 	var all, utf []byte
 	for c := 1; c < 256; c++ {
 		all = append(all, byte(c))
@@ -127,7 +122,7 @@ func unhex(t *testing.T, s string) []byte {
 func TestRunnerLeftoversAndCancel(t *testing.T) {
 	ctr := runContainer(t)
 	r := inProcess(t).Runner(ctr)
-	ctx := ctxMin(t, 2*time.Minute)
+	ctx := testutil.Context(t, 2*time.Minute)
 	_, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `sleep 301 & (unset MU_DOCKER_RUN; exec sleep 302) >/dev/null 2>&1 & echo ok`}, nil)
 	if err != nil || code != 0 {
 		t.Fatalf("run: %d %v", code, err)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
@@ -27,7 +29,7 @@ func startAgent(t testing.TB, ctx context.Context, p *caller.Plugin, host protoc
 		t.Fatalf("job.start: %v", err)
 	}
 	jt := jobTarget(host, key, res.Handle, name)
-	waitBaseline(t, ctx, p, jt)
+	drive.Baseline(t, ctx, p, jt)
 	return jt
 }
 
@@ -51,8 +53,8 @@ func jobStatus(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.
 // The container restarted, then killed mid-job, then removed: job.status
 // and host.status say each truthfully.
 func TestContainerRestartedKilledRemoved(t *testing.T) {
-	ctx := ctxMin(t, 5*time.Minute)
-	p := startCaller(t, ctx)
+	ctx := testutil.Context(t, 5*time.Minute)
+	p := drive.Start(t, callerConfig(t)).Plugin
 	host := spawnHost(t, ctx, p)
 	ctr := host.Host.Handle
 	send := func(jt protocol.Target, text string) {
@@ -113,8 +115,8 @@ func asRemote(err error, re **caller.RemoteError) bool { return errors.As(err, r
 // next invocation (protocol/caller/replay): accepted, delivered once, and a
 // resend delivers nothing twice.
 func TestDeliveryResolvedByReceiptAfterAKill(t *testing.T) {
-	ctx := ctxMin(t, 5*time.Minute)
-	p := startCaller(t, ctx)
+	ctx := testutil.Context(t, 5*time.Minute)
+	p := drive.Start(t, callerConfig(t)).Plugin
 	host := spawnHost(t, ctx, p)
 	ctr := host.Host.Handle
 	jt := startAgent(t, ctx, p, host, "k", map[string]string{"MU_TEST_AGENT_MS": "50"})
@@ -199,7 +201,7 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 	}
 
 	// The next invocation resolves it by receipt.
-	p2 := startCaller(t, ctx)
+	p2 := drive.Start(t, callerConfig(t)).Plugin
 	out, err := j.Resolve(ctx, p2, in)
 	if err != nil || out.State != replay.Found {
 		t.Fatalf("resolve: %+v %v", out, err)
@@ -217,7 +219,7 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 		t.Fatalf("the receipt carries no runs: %s", out.Result)
 	}
 	b := *rc.Runs
-	o := settled(t, ctx, p2, jt, b)
+	o := drive.Settled(t, ctx, p2, jt, b)
 	if o.LastText != "agent: delivered once "+msg {
 		t.Fatalf("the delivery's turn: %+v", o)
 	}
@@ -231,7 +233,7 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 	}
 	// The next turn is the next delivery's: no second turn of the first.
 	must[protocol.SendResult](t, "channel.send next")(p2.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "next", MsgID: msg + "-next", Mode: protocol.ModeFollowUp}))
-	if o := settled(t, ctx, p2, jt, b+1); o.LastText != "agent: next" {
+	if o := drive.Settled(t, ctx, p2, jt, b+1); o.LastText != "agent: next" {
 		t.Fatalf("turn %d is %q, not the next delivery's", b+2, o.LastText)
 	}
 }

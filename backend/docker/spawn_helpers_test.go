@@ -13,6 +13,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -20,24 +21,13 @@ import (
 // agentPath is where the tests install the test agent in a container.
 const agentPath = "/home/mu/bin/mu-test-agent"
 
-// startCaller starts the built plugin the way mu does (protocol/caller:
+// callerConfig starts the built plugin the way mu does (drive.Start:
 // registration checks, its own process group, the handshake and every load
 // rule), stopped with mu's stop sequence at the test's end.
-func startCaller(t testing.TB, ctx context.Context) *caller.Plugin {
-	t.Helper()
-	testimage.Ensure(t)
-	p, err := caller.Start(ctx, callerConfig(t))
-	if err != nil {
-		t.Fatalf("starting the plugin as mu does: %v", err)
-	}
-	t.Cleanup(func() { p.Stop() })
-	return p
-}
-
 func callerConfig(t testing.TB) caller.Config {
 	return caller.Config{
 		Name: "docker",
-		Argv: []string{binPath, "--prefix", newPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
+		Argv: []string{binPath(t), "--prefix", newPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
 			"--label", "org.mu-plugins.testrun=" + runID},
 		Need:   []string{"host", "link", "job", "channel"},
 		Stderr: testLog{t},
@@ -88,25 +78,6 @@ func jobTarget(host protocol.Target, key, handle, name string) protocol.Target {
 	return t
 }
 
-// waitBaseline waits for the harness's first state (spawn readiness).
-func waitBaseline(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.Target) *protocol.Baseline {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		b, err := p.Baseline(ctx, jt)
-		if err != nil {
-			t.Fatalf("channel.baseline: %v", err)
-		}
-		if b != nil {
-			return b
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("channel.baseline stayed null for 60 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // localTmux is a tmux server of the test's own on this machine: mu's panes.
 type localTmux struct{ sock string }
 
@@ -153,28 +124,13 @@ func (l *localTmux) openView(t *testing.T, name string, v protocol.View) {
 // shows waits until the pane shows want.
 func (l *localTmux) shows(t *testing.T, name, want string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
 	var got string
-	for time.Now().Before(deadline) {
+	if !testutil.Poll(testutil.Patience, func() bool {
 		got = l.run(t, "capture-pane", "-p", "-J", "-S", "-200", "-t", "="+name+":")
-		if strings.Contains(got, want) {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+		return strings.Contains(got, want)
+	}) {
+		t.Fatalf("the view %s never showed %q; it shows:\n%s", name, want, got)
 	}
-	t.Fatalf("the view %s never showed %q; it shows:\n%s", name, want, got)
-}
-
-// git runs git in dir.
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func mustExec(t testing.TB, ctx context.Context, p *caller.Plugin, host protocol.Target, script string) string {
@@ -197,24 +153,6 @@ func must[T any](t testing.TB, what string) func(T, error) T {
 		}
 		return v
 	}
-}
-
-func settled(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.Target, after int64) protocol.Observation {
-	t.Helper()
-	w, err := p.Watch(ctx, protocol.WatchParams{Base: protocol.Base{Target: jt}, AfterRuns: &after}, 0)
-	if err != nil {
-		t.Fatalf("channel.watch: %v", err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	n, err := w.Wait(wctx)
-	if err != nil {
-		t.Fatalf("watch: %v", err)
-	}
-	if n.Settled == nil {
-		t.Fatalf("watch ended with %+v, not settled", n)
-	}
-	return n.Settled.Observation
 }
 
 var _ = fmt.Sprint

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -18,19 +20,19 @@ import (
 // collected with link.fetch; the view killed with the job still running, a
 // re-attach, job.stop and host.release.
 func TestSpawnAsMuDoesIt(t *testing.T) {
-	ctx := ctxMin(t, 5*time.Minute)
-	p := startCaller(t, ctx)
+	ctx := testutil.Context(t, 5*time.Minute)
+	p := drive.Start(t, callerConfig(t)).Plugin
 	host := spawnHost(t, ctx, p)
 
 	// The site: a local commit pushed, a worktree made from it.
 	local := t.TempDir()
-	git(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	if err := os.WriteFile(filepath.Join(local, "README"), []byte("the project\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	git(t, local, "add", "README")
-	git(t, local, "commit", "-q", "-m", "the base")
-	rev := git(t, local, "rev-parse", "HEAD")
+	testutil.Git(t, local, "add", "README")
+	testutil.Git(t, local, "commit", "-q", "-m", "the base")
+	rev := testutil.Git(t, local, "rev-parse", "HEAD")
 	if r, err := p.Push(ctx, host, local, "repo", rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)
 	}
@@ -54,7 +56,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	tm.shows(t, "view1", "mu test agent: ready")
 
 	// Readiness.
-	if b := waitBaseline(t, ctx, p, jt); b.Runs != 0 || b.Incarnation == "" {
+	if b := drive.Baseline(t, ctx, p, jt); b.Runs != 0 || b.Incarnation == "" {
 		t.Fatalf("baseline: %+v", b)
 	}
 	st, err := p.JobStatus(ctx, jt)
@@ -68,17 +70,17 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if err != nil || sr.Ack != protocol.AckConfirmed || sr.Baseline == nil || *sr.Baseline != 0 {
 		t.Fatalf("channel.send: %+v %v", sr, err)
 	}
-	o := settled(t, ctx, p, jt, 0)
+	o := drive.Settled(t, ctx, p, jt, 0)
 	if o.Runs != 1 || o.LastText != "agent: "+text {
 		t.Fatalf("the settled turn: %+v", o)
 	}
 	if r, err := p.Fetch(ctx, host, "tree", local, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.fetch: %+v %v", r, err)
 	}
-	if subj := git(t, local, "log", "-1", "--format=%s", "FETCH_HEAD"); subj != "mu-test-agent: turn 1" {
+	if subj := testutil.Git(t, local, "log", "-1", "--format=%s", "FETCH_HEAD"); subj != "mu-test-agent: turn 1" {
 		t.Fatalf("FETCH_HEAD is %q, not the agent's commit", subj)
 	}
-	if parent := git(t, local, "rev-parse", "FETCH_HEAD^"); parent != rev {
+	if parent := testutil.Git(t, local, "rev-parse", "FETCH_HEAD^"); parent != rev {
 		t.Fatalf("the agent's commit's parent is %s, not the pushed %s", parent, rev)
 	}
 	tm.shows(t, "view1", "[settled turn 1]")
@@ -97,7 +99,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "again", MsgID: "msg-2", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}
-	settled(t, ctx, p, jt, 1)
+	drive.Settled(t, ctx, p, jt, 1)
 	tm.shows(t, "view2", "[settled turn 2]")
 
 	// job.stop, then the view says the job ended; host.release.

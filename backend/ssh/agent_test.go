@@ -1,7 +1,6 @@
 package ssh
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,36 +10,6 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
-
-// agentAt starts an ssh-agent on its own socket without touching
-// SSH_AUTH_SOCK, loaded with keys, and returns the socket.
-func agentAt(t *testing.T, keys ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "agent.sock")
-	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("ssh-agent: %v", err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	// The socket file exists from bind(2), before the agent listens: wait
-	// until a connection is accepted.
-	for i := 0; i < 500; i++ {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for _, k := range keys {
-		add := exec.Command("ssh-add", k)
-		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
-		if out, err := add.CombinedOutput(); err != nil {
-			t.Fatalf("ssh-add: %v: %s", err, out)
-		}
-	}
-	return sock
-}
 
 // agentOnlyKey is a key held only by an agent: the server authorizes it,
 // no file of it is configured.
@@ -56,8 +25,8 @@ func agentOnlyKey(t *testing.T, s *testsshd.Server) string {
 func TestIdentityAgent(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	key := agentOnlyKey(t, s)
-	sock := agentAt(t, key)
-	other := agentAt(t) // an empty agent behind SSH_AUTH_SOCK
+	sock := testsshd.Agent(t, key)
+	other := testsshd.Agent(t) // an empty agent behind SSH_AUTH_SOCK
 	base := strings.Replace(s.HostBlock("box"), "IdentitiesOnly yes", "IdentitiesOnly no", 1)
 	base = strings.Replace(base, "IdentityFile "+s.UserKey, "IdentityFile "+filepath.Join(t.TempDir(), "none"), 1)
 	t.Setenv("SSH_AUTH_SOCK", other)
@@ -93,13 +62,13 @@ func TestIdentityAgent(t *testing.T) {
 		// A path from the environment is named as written, never expanded.
 		t.Setenv("MU_AGENT_DIR", filepath.Join(t.TempDir(), "gone"))
 		cfg := writeConfig(t, base+"  IdentityAgent ${MU_AGENT_DIR}/agent.sock\n")
-		d, _, _ := inproc(t, Config{SSHConfig: cfg})
+		d, _ := inproc(t, Config{SSHConfig: cfg})
 		_, r := d.exec("box", "true", ".", 20*time.Second)
-		if r.Error == nil || !strings.Contains(r.Error.Message, "cannot reach the agent at IdentityAgent ${MU_AGENT_DIR}/agent.sock (as written)") {
-			t.Fatalf("want the unreachable agent named as written, got %+v", r.Error)
+		if r == nil || !strings.Contains(r.Message, "cannot reach the agent at IdentityAgent ${MU_AGENT_DIR}/agent.sock (as written)") {
+			t.Fatalf("want the unreachable agent named as written, got %+v", r)
 		}
-		if strings.Contains(r.Error.Message+r.Error.Data.Remedy, os.Getenv("MU_AGENT_DIR")) {
-			t.Fatalf("the error carries the environment's value: %+v", r.Error)
+		if strings.Contains(r.Message+r.Remedy, os.Getenv("MU_AGENT_DIR")) {
+			t.Fatalf("the error carries the environment's value: %+v", r)
 		}
 	})
 }
@@ -113,7 +82,7 @@ func TestAgentKeyByPublicFile(t *testing.T) {
 	key := agentOnlyKey(t, s)
 	stranger := filepath.Join(t.TempDir(), "stranger")
 	testsshd.KeyGen(t, stranger, "ed25519", "")
-	sock := agentAt(t, stranger, key)
+	sock := testsshd.Agent(t, stranger, key)
 	pubOnly := filepath.Join(t.TempDir(), "id_agent.pub")
 	if err := os.WriteFile(pubOnly, mustRead(t, key+".pub"), 0o600); err != nil {
 		t.Fatal(err)
@@ -123,7 +92,7 @@ func TestAgentKeyByPublicFile(t *testing.T) {
 	if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
 		t.Fatalf("ssh: %v: %s", err, out)
 	}
-	d, _, _ := inproc(t, Config{SSHConfig: cfg})
+	d, _ := inproc(t, Config{SSHConfig: cfg})
 	_, ok, detail := stepMap(d.steps("box"))
 	if ok["auth"] != "true" || !strings.Contains(detail["auth"], pubOnly) {
 		t.Fatalf("auth step %s %q, want the key named by its file %s", ok["auth"], detail["auth"], pubOnly)
@@ -146,7 +115,7 @@ func TestCertificateFileAgentKey(t *testing.T) {
 	cert := filepath.Join(t.TempDir(), "the-cert.pub")
 	os.WriteFile(cert, mustRead(t, key+"-cert.pub"), 0o600)
 	os.Remove(key + "-cert.pub")
-	sock := agentAt(t, key) // the plain key only
+	sock := testsshd.Agent(t, key) // the plain key only
 	os.Remove(key)
 	t.Setenv("SSH_AUTH_SOCK", sock)
 	block := strings.Replace(s.HostBlock("box"), "IdentityFile "+s.UserKey, "CertificateFile "+cert, 1)

@@ -25,7 +25,7 @@ func withIdentity(t *testing.T, s *testsshd.Server, key string, extra ...string)
 // startAgent starts an ssh-agent in the foreground and points SSH_AUTH_SOCK at it.
 func startAgent(t *testing.T) string {
 	t.Helper()
-	sock := agentAt(t)
+	sock := testsshd.Agent(t)
 	t.Setenv("SSH_AUTH_SOCK", sock)
 	return sock
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 func openssh(b *testing.B, s *testsshd.Server, extra ...string) {
@@ -31,30 +32,16 @@ func controlMaster(b *testing.B, s *testsshd.Server) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 500; i++ {
-		if _, err := os.Stat(ctl); err == nil {
-			return ctl
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	b.Fatal("ControlMaster socket never appeared")
-	return ""
+	testutil.Eventually(b, "the ControlMaster socket", func() bool { _, err := os.Stat(ctl); return err == nil })
+	return ctl
 }
 
 // coldPlugin is one cold call: a fresh plugin process, the handshake, one
 // `link.exec` of `true`, stdin EOF, exit.
 func coldPlugin(b testing.TB, cfg string) {
-	cmd := exec.Command(pluginBin, "--config", cfg)
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	d := newDriver(b, in, out)
-	d.initialize()
+	d := subproc(b, nil, "--config", cfg)
 	d.mustExec("box", "true")
-	in.Close()
-	cmd.Wait()
+	d.CloseStdin()
 }
 
 // sshTrue runs `ssh -F cfg box true`.
@@ -112,8 +99,7 @@ func BenchmarkWarmProxyCommand(b *testing.B) {
 	s := testsshd.Start(b, testsshd.Options{})
 	cfg := proxyConfig(b, s)
 	b.Run("plugin", func(b *testing.B) {
-		d, _, _ := subproc(b, nil, "--config", cfg)
-		d.initialize()
+		d := subproc(b, nil, "--config", cfg)
 		d.mustExec("box", "true")
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -144,8 +130,7 @@ func BenchmarkColdThroughMaster(b *testing.B) {
 func BenchmarkWarm(b *testing.B) {
 	s, cfg := server(b, testsshd.Options{})
 	b.Run("plugin", func(b *testing.B) {
-		d, _, _ := subproc(b, nil, "--config", cfg.SSHConfig)
-		d.initialize()
+		d := subproc(b, nil, "--config", cfg.SSHConfig)
 		d.mustExec("box", "true")
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -164,8 +149,7 @@ func BenchmarkWarm(b *testing.B) {
 
 func BenchmarkConcurrent50(b *testing.B) {
 	_, cfg := server(b, testsshd.Options{})
-	d, _, _ := subproc(b, nil, "--config", cfg.SSHConfig)
-	d.initialize()
+	d := subproc(b, nil, "--config", cfg.SSHConfig)
 	d.mustExec("box", "true")
 	failed := 0
 	var mu sync.Mutex
@@ -177,7 +161,7 @@ func BenchmarkConcurrent50(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				res, r := d.exec("box", "true", ".", 60*time.Second)
-				if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+				if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 					mu.Lock()
 					failed++
 					mu.Unlock()
@@ -194,12 +178,11 @@ func BenchmarkConcurrent50(b *testing.B) {
 
 func BenchmarkFetch(b *testing.B) {
 	s, cfg := server(b, testsshd.Options{})
-	d, _, _ := subproc(b, nil, "--config", cfg.SSHConfig)
-	d.initialize()
+	d := subproc(b, nil, "--config", cfg.SSHConfig)
 	head := remoteRepo(b, d, "bench-src", 200)
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "r")
-		git(b, "/", "init", "-q", dir)
+		testutil.Git(b, "/", "init", "-q", dir)
 		return dir
 	}
 	check := func(dir string) {
@@ -229,8 +212,8 @@ func BenchmarkFetch(b *testing.B) {
 			dir := fresh()
 			b.StartTimer()
 			res, r := d.link("link.fetch", fetchParams("box", "bench-src", dir, 60*time.Second))
-			if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-				b.Fatalf("fetch: %+v %+v", res, r.Error)
+			if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+				b.Fatalf("fetch: %+v %+v", res, r)
 			}
 			b.StopTimer()
 			check(dir)
@@ -250,15 +233,14 @@ func BenchmarkFetch(b *testing.B) {
 // 100 MB.
 func BenchmarkOutput100MB(b *testing.B) {
 	_, cfg := server(b, testsshd.Options{})
-	d, cmd, _ := subproc(b, nil, "--config", cfg.SSHConfig)
-	d.initialize()
+	d := subproc(b, nil, "--config", cfg.SSHConfig)
 	for i := 0; i < b.N; i++ {
 		res, r := d.exec("box", "head -c 100000000 /dev/zero", ".", 120*time.Second)
-		if r.Error != nil || res.ExitCode == nil || !res.Partial {
-			b.Fatalf("exec: %+v", r.Error)
+		if r != nil || res.ExitCode == nil || !res.Partial {
+			b.Fatalf("exec: %+v", r)
 		}
 	}
-	b.ReportMetric(float64(vmHWM(b, cmd.Process.Pid)), "peakRSS-KiB")
+	b.ReportMetric(float64(vmHWM(b, d.Pgid())), "peakRSS-KiB")
 }
 
 // BenchmarkSideBySide alternates the plugin and OpenSSH in every iteration
@@ -267,8 +249,7 @@ func BenchmarkOutput100MB(b *testing.B) {
 func BenchmarkSideBySide(b *testing.B) {
 	s, cfg := server(b, testsshd.Options{})
 	ctl := controlMaster(b, s)
-	d, _, _ := subproc(b, nil, "--config", cfg.SSHConfig)
-	d.initialize()
+	d := subproc(b, nil, "--config", cfg.SSHConfig)
 	remoteRepo(b, d, "sbs-src", 200)
 	proxyCfg := proxyConfig(b, s)
 	mctl := filepath.Join(b.TempDir(), "mctl")
@@ -285,7 +266,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "r")
-		git(b, "/", "init", "-q", dir)
+		testutil.Git(b, "/", "init", "-q", dir)
 		return dir
 	}
 	var cold, warm, fetch, proxy, master pair
@@ -302,8 +283,8 @@ func BenchmarkSideBySide(b *testing.B) {
 		dir := fresh()
 		fetch.plugin += measure(func() {
 			res, r := d.link("link.fetch", fetchParams("box", "sbs-src", dir, 60*time.Second))
-			if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-				b.Fatalf("fetch: %+v %+v", res, r.Error)
+			if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+				b.Fatalf("fetch: %+v %+v", res, r)
 			}
 		})
 		dir = fresh()

@@ -10,11 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -28,28 +29,13 @@ func TestWithCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	canary := "mu-canary-5d0b7c19"
-	var mu sync.Mutex
-	var inbound []string
-	var stderr lockedWriter
 	ctx := context.Background()
-	p, err := caller.Start(ctx, caller.Config{
-		Name:   "ssh",
-		Argv:   []string{pluginBin, "--config", cfg},
-		Env:    []string{"MU_PLUGIN_CANARY=" + canary},
-		Need:   []string{"link"},
-		Stderr: &stderr,
-		Transcript: func(e caller.Event) {
-			if e.Dir == caller.In {
-				mu.Lock()
-				inbound = append(inbound, string(e.Line))
-				mu.Unlock()
-			}
-		},
+	p := drive.Start(t, caller.Config{
+		Name: "ssh",
+		Argv: []string{pluginBin(t), "--config", cfg},
+		Env:  []string{"MU_PLUGIN_CANARY=" + canary},
+		Need: []string{"link"},
 	})
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	defer p.Stop()
 	if inst := p.Declaration().Instance; inst != "ssh:"+cfg {
 		t.Errorf("instance %q, want the default derived from --config", inst)
 	}
@@ -84,10 +70,10 @@ func TestWithCaller(t *testing.T) {
 	}
 
 	// fetch and push through the caller's schema checks.
-	d := &callerDriver{t: t, p: p}
-	head := strings.TrimSpace(d.mustExec("rm -rf cs && git init -q cs && cd cs && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m x && git rev-parse HEAD"))
+	d := &driver{Plugin: p, t: t}
+	head := strings.TrimSpace(d.mustExec("box", "rm -rf cs && git init -q cs && cd cs && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m x && git rev-parse HEAD"))
 	local := t.TempDir()
-	git(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	res, err = p.Fetch(ctx, box, "cs", local, 60*time.Second)
 	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("fetch: %+v %v", res, err)
@@ -110,25 +96,9 @@ func TestWithCaller(t *testing.T) {
 	if left := waitGone(t, s, "sleep 3190", 10*time.Second); len(left) > 0 {
 		t.Fatalf("left after the plugin exited:\n%s", strings.Join(left, "\n"))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, l := range append(inbound, stderr.String()) {
+	for _, l := range append(p.Wire.Lines(caller.In), p.Stderr.String()) {
 		if strings.Contains(l, canary) {
 			t.Fatalf("the canary leaked: %.300s", l)
 		}
 	}
-}
-
-type callerDriver struct {
-	t *testing.T
-	p *caller.Plugin
-}
-
-func (d *callerDriver) mustExec(script string) string {
-	d.t.Helper()
-	res, err := d.p.Exec(context.Background(), protocol.Target{Host: protocol.HostRef{Name: "box"}}, script, ".", 60*time.Second)
-	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		d.t.Fatalf("exec %q: %+v %v", script, res, err)
-	}
-	return res.Stdout
 }

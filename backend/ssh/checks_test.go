@@ -1,7 +1,6 @@
 package ssh
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -17,15 +17,7 @@ func (d *driver) steps(host string) []protocol.Step {
 	d.t.Helper()
 	p := base(host, 10*time.Second)
 	p["phase"] = "reach"
-	r := d.call("link.checkSteps", p)
-	if r.Error != nil {
-		d.t.Fatalf("checkSteps: %s", r.Error.Message)
-	}
-	var steps []protocol.Step
-	if err := json.Unmarshal(r.Result, &steps); err != nil {
-		d.t.Fatal(err)
-	}
-	return steps
+	return drive.Call[[]protocol.Step](d.t, d.Plugin, protocol.MethodLinkCheckSteps, p)
 }
 
 func stepMap(steps []protocol.Step) (names []string, ok map[string]string, detail map[string]string) {
@@ -40,7 +32,7 @@ func stepMap(steps []protocol.Step) (names []string, ok map[string]string, detai
 
 func TestCheckStepsReach(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{})
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	names, ok, detail := stepMap(d.steps("box"))
 	if strings.Join(names, ",") != "resolve,tcp,hostkey,auth,sh,git,home" {
 		t.Fatalf("steps %v", names)
@@ -73,7 +65,7 @@ func TestCheckStepsReach(t *testing.T) {
 func TestCheckStepsProxyCommand(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	cfg, _, _ := proxied(t, s, "", fmt.Sprintf("[box.invalid]:%d", s.Port))
-	d, _, _ := inproc(t, Config{SSHConfig: cfg})
+	d, _ := inproc(t, Config{SSHConfig: cfg})
 	_, ok, detail := stepMap(d.steps("box"))
 	if ok["tcp"] != "null" || !strings.Contains(detail["tcp"], "ProxyCommand ("+cfg+" line 12)") || ok["home"] != "true" {
 		t.Fatalf("%v %v", ok, detail)
@@ -88,7 +80,7 @@ func TestCheckStepsProxyCommand(t *testing.T) {
 func TestCheckStepsRefusedOption(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	cfg := writeConfig(t, s.HostBlock("box")+"  CheckHostIP yes\n")
-	d, _, _ := inproc(t, Config{SSHConfig: cfg})
+	d, _ := inproc(t, Config{SSHConfig: cfg})
 	_, ok, detail := stepMap(d.steps("box"))
 	if ok["resolve"] != "false" || ok["tcp"] != "null" || !strings.Contains(detail["resolve"], "CheckHostIP yes ("+cfg+" line 11)") || !strings.Contains(detail["resolve"], "To fix:") {
 		t.Fatalf("%v %v", ok, detail)
@@ -99,7 +91,7 @@ func TestCheckStepsFailures(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	t.Run("hostkey", func(t *testing.T) {
 		cfg, _ := clientConfig(t, s, "yes")
-		d, _, _ := inproc(t, Config{SSHConfig: cfg})
+		d, _ := inproc(t, Config{SSHConfig: cfg})
 		_, ok, detail := stepMap(d.steps("box"))
 		if ok["tcp"] != "true" || ok["hostkey"] != "false" || ok["auth"] != "null" || ok["home"] != "null" {
 			t.Fatalf("%v", ok)
@@ -110,7 +102,7 @@ func TestCheckStepsFailures(t *testing.T) {
 	})
 	t.Run("auth", func(t *testing.T) {
 		cfg := withIdentity(t, s, filepath.Join(t.TempDir(), "none"))
-		d, _, _ := inproc(t, Config{SSHConfig: cfg})
+		d, _ := inproc(t, Config{SSHConfig: cfg})
 		_, ok, detail := stepMap(d.steps("box"))
 		if ok["hostkey"] != "true" || ok["auth"] != "false" || ok["sh"] != "null" {
 			t.Fatalf("%v", ok)
@@ -126,7 +118,7 @@ func TestCheckStepsFailures(t *testing.T) {
 	t.Run("tcp", func(t *testing.T) {
 		cfg := filepath.Join(t.TempDir(), "c")
 		os.WriteFile(cfg, []byte("Host box\n  HostName 127.0.0.1\n  Port 1\n  ConnectTimeout 5\n"), 0o600)
-		d, _, _ := inproc(t, Config{SSHConfig: cfg})
+		d, _ := inproc(t, Config{SSHConfig: cfg})
 		_, ok, detail := stepMap(d.steps("box"))
 		if ok["resolve"] != "true" || ok["tcp"] != "false" || ok["hostkey"] != "null" {
 			t.Fatalf("%v", ok)

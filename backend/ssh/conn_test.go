@@ -22,7 +22,7 @@ func TestProxyJump(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := strings.Count(jump.LogText(), "Accepted publickey")
-	d, _, _ := inproc(t, Config{SSHConfig: cfg})
+	d, _ := inproc(t, Config{SSHConfig: cfg})
 	if out := d.mustExec("box", "echo $SSH_CONNECTION"); !strings.Contains(out, fmt.Sprintf(" %d", target.Port)) {
 		t.Fatalf("SSH_CONNECTION %q does not name the target's port", out)
 	}
@@ -35,7 +35,7 @@ func TestProxyJump(t *testing.T) {
 	cfgChain := filepath.Join(t.TempDir(), "ssh_config")
 	os.WriteFile(cfgChain, []byte(chain), 0o600)
 	before2 := strings.Count(jump2.LogText(), "Accepted publickey")
-	dc, _, _ := inproc(t, Config{SSHConfig: cfgChain})
+	dc, _ := inproc(t, Config{SSHConfig: cfgChain})
 	dc.mustExec("box", "true")
 	if after := strings.Count(jump2.LogText(), "Accepted publickey"); after != before2+1 {
 		t.Fatalf("the second jump authenticated %d logins, want 1", after-before2)
@@ -49,7 +49,7 @@ func TestProxyJump(t *testing.T) {
 
 func TestConcurrentExecs(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, b, _ := inproc(t, cfg)
+	d, b := inproc(t, cfg)
 	const n = 50
 	var wg sync.WaitGroup
 	errs := make(chan string, n)
@@ -59,8 +59,8 @@ func TestConcurrentExecs(t *testing.T) {
 			defer wg.Done()
 			res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
 			switch {
-			case r.Error != nil:
-				errs <- r.Error.Message
+			case r != nil:
+				errs <- r.Message
 			case res.ExitCode == nil || *res.ExitCode != 0 || res.Stdout != fmt.Sprintf("%d\n", i):
 				errs <- fmt.Sprintf("call %d: exit %s stdout %q stderr %q", i, fmtExit(res.ExitCode), res.Stdout, res.Stderr)
 			}
@@ -83,7 +83,7 @@ func TestConcurrentExecs(t *testing.T) {
 func TestSlotsShrink(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{MaxSessions: 3})
 	cfg.MaxSessions = 10
-	d, b, _ := inproc(t, cfg)
+	d, b := inproc(t, cfg)
 	var wg sync.WaitGroup
 	errs := make(chan string, 20)
 	for i := 0; i < 20; i++ {
@@ -91,8 +91,8 @@ func TestSlotsShrink(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			res, r := d.exec("box", "sleep 0.3; echo ok", ".", 60*time.Second)
-			if r.Error != nil {
-				errs <- r.Error.Message
+			if r != nil {
+				errs <- r.Message
 			} else if res.Stdout != "ok\n" {
 				errs <- "stdout " + res.Stdout
 			}
@@ -120,15 +120,15 @@ func TestStopWithAllSlotsBusy(t *testing.T) {
 	old := watchdogSlack
 	watchdogSlack = 120
 	t.Cleanup(func() { watchdogSlack = old })
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
 			res, r := d.exec("box", fmt.Sprintf("sleep 3270%d", i), ".", 1500*time.Millisecond)
-			if r.Error != nil || res.ExitCode != nil {
-				t.Errorf("want a timed-out answer, got %+v %+v", res, r.Error)
+			if r != nil || res.ExitCode != nil {
+				t.Errorf("want a timed-out answer, got %+v %+v", res, r)
 			}
 		}(i)
 	}
@@ -141,12 +141,12 @@ func TestStopWithAllSlotsBusy(t *testing.T) {
 
 func TestCwdAndScriptQuoting(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	dir := `mu dir 'q' "$(x)"`
 	d.mustExec("box", `mkdir -p "$HOME/mu dir 'q' \"\$(x)\""`)
 	res, r := d.exec("box", `pwd; printf '%s\n' "it's \$HOME \"ok\""`, dir, 30*time.Second)
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("exec: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("exec: %+v %+v", res, r)
 	}
 	if !strings.HasSuffix(strings.Split(res.Stdout, "\n")[0], "/"+dir) {
 		t.Errorf("cwd: %q", res.Stdout)
@@ -155,8 +155,8 @@ func TestCwdAndScriptQuoting(t *testing.T) {
 		t.Errorf("script text was altered: %q", res.Stdout)
 	}
 	res, r = d.exec("box", "true", "/nonexistent dir", 30*time.Second)
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode == 0 {
-		t.Fatalf("cwd that does not exist: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode == 0 {
+		t.Fatalf("cwd that does not exist: %+v %+v", res, r)
 	}
 }
 
@@ -169,7 +169,7 @@ func TestStopWhenMaxSessionsOverstated(t *testing.T) {
 	old := watchdogSlack
 	watchdogSlack = 120
 	t.Cleanup(func() { watchdogSlack = old })
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	d.mustExec("box", "true") // the connection, and its control session, exist
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
@@ -177,8 +177,8 @@ func TestStopWhenMaxSessionsOverstated(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			res, r := d.exec("box", fmt.Sprintf("sleep 3280%d", i), ".", 2*time.Second)
-			if r.Error != nil && r.Error.Data.Kind != "retryable" || r.Error == nil && res.ExitCode != nil {
-				t.Errorf("want a timed-out answer or a retryable refusal, got %+v %+v", res, r.Error)
+			if r != nil && r.Kind != "retryable" || r == nil && res.ExitCode != nil {
+				t.Errorf("want a timed-out answer or a retryable refusal, got %+v %+v", res, r)
 			}
 		}(i)
 	}
@@ -192,7 +192,7 @@ func TestStopWhenMaxSessionsOverstated(t *testing.T) {
 // call; a call never rides a dead connection.
 func TestRedialAfterLoss(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, b, _ := inproc(t, cfg)
+	d, b := inproc(t, cfg)
 	d.mustExec("box", "true")
 	first := b.pool.all()
 	if len(first) != 1 {

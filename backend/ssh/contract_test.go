@@ -14,7 +14,7 @@ import (
 func TestContractSuite(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{Alias: "contract"})
 	var out, errb bytes.Buffer
-	code := contract.Main(context.Background(), []string{"--host", "contract", "--", pluginBin, "--config", s.Config}, &out, &errb)
+	code := contract.Main(context.Background(), []string{"--host", "contract", "--", pluginBin(t), "--config", s.Config}, &out, &errb)
 	t.Log(out.String())
 	if code != 0 {
 		t.Fatalf("contract suite: exit %d\n%s", code, errb.String())

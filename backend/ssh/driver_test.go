@@ -1,165 +1,46 @@
 package ssh
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
-// pluginBin is the built mu-plugin-ssh (TestMain builds it once).
-var pluginBin string
+// The tests drive mu-plugin-ssh through caller (testutil/drive): served in
+// this test binary (inproc: race-detector coverage, and unexported knobs
+// such as watchdogSlack and the Backend itself), or the built binary run as
+// mu runs it (subproc).
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mu-plugin-ssh-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	pluginBin = filepath.Join(dir, "mu-plugin-ssh")
-	out, err := exec.Command("go", "build", "-o", pluginBin, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building mu-plugin-ssh: %v\n%s", err, out)
-		os.Exit(1)
-	}
 	os.Unsetenv("SSH_AUTH_SOCK")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testutil.Main(m, nil)
 }
 
-// reply is one JSON-RPC reply as the driver sees it.
-type reply struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Data    struct {
-			Kind   string `json:"kind"`
-			Remedy string `json:"remedy"`
-		} `json:"data"`
-	} `json:"error"`
-	Method string `json:"method"`
-	Raw    int    `json:"-"` // the line's length
+// pluginBin is the built mu-plugin-ssh, built once.
+func pluginBin(t testing.TB) string {
+	t.Helper()
+	return testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
 }
 
-// driver is a small line-based JSON-RPC caller over a plugin's pipes.
+// driver is mu-plugin-ssh as a test drives it: one attempt a call, and
+// the params it sends are not checked against the schema (the plugin's
+// own checks are under test).
 type driver struct {
-	t    testing.TB
-	in   io.WriteCloser
-	mu   sync.Mutex
-	next int
-	wait map[string]chan reply
-	done chan struct{}
+	*drive.Plugin
+	t testing.TB
 }
 
-func newDriver(t testing.TB, in io.WriteCloser, out io.Reader) *driver {
-	d := &driver{t: t, in: in, wait: map[string]chan reply{}, done: make(chan struct{})}
-	go func() {
-		defer close(d.done)
-		br := bufio.NewReaderSize(out, 1<<16)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				if len(line)-1 > protocol.MaxLine {
-					t.Errorf("plugin wrote a %d-byte line, over 1 MiB", len(line)-1)
-				}
-				var r reply
-				if err := json.Unmarshal(line, &r); err != nil {
-					t.Errorf("plugin wrote invalid JSON: %v: %.200s", err, line)
-					continue
-				}
-				r.Raw = len(line) - 1
-				d.mu.Lock()
-				ch := d.wait[string(r.ID)]
-				delete(d.wait, string(r.ID))
-				d.mu.Unlock()
-				if ch != nil {
-					ch <- r
-				} else if r.Method == "" {
-					t.Errorf("reply to no pending call: %.200s", line)
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return d
-}
-
-// send writes a request and returns the channel its reply arrives on.
-func (d *driver) send(method string, params any) (chan reply, int) {
-	d.mu.Lock()
-	d.next++
-	id := d.next
-	ch := make(chan reply, 1)
-	d.wait[fmt.Sprint(id)] = ch
-	d.mu.Unlock()
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	d.mu.Lock()
-	_, err = d.in.Write(append(b, '\n'))
-	d.mu.Unlock()
-	if err != nil {
-		d.t.Fatalf("write %s: %v", method, err)
-	}
-	return ch, id
-}
-
-func (d *driver) notify(method string, params any) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	_, _ = d.in.Write(append(b, '\n'))
-}
-
-// call sends and waits (bounded generously) for the reply.
-func (d *driver) call(method string, params any) reply {
-	d.t.Helper()
-	ch, _ := d.send(method, params)
-	return d.await(ch, method)
-}
-
-func (d *driver) await(ch chan reply, what string) reply {
-	d.t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(120 * time.Second):
-		d.t.Fatalf("no reply to %s within 120 s", what)
-	}
-	return reply{}
-}
-
-func (d *driver) initialize() protocol.InitializeResult {
-	d.t.Helper()
-	r := d.call("initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"})
-	if r.Error != nil {
-		d.t.Fatalf("initialize: %s", r.Error.Message)
-	}
-	var res protocol.InitializeResult
-	if err := json.Unmarshal(r.Result, &res); err != nil {
-		d.t.Fatal(err)
-	}
-	return res
-}
-
-// base is every call's deadline and target.
+// base is every call's deadline and target (the caller sets the deadline
+// again at each send, to the same: timeout and a grace for a run).
 func base(host string, timeout time.Duration) map[string]any {
 	return map[string]any{
 		"deadline": time.Now().Add(timeout + protocol.Grace).UnixMilli(),
@@ -173,24 +54,24 @@ func execParams(host, script, cwd string, timeout time.Duration) map[string]any 
 	return p
 }
 
-func (d *driver) exec(host, script, cwd string, timeout time.Duration) (protocol.ExecResult, reply) {
+// link runs link.exec, link.fetch or link.push and returns its result or
+// its error reply.
+func (d *driver) link(method string, params map[string]any) (protocol.ExecResult, *caller.RemoteError) {
 	d.t.Helper()
-	r := d.call("link.exec", execParams(host, script, cwd, timeout))
-	var res protocol.ExecResult
-	if r.Error == nil {
-		if err := json.Unmarshal(r.Result, &res); err != nil {
-			d.t.Fatalf("exec result: %v", err)
-		}
-	}
-	return res, r
+	return drive.Try[protocol.ExecResult](d.t, d.Plugin, method, params)
+}
+
+func (d *driver) exec(host, script, cwd string, timeout time.Duration) (protocol.ExecResult, *caller.RemoteError) {
+	d.t.Helper()
+	return d.link(protocol.MethodLinkExec, execParams(host, script, cwd, timeout))
 }
 
 // mustExec runs a script that must succeed with exit 0.
 func (d *driver) mustExec(host, script string) string {
 	d.t.Helper()
 	res, r := d.exec(host, script, ".", 60*time.Second)
-	if r.Error != nil {
-		d.t.Fatalf("exec %q: %s (%s) remedy %s", script, r.Error.Message, r.Error.Data.Kind, r.Error.Data.Remedy)
+	if r != nil {
+		d.t.Fatalf("exec %q: %s (%s) remedy %s", script, r.Message, r.Kind, r.Remedy)
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 {
 		d.t.Fatalf("exec %q: exit %v stderr %q", script, fmtExit(res.ExitCode), res.Stderr)
@@ -205,90 +86,48 @@ func fmtExit(p *int) string {
 	return fmt.Sprint(*p)
 }
 
-// inproc serves a Backend in-process over pipes (race-detector coverage,
-// and unexported knobs such as remoteShell), closed when the test ends.
-func inproc(t testing.TB, cfg Config) (*driver, *Backend, <-chan struct{}) {
+// local is a Backend on cfg served in this process (caller.Config.Local),
+// as mu would start it; a stop waits 30 s for its Serve to return.
+func local(t testing.TB, cfg Config) (caller.Config, *Backend) {
 	t.Helper()
 	if cfg.ShimExe == "" {
-		cfg.ShimExe = pluginBin
+		cfg.ShimExe = pluginBin(t)
 	}
 	b := New(cfg, testLogger(t))
 	opts := b.Options()
 	opts.Name, opts.Version = "ssh", "test"
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	opts.In, opts.Out = inR, outW
 	opts.Logger = testLogger(t)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		if err := protocol.Serve(context.Background(), opts); err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		outW.Close()
-	}()
-	d := newDriver(t, inW, outR)
-	t.Cleanup(func() {
-		inW.Close()
-		select {
-		case <-served:
-		case <-time.After(30 * time.Second):
-			t.Errorf("Serve did not return within 30 s of stdin EOF")
-		}
-	})
-	d.initialize()
-	return d, b, served
+	return caller.Config{Name: "ssh", Local: &opts, SkipParamsCheck: true, Retries: -1, StopGrace: 30 * time.Second}, b
 }
 
-// subproc runs the built binary with args; env adds to the environment.
-func subproc(t testing.TB, env []string, args ...string) (*driver, *exec.Cmd, *lockedWriter) {
+// inproc serves a Backend in-process and drives it, until the test ends.
+func inproc(t testing.TB, cfg Config) (*driver, *Backend) {
 	t.Helper()
-	cmd := exec.Command(pluginBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &lockedWriter{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d := newDriver(t, in, out)
+	c, b := local(t, cfg)
+	p := drive.Start(t, c)
 	t.Cleanup(func() {
-		in.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Errorf("plugin did not exit within 30 s of stdin EOF")
+		switch rep := p.Stop(); {
+		case !rep.GroupEmpty:
+			t.Errorf("Serve did not return within 30 s of stdin EOF")
+		case rep.Exit != nil:
+			t.Errorf("Serve: %v", rep.Exit)
 		}
 	})
-	return d, cmd, stderr
+	return &driver{Plugin: p, t: t}, b
 }
 
-// lockedWriter collects a plugin's stderr.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+// subproc runs the built binary with args; env adds to its environment. A
+// stop gives it 15 s to exit.
+func subproc(t testing.TB, env []string, args ...string) *driver {
+	t.Helper()
+	p := drive.Start(t, caller.Config{Name: "ssh", Argv: append([]string{pluginBin(t)}, args...), Env: env,
+		SkipParamsCheck: true, Retries: -1, StopGrace: 15 * time.Second})
+	t.Cleanup(func() {
+		if rep := p.Stop(); rep.LeaderKilled() {
+			t.Errorf("plugin did not exit within 15 s of stdin EOF: %+v", rep)
+		}
+	})
+	return &driver{Plugin: p, t: t}
 }
 
 // server starts an sshd and returns it with a Config pointing at it.
@@ -312,4 +151,10 @@ func remoteLeft(t testing.TB, s *testsshd.Server, marker string) []string {
 		left = append(left, strings.TrimSpace(l))
 	}
 	return left
+}
+
+// runUntilStopped runs a script in the background, for a test that stops
+// the plugin under it; its answer does not matter.
+func (d *driver) runUntilStopped(host, script string, timeout time.Duration) {
+	go d.Exec(context.Background(), protocol.Target{Host: protocol.HostRef{Name: host}}, script, ".", timeout)
 }

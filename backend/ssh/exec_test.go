@@ -10,10 +10,10 @@ import (
 
 func TestExecBasics(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{})
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	res, r := d.exec("box", "echo out; echo err >&2; readlink /proc/$$/exe; id -un; exit 7", ".", 30*time.Second)
-	if r.Error != nil {
-		t.Fatalf("exec: %s", r.Error.Message)
+	if r != nil {
+		t.Fatalf("exec: %s", r.Message)
 	}
 	if res.ExitCode == nil || *res.ExitCode != 7 {
 		t.Fatalf("exit %s, want 7", fmtExit(res.ExitCode))
@@ -37,17 +37,17 @@ func TestExecBasics(t *testing.T) {
 // never the rest of the script; the script sees no wrapper variables.
 func TestScriptStdin(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	out := d.mustExec("box", "cat; echo after-cat\nread x || echo eof\necho \"[$__mu_w$__mu_p]\"\n")
 	if out != "after-cat\neof\n[]\n" {
 		t.Fatalf("stdout %q", out)
 	}
 	res, r := d.exec("box", "echo one\nexit 3\necho never", ".", 30*time.Second)
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 3 || res.Stdout != "one\n" {
-		t.Fatalf("exit in a script: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 3 || res.Stdout != "one\n" {
+		t.Fatalf("exit in a script: %+v %+v", res, r)
 	}
 	res, r = d.exec("box", "echo ok\nif then fi\n", ".", 30*time.Second)
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode == 0 || res.Stderr == "" {
-		t.Fatalf("syntax error: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode == 0 || res.Stderr == "" {
+		t.Fatalf("syntax error: %+v %+v", res, r)
 	}
 }

@@ -138,48 +138,48 @@ func faultConn(nc net.Conn, cfg *gossh.ServerConfig, mode string) {
 }
 
 func TestFaultConnectionCutMidCall(t *testing.T) {
-	d, _, _ := inproc(t, Config{SSHConfig: faultServer(t, "cut")})
+	d, _ := inproc(t, Config{SSHConfig: faultServer(t, "cut")})
 	_, r := d.exec("fault", "sleep 100", ".", 60*time.Second)
-	if r.Error == nil || r.Error.Data.Kind != "unknown-outcome" {
-		t.Fatalf("want unknown-outcome after a cut mid-call, got %+v", r.Error)
+	if r == nil || r.Kind != "unknown-outcome" {
+		t.Fatalf("want unknown-outcome after a cut mid-call, got %+v", r)
 	}
 }
 
 func TestFaultStallIsDetected(t *testing.T) {
 	// Keepalives (every 1 s, 2 missed) close the stalled connection: the
 	// call fails as unknown-outcome instead of waiting for its 60 s timeout.
-	d, _, _ := inproc(t, Config{SSHConfig: faultServer(t, "stall")})
+	d, _ := inproc(t, Config{SSHConfig: faultServer(t, "stall")})
 	res, r := d.exec("fault", "sleep 100", ".", 60*time.Second)
-	if r.Error == nil || r.Error.Data.Kind != "unknown-outcome" {
-		t.Fatalf("want unknown-outcome from a stalled connection, got %+v %+v", res, r.Error)
+	if r == nil || r.Kind != "unknown-outcome" {
+		t.Fatalf("want unknown-outcome from a stalled connection, got %+v %+v", res, r)
 	}
 }
 
 func TestFaultHandshakeStall(t *testing.T) {
 	// A server that accepts TCP and never speaks: ConnectTimeout (2 s) bounds
 	// the handshake too, and nothing started: retryable.
-	d, _, _ := inproc(t, Config{SSHConfig: faultServer(t, "mute")})
+	d, _ := inproc(t, Config{SSHConfig: faultServer(t, "mute")})
 	_, r := d.exec("fault", "true", ".", 60*time.Second)
-	if r.Error == nil || r.Error.Data.Kind != "retryable" {
-		t.Fatalf("want retryable, got %+v", r.Error)
+	if r == nil || r.Kind != "retryable" {
+		t.Fatalf("want retryable, got %+v", r)
 	}
 }
 
 func TestFaultNeverStarted(t *testing.T) {
-	d, _, _ := inproc(t, Config{SSHConfig: faultServer(t, "noexec")})
+	d, _ := inproc(t, Config{SSHConfig: faultServer(t, "noexec")})
 	_, r := d.exec("fault", "true", ".", 60*time.Second)
-	if r.Error == nil || r.Error.Data.Kind != "retryable" {
-		t.Fatalf("a refused command never started: want retryable, got %+v", r.Error)
+	if r == nil || r.Kind != "retryable" {
+		t.Fatalf("a refused command never started: want retryable, got %+v", r)
 	}
 }
 
 func TestUnreachableIsRetryable(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "c")
 	os.WriteFile(cfg, []byte("Host box\n  HostName 127.0.0.1\n  Port 1\n"), 0o600)
-	d, _, _ := inproc(t, Config{SSHConfig: cfg})
+	d, _ := inproc(t, Config{SSHConfig: cfg})
 	_, r := d.exec("box", "true", ".", 30*time.Second)
-	if r.Error == nil || r.Error.Data.Kind != "retryable" {
-		t.Fatalf("want retryable, got %+v", r.Error)
+	if r == nil || r.Kind != "retryable" {
+		t.Fatalf("want retryable, got %+v", r)
 	}
 }
 
@@ -187,9 +187,9 @@ func TestUnreachableIsRetryable(t *testing.T) {
 // given up at the call's timeout (retryable: nothing started), not left
 // hanging until the keepalives (60 s here) notice.
 func TestFaultSessionOpenStall(t *testing.T) {
-	d, _, _ := inproc(t, Config{SSHConfig: faultServerAlive(t, "stallopen", 30)})
+	d, _ := inproc(t, Config{SSHConfig: faultServerAlive(t, "stallopen", 30)})
 	_, r := d.exec("fault", "true", ".", 2*time.Second)
-	if r.Error == nil || r.Error.Data.Kind != "retryable" || !strings.Contains(r.Error.Message, "nothing started") {
-		t.Fatalf("want retryable, nothing started; got %+v", r.Error)
+	if r == nil || r.Kind != "retryable" || !strings.Contains(r.Message, "nothing started") {
+		t.Fatalf("want retryable, nothing started; got %+v", r)
 	}
 }

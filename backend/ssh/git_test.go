@@ -1,28 +1,16 @@
 package ssh
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
-
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v: %s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // remoteRepo makes a repo with n commits in the test user's home (owned by
 // that user: git refuses a repo another user owns) and returns its HEAD.
@@ -32,18 +20,6 @@ func remoteRepo(t testing.TB, d *driver, name string, n int) string {
 i=0; while [ $i -lt %[2]d ]; do echo $i > f$((i %% 50)); git add -A; git -c user.name=t -c user.email=t@e commit -qm "c$i"; i=$((i+1)); done
 git rev-parse HEAD`, name, n)
 	return strings.TrimSpace(d.mustExec("box", script))
-}
-
-func (d *driver) link(method string, p map[string]any) (protocol.ExecResult, reply) {
-	d.t.Helper()
-	r := d.call(method, p)
-	var res protocol.ExecResult
-	if r.Error == nil {
-		if err := json.Unmarshal(r.Result, &res); err != nil {
-			d.t.Fatal(err)
-		}
-	}
-	return res, r
 }
 
 func fetchParams(host, remote, local string, timeout time.Duration) map[string]any {
@@ -60,21 +36,21 @@ func pushParams(host, local, remote, rev string, timeout time.Duration) map[stri
 
 func TestFetch(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	head := remoteRepo(t, d, "fetch-src", 30)
 	local := t.TempDir()
-	git(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	trace := filepath.Join(t.TempDir(), "trace")
 	t.Setenv("GIT_TRACE_PACKET", trace)
 	res, r := d.link("link.fetch", fetchParams("box", "fetch-src", local, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("fetch: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("fetch: %+v %+v", res, r)
 	}
 	fh, _ := os.ReadFile(filepath.Join(local, ".git", "FETCH_HEAD"))
 	if !strings.HasPrefix(string(fh), head) {
 		t.Fatalf("FETCH_HEAD %q does not name the remote HEAD %s", fh, head)
 	}
-	if n := git(t, local, "rev-list", "--count", head); n != "30" {
+	if n := testutil.Git(t, local, "rev-list", "--count", head); n != "30" {
 		t.Errorf("history: %s commits, want 30", n)
 	}
 	tr, _ := os.ReadFile(trace)
@@ -83,26 +59,26 @@ func TestFetch(t *testing.T) {
 	}
 	// A repo that is not there fails with git's own message.
 	res, r = d.link("link.fetch", fetchParams("box", "no-such-repo", local, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode == 0 || !strings.Contains(res.Stderr, "no-such-repo") {
-		t.Fatalf("fetch of a missing repo: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode == 0 || !strings.Contains(res.Stderr, "no-such-repo") {
+		t.Fatalf("fetch of a missing repo: %+v %+v", res, r)
 	}
 }
 
 func TestPush(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	local := t.TempDir()
-	git(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	for i := 0; i < 3; i++ {
 		os.WriteFile(filepath.Join(local, "f"), []byte(fmt.Sprint(i)), 0o644)
-		git(t, local, "add", "-A")
-		git(t, local, "commit", "-qm", fmt.Sprint(i))
+		testutil.Git(t, local, "add", "-A")
+		testutil.Git(t, local, "commit", "-qm", fmt.Sprint(i))
 	}
-	rev := git(t, local, "rev-parse", "HEAD")
+	rev := testutil.Git(t, local, "rev-parse", "HEAD")
 	d.mustExec("box", "rm -rf push-dst")
 	res, r := d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("push: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("push: %+v %+v", res, r)
 	}
 	refs := d.mustExec("box", `cd push-dst/repo && git cat-file -e "`+rev+`^{commit}" && git for-each-ref --format='%(refname) %(objectname)' && ls -la --time-style=+%s .git/refs/mu/pushed`)
 	if !strings.Contains(refs, "refs/mu/pushed/"+rev+" "+rev) {
@@ -110,8 +86,8 @@ func TestPush(t *testing.T) {
 	}
 	// Idempotent: a repeat succeeds and touches nothing.
 	res, r = d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("repeat push: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("repeat push: %+v %+v", res, r)
 	}
 	again := d.mustExec("box", `cd push-dst/repo && git cat-file -e "`+rev+`^{commit}" && git for-each-ref --format='%(refname) %(objectname)' && ls -la --time-style=+%s .git/refs/mu/pushed`)
 	if again != refs {
@@ -120,23 +96,23 @@ func TestPush(t *testing.T) {
 	// A non-bare repo with a checked-out branch takes the push too.
 	d.mustExec("box", "rm -rf push-co && git init -q push-co && cd push-co && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m x")
 	res, r = d.link("link.push", pushParams("box", local, "push-co", rev, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("push into a checked-out repo: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("push into a checked-out repo: %+v %+v", res, r)
 	}
 	// A directory that is not a repository yet is made one, its files kept
 	// (internal/gitlink's preparation, the same on every backend).
 	d.mustExec("box", "rm -rf push-plain && mkdir push-plain && echo mine > push-plain/keep")
 	res, r = d.link("link.push", pushParams("box", local, "push-plain", rev, 60*time.Second))
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-		t.Fatalf("push into a plain directory: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("push into a plain directory: %+v %+v", res, r)
 	}
 	if got := d.mustExec("box", "git -C push-plain cat-file -t "+rev+" && cat push-plain/keep"); got != "commit\nmine\n" {
 		t.Fatalf("plain directory after push: %q", got)
 	}
 	// Only full shas.
 	_, r = d.link("link.push", pushParams("box", local, "push-dst/repo", rev[:12], 60*time.Second))
-	if r.Error == nil || r.Error.Data.Kind != "permanent" {
-		t.Fatalf("short rev: want a permanent error, got %+v", r.Error)
+	if r == nil || r.Kind != "permanent" {
+		t.Fatalf("short rev: want a permanent error, got %+v", r)
 	}
 }
 
@@ -147,13 +123,13 @@ func TestFetchTimeoutStops(t *testing.T) {
 	old := watchdogSlack
 	watchdogSlack = 120
 	t.Cleanup(func() { watchdogSlack = old })
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	d.mustExec("box", "rm -rf hang-repo && git init -q hang-repo && rm hang-repo/.git/HEAD && mkfifo hang-repo/.git/HEAD")
 	local := t.TempDir()
-	git(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	res, r := d.link("link.fetch", fetchParams("box", "hang-repo", local, 3*time.Second))
-	if r.Error != nil {
-		t.Fatalf("fetch: %s", r.Error.Message)
+	if r != nil {
+		t.Fatalf("fetch: %s", r.Message)
 	}
 	if res.ExitCode != nil {
 		t.Fatalf("exitCode %d, want null on timeout (stderr %q)", *res.ExitCode, res.Stderr)

@@ -49,27 +49,27 @@ func keygenFingerprint(t *testing.T, pubFile string) string {
 // contain the given texts.
 func expectHuman(t *testing.T, cfg Config, inMsg string, inRemedy ...string) {
 	t.Helper()
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	_, r := d.exec("box", "true", ".", 20*time.Second)
-	if r.Error == nil {
+	if r == nil {
 		t.Fatal("connected; want a refusal")
 	}
-	if r.Error.Data.Kind != "human" {
-		t.Fatalf("kind %q (%s), want human", r.Error.Data.Kind, r.Error.Message)
+	if r.Kind != "human" {
+		t.Fatalf("kind %q (%s), want human", r.Kind, r.Message)
 	}
-	if !strings.Contains(r.Error.Message, inMsg) {
-		t.Errorf("message %q lacks %q", r.Error.Message, inMsg)
+	if !strings.Contains(r.Message, inMsg) {
+		t.Errorf("message %q lacks %q", r.Message, inMsg)
 	}
 	for _, want := range inRemedy {
-		if !strings.Contains(r.Error.Data.Remedy, want) {
-			t.Errorf("remedy %q lacks %q", r.Error.Data.Remedy, want)
+		if !strings.Contains(r.Remedy, want) {
+			t.Errorf("remedy %q lacks %q", r.Remedy, want)
 		}
 	}
 }
 
 func expectOK(t *testing.T, cfg Config) {
 	t.Helper()
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	if out := d.mustExec("box", "echo hi"); out != "hi\n" {
 		t.Fatalf("stdout %q", out)
 	}
@@ -148,10 +148,10 @@ func TestHostKeyCertAuthority(t *testing.T) {
 	// A CA that did not sign the host's certificate vouches for nothing.
 	other := testsshd.KeyGen(t, filepath.Join(t.TempDir(), "ca2"), "ed25519", "")
 	cfg2, _ := clientConfig(t, s, "yes", "@cert-authority "+s.HostPattern()+" "+other)
-	d, _, _ := inproc(t, Config{SSHConfig: cfg2})
+	d, _ := inproc(t, Config{SSHConfig: cfg2})
 	_, r := d.exec("box", "true", ".", 20*time.Second)
-	if r.Error == nil || r.Error.Data.Kind != "human" {
-		t.Fatalf("want a human refusal, got %+v", r.Error)
+	if r == nil || r.Kind != "human" {
+		t.Fatalf("want a human refusal, got %+v", r)
 	}
 }
 

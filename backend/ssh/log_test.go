@@ -56,12 +56,10 @@ func TestLogFile(t *testing.T) {
 			} else {
 				e = append(e, "MU_PLUGIN_SSH_LOG="+logf, "MU_PLUGIN_SSH_LOG_LEVEL=debug")
 			}
-			d, cmd, stderr := subproc(t, e, args...)
-			d.initialize()
+			d := subproc(t, e, args...)
 			d.mustExec("box", "true")
 			d.steps("box")
-			d.in.Close()
-			cmd.Wait()
+			d.CloseStdin()
 			log := string(mustRead(t, logf))
 			for _, want := range []string{
 				"configFiles=" + cfg,
@@ -75,14 +73,14 @@ func TestLogFile(t *testing.T) {
 				"kex=curve25519-sha256", "cipher=",
 				"cannot reach the agent at IdentityAgent ${MU_TEST_AGENT_DIR}/agent.sock (as written)",
 				"not done by the plugin", "ForwardAgent, SetEnv",
-				fmt.Sprintf("pid=%d", cmd.Process.Pid),
+				fmt.Sprintf("pid=%d", d.Pgid()),
 			} {
 				if !strings.Contains(log, want) {
 					t.Errorf("the log lacks %q:\n%s", want, log)
 				}
 			}
-			if strings.Contains(log, canary) || strings.Contains(stderr.String(), canary) {
-				t.Errorf("the canary leaked into the log or stderr:\n%s\n%s", log, stderr)
+			if strings.Contains(log, canary) || strings.Contains(d.Stderr.String(), canary) {
+				t.Errorf("the canary leaked into the log or stderr:\n%s\n%s", log, d.Stderr)
 			}
 			if st, err := os.Stat(logf); err != nil || st.Mode().Perm() != 0o600 {
 				t.Errorf("log file mode %v %v, want 0600", st.Mode(), err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // startMaster runs `ssh -M -N` for alias with cfg (which names the
@@ -26,14 +27,8 @@ func startMaster(t testing.TB, cfg, ctl, alias string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; i < 1000; i++ {
-		if exec.Command("ssh", "-S", ctl, "-O", "check", alias).Run() == nil {
-			return cmd
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("the ControlMaster never answered")
-	return nil
+	testutil.Eventually(t, "the ControlMaster answering", func() bool { return exec.Command("ssh", "-S", ctl, "-O", "check", alias).Run() == nil })
+	return cmd
 }
 
 func logins(s *testsshd.Server) int { return strings.Count(s.LogText(), "Accepted publickey") }
@@ -51,11 +46,10 @@ func TestControlMaster(t *testing.T) {
 	master := startMaster(t, cfg, ctl, "box")
 	before := logins(s)
 
-	d, _, _ := subproc(t, nil, "--config", cfg)
-	d.initialize()
+	d := subproc(t, nil, "--config", cfg)
 	res, r := d.exec("box", "echo out; echo err >&2; exit 7", ".", 20*time.Second)
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 7 || res.Stdout != "out\n" || res.Stderr != "err\n" {
-		t.Fatalf("exec through the master: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 7 || res.Stdout != "out\n" || res.Stderr != "err\n" {
+		t.Fatalf("exec through the master: %+v %+v", res, r)
 	}
 	_, ok, detail := stepMap(d.steps("box"))
 	if ok["resolve"] != "true" || ok["tcp"] != "null" || ok["hostkey"] != "true" || ok["auth"] != "true" || ok["home"] != "true" {
@@ -76,8 +70,8 @@ func TestControlMaster(t *testing.T) {
 			go func(i int) {
 				defer wg.Done()
 				res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
-				if r.Error != nil || res.Stdout != fmt.Sprintf("%d\n", i) {
-					errs <- fmt.Sprintf("call %d: %+v %+v", i, res, r.Error)
+				if r != nil || res.Stdout != fmt.Sprintf("%d\n", i) {
+					errs <- fmt.Sprintf("call %d: %+v %+v", i, res, r)
 				}
 			}(i)
 		}
@@ -90,17 +84,17 @@ func TestControlMaster(t *testing.T) {
 	t.Run("git", func(t *testing.T) {
 		head := remoteRepo(t, d, "cm-src", 3)
 		local := filepath.Join(t.TempDir(), "r")
-		git(t, "/", "init", "-q", local)
-		if res, r := d.link("link.fetch", fetchParams("box", "cm-src", local, 60*time.Second)); r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-			t.Fatalf("fetch: %+v %+v", res, r.Error)
+		testutil.Git(t, "/", "init", "-q", local)
+		if res, r := d.link("link.fetch", fetchParams("box", "cm-src", local, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+			t.Fatalf("fetch: %+v %+v", res, r)
 		}
 		if fh, _ := os.ReadFile(filepath.Join(local, ".git", "FETCH_HEAD")); !strings.HasPrefix(string(fh), head) {
 			t.Fatalf("FETCH_HEAD %q, want %s", fh, head)
 		}
-		git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
-		rev := git(t, local, "rev-parse", "HEAD")
-		if res, r := d.link("link.push", pushParams("box", local, "cm-dst", rev, 60*time.Second)); r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-			t.Fatalf("push: %+v %+v", res, r.Error)
+		testutil.Git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
+		rev := testutil.Git(t, local, "rev-parse", "HEAD")
+		if res, r := d.link("link.push", pushParams("box", local, "cm-dst", rev, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+			t.Fatalf("push: %+v %+v", res, r)
 		}
 	})
 	if n := logins(s) - before; n != 0 {
@@ -112,8 +106,8 @@ func TestControlMaster(t *testing.T) {
 		watchdogSlack = 120 // the stop over the control session, not the watchdog
 		t.Cleanup(func() { watchdogSlack = old })
 		res, r := d.exec("box", runaway(3301), ".", 1500*time.Millisecond)
-		if r.Error != nil || res.ExitCode != nil {
-			t.Fatalf("want a timed-out answer, got %+v %+v", res, r.Error)
+		if r != nil || res.ExitCode != nil {
+			t.Fatalf("want a timed-out answer, got %+v %+v", res, r)
 		}
 		if left := waitGone(t, s, "sleep 3301", protocol5s); len(left) > 0 {
 			t.Fatalf("left running through the master:\n%s", strings.Join(left, "\n"))
@@ -123,8 +117,7 @@ func TestControlMaster(t *testing.T) {
 	master.Process.Kill()
 	master.Wait()
 	beforeDirect := logins(s)
-	d2, _, _ := subproc(t, nil, "--config", cfg)
-	d2.initialize()
+	d2 := subproc(t, nil, "--config", cfg)
 	d2.mustExec("box", "true")
 	if logins(s) != beforeDirect+1 {
 		t.Fatal("with the master gone, the plugin did not connect by itself")

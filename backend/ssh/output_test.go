@@ -1,7 +1,6 @@
 package ssh
 
 import (
-	"encoding/json"
 	"os"
 	"strconv"
 	"strings"
@@ -11,11 +10,12 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 func TestExecOutputCap(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	cases := []struct{ name, script, fill string }{
 		{"ascii", `head -c 3000000 /dev/zero | tr '\0' a; head -c 3000000 /dev/zero | tr '\0' b >&2; echo done >&2`, "a"},
 		{"invalid-bytes", `head -c 2000000 /dev/zero | tr '\0' '\377'; echo done >&2`, "\ufffd"},
@@ -23,15 +23,14 @@ func TestExecOutputCap(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := d.call("link.exec", execParams("box", c.script, ".", 60*time.Second))
-			if r.Error != nil {
-				t.Fatalf("exec: %s", r.Error.Message)
+			res, r := d.exec("box", c.script, ".", 60*time.Second)
+			if r != nil {
+				t.Fatalf("exec: %s", r.Message)
 			}
-			if r.Raw > protocol.MaxLine {
-				t.Fatalf("reply of %d bytes exceeds 1 MiB", r.Raw)
+			in := d.Wire.Lines(caller.In)
+			if raw := len(in[len(in)-1]); raw > protocol.MaxLine {
+				t.Fatalf("reply of %d bytes exceeds 1 MiB", raw)
 			}
-			var res protocol.ExecResult
-			json.Unmarshal(r.Result, &res)
 			if !res.Partial {
 				t.Error("partial not set")
 			}
@@ -49,13 +48,12 @@ func TestExecOutputCap(t *testing.T) {
 // prints 100 MB.
 func TestExecMemoryFlat(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
-	d, cmd, _ := subproc(t, nil, "--config", cfg.SSHConfig)
-	d.initialize()
+	d := subproc(t, nil, "--config", cfg.SSHConfig)
 	res, r := d.exec("box", `head -c 100000000 /dev/zero; echo end >&2`, ".", 120*time.Second)
-	if r.Error != nil || res.ExitCode == nil || *res.ExitCode != 0 || !res.Partial {
-		t.Fatalf("exec: %+v %+v", res.ExitCode, r.Error)
+	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 || !res.Partial {
+		t.Fatalf("exec: %+v %+v", res.ExitCode, r)
 	}
-	hwm := vmHWM(t, cmd.Process.Pid)
+	hwm := vmHWM(t, d.Pgid())
 	t.Logf("peak RSS after 100 MB of output: %d KiB", hwm)
 	if hwm > 64<<10 {
 		t.Fatalf("peak RSS %d KiB: memory grew with the output", hwm)
@@ -80,22 +78,20 @@ func vmHWM(t testing.TB, pid int) int {
 func TestCanaryNeverLeaks(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{})
 	canary := "mu-canary-8c1f3e2a"
-	d, cmd, stderr := subproc(t, []string{"MU_PLUGIN_CANARY=" + canary}, "--config", cfg.SSHConfig, "--log-level", "debug")
-	d.initialize()
+	d := subproc(t, []string{"MU_PLUGIN_CANARY=" + canary}, "--config", cfg.SSHConfig, "--log-level", "debug")
 	var all []string
 	res, r := d.exec("box", "env; echo $MU_PLUGIN_CANARY", ".", 30*time.Second)
 	all = append(all, res.Stdout, res.Stderr)
-	if r.Error != nil {
-		t.Fatal(r.Error.Message)
+	if r != nil {
+		t.Fatal(r.Message)
 	}
 	_, r = d.exec("nowhere.invalid", "true", ".", 10*time.Second)
-	if r.Error != nil {
-		all = append(all, r.Error.Message, r.Error.Data.Remedy)
+	if r != nil {
+		all = append(all, r.Message, r.Remedy)
 	}
 	_ = s
-	d.in.Close()
-	_ = cmd.Wait() // every log line is written
-	for _, x := range append(all, stderr.String()) {
+	d.CloseStdin() // every log line is written
+	for _, x := range append(all, d.Stderr.String()) {
 		if strings.Contains(x, canary) {
 			t.Fatalf("the canary leaked: %q", x)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // writeConfig writes an ssh_config and returns its path.
@@ -49,7 +50,7 @@ func TestProxyCommand(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	t.Run("relay", func(t *testing.T) {
 		cfg, tokens, _ := proxied(t, s, "", fmt.Sprintf("[box.invalid]:%d", s.Port))
-		d, _, _ := inproc(t, Config{SSHConfig: cfg})
+		d, _ := inproc(t, Config{SSHConfig: cfg})
 		if out := d.mustExec("box", "echo $SSH_CONNECTION"); !strings.Contains(out, fmt.Sprintf(" %d", s.Port)) {
 			t.Fatalf("SSH_CONNECTION %q", out)
 		}
@@ -79,10 +80,10 @@ func TestProxyCommand(t *testing.T) {
 	})
 	t.Run("command-fails", func(t *testing.T) {
 		cfg := writeConfig(t, s.HostBlock("box")+"  ProxyCommand sh -c \"echo 'no route to %h' >&2; exit 3\"\n")
-		d, _, _ := inproc(t, Config{SSHConfig: cfg})
+		d, _ := inproc(t, Config{SSHConfig: cfg})
 		_, r := d.exec("box", "true", ".", 20*time.Second)
-		if r.Error == nil || r.Error.Data.Kind != "retryable" || !strings.Contains(r.Error.Message, "exited with status 3: no route to 127.0.0.1") {
-			t.Fatalf("want a retryable error with the command's status and stderr, got %+v", r.Error)
+		if r == nil || r.Kind != "retryable" || !strings.Contains(r.Message, "exited with status 3: no route to 127.0.0.1") {
+			t.Fatalf("want a retryable error with the command's status and stderr, got %+v", r)
 		}
 	})
 	t.Run("unknown-token", func(t *testing.T) {
@@ -116,26 +117,24 @@ func TestProxyCommandSSHW(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := strings.Count(jump.LogText(), "Accepted publickey")
-	d, cmd, _ := subproc(t, nil, "--config", cfgPath)
-	d.initialize()
+	d := subproc(t, nil, "--config", cfgPath)
 	d.mustExec("box", "true")
 	if after := strings.Count(jump.LogText(), "Accepted publickey"); after != before+1 {
 		t.Fatalf("the bastion authenticated %d logins, want 1", after-before)
 	}
-	pid := cmd.Process.Pid
+	pid := d.Pgid() // the plugin leads its own group
 	proxy := childrenMatching(t, pid, "-W")
 	if len(proxy) == 0 {
 		t.Fatal("no `ssh -W` child of the plugin")
 	}
 	for _, p := range proxy {
-		if g, _ := syscall.Getpgid(p); g != syscall.Getpgrp() {
+		if g, _ := syscall.Getpgid(p); g != pid {
 			t.Errorf("the ProxyCommand (pid %d) left the plugin's process group: %d", p, g)
 		}
 	}
-	d.in.Close()
-	cmd.Wait()
+	d.CloseStdin()
 	for _, p := range proxy {
-		if alive(p) {
+		if testutil.Alive(p) {
 			t.Errorf("the ProxyCommand (pid %d) outlived the plugin", p)
 		}
 	}
@@ -174,13 +173,4 @@ func ppid(pid int) int {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
 	n, _ := strconv.Atoi(f[1])
 	return n
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	return strings.Fields(s[strings.LastIndexByte(s, ')')+2:])[0] != "Z"
 }

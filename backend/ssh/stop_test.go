@@ -11,6 +11,10 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // runaway starts every kind of child the "stopping" guarantee covers, each
@@ -29,14 +33,9 @@ sleep %d4
 // left, within bound, and returns what was left at the end.
 func waitGone(t *testing.T, s *testsshd.Server, marker string, bound time.Duration) []string {
 	t.Helper()
-	end := time.Now().Add(bound)
-	for {
-		left := remoteLeft(t, s, marker)
-		if len(left) == 0 || time.Now().After(end) {
-			return left
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var left []string
+	testutil.Poll(bound, func() bool { left = remoteLeft(t, s, marker); return len(left) == 0 })
+	return left
 }
 
 // setShell points the wrapper at another /bin/sh for one test.
@@ -61,12 +60,12 @@ func TestStoppingOnTimeout(t *testing.T) {
 				sh.path = bb
 			}
 			setShell(t, sh.path)
-			d, _, _ := inproc(t, cfg)
+			d, _ := inproc(t, cfg)
 			n := 31410 + i*10
 			marker := fmt.Sprintf("sleep %d", n/10)
 			res, r := d.exec("box", runaway(n/10), ".", 1500*time.Millisecond)
-			if r.Error != nil {
-				t.Fatalf("exec: %s", r.Error.Message)
+			if r != nil {
+				t.Fatalf("exec: %s", r.Message)
 			}
 			if res.ExitCode != nil {
 				t.Fatalf("exitCode %d, want null on timeout", *res.ExitCode)
@@ -107,24 +106,14 @@ func busyboxSh(t *testing.T) string {
 
 func TestStoppingOnShutdown(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{})
-	d, cmd, _ := subproc(t, nil, "--config", cfg.SSHConfig)
-	d.initialize()
-	ch, _ := d.send("link.exec", execParams("box", runaway(3150), ".", 120*time.Second))
+	d := subproc(t, nil, "--config", cfg.SSHConfig)
+	d.runUntilStopped("box", runaway(3150), 120*time.Second)
 	// Wait until the script runs, then close stdin as mu does at exit.
 	if left := waitStarted(t, s, "sleep 31504"); !left {
 		t.Fatal("the script never started")
 	}
-	d.in.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case <-exited:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the plugin did not exit after stdin EOF")
-	}
-	select {
-	case <-ch:
-	default:
+	if rep := d.CloseStdin(); rep.LeaderKilled() { // killed after 15 s
+		t.Fatalf("the plugin did not exit after stdin EOF: %+v", rep)
 	}
 	if left := waitGone(t, s, "sleep 3150", 10*time.Second); len(left) > 0 {
 		t.Fatalf("left running after the plugin exited:\n%s", strings.Join(left, "\n"))
@@ -132,27 +121,19 @@ func TestStoppingOnShutdown(t *testing.T) {
 }
 
 func waitStarted(t *testing.T, s *testsshd.Server, marker string) bool {
-	end := time.Now().Add(30 * time.Second)
-	for time.Now().Before(end) {
-		if len(remoteLeft(t, s, marker)) > 0 {
-			return true
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return false
+	return testutil.Poll(30*time.Second, func() bool { return len(remoteLeft(t, s, marker)) > 0 })
 }
 
 // TestWatchdogCoversLostConnection: the plugin is killed outright (no stop
 // at all); the remote watchdog still kills the script at its timeout.
 func TestWatchdogCoversLostConnection(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{})
-	d, cmd, _ := subproc(t, nil, "--config", cfg.SSHConfig)
-	d.initialize()
-	d.send("link.exec", execParams("box", runaway(3160), ".", 2*time.Second))
+	d := subproc(t, nil, "--config", cfg.SSHConfig)
+	d.runUntilStopped("box", runaway(3160), 2*time.Second)
 	if !waitStarted(t, s, "sleep 31604") {
 		t.Fatal("the script never started")
 	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = syscall.Kill(d.Pgid(), syscall.SIGKILL) // the plugin itself, as the leader of its group
 	if left := waitGone(t, s, "sleep 3160", 30*time.Second); len(left) > 0 {
 		t.Fatalf("the watchdog left these running:\n%s", strings.Join(left, "\n"))
 	}
@@ -165,15 +146,21 @@ func TestStoppingOnCancel(t *testing.T) {
 	old := watchdogSlack
 	watchdogSlack = 120
 	t.Cleanup(func() { watchdogSlack = old })
-	d, _, _ := inproc(t, cfg)
-	ch, id := d.send("link.exec", execParams("box", runaway(3170), ".", 120*time.Second))
+	c, _ := local(t, cfg)
+	r := drive.StartRaw(t, c) // the call's id is the test's to cancel
+	r.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":1,"max":1},"mu":"5"}}`)
+	r.Recv()
+	req, err := caller.NewRequest(protocol.MethodLinkExec, execParams("box", runaway(3170), ".", 120*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Send(string(req.Line(2, time.Now().Add(125*time.Second).UnixMilli())))
 	if !waitStarted(t, s, "sleep 31704") {
 		t.Fatal("the script never started")
 	}
-	d.notify("$/cancel", map[string]any{"id": id})
-	r := d.await(ch, "cancelled link.exec")
-	if r.Error == nil {
-		t.Fatalf("a cancelled call answered %s", r.Result)
+	r.Send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":2}}`)
+	if l := r.Recv(); !strings.HasPrefix(l, `{"jsonrpc":"2.0","id":2,"error":`) {
+		t.Fatalf("a cancelled call answered %s", l)
 	}
 	if left := waitGone(t, s, "sleep 3170", 10*time.Second); len(left) > 0 {
 		t.Fatalf("left after $/cancel:\n%s", strings.Join(left, "\n"))
@@ -187,10 +174,10 @@ func TestStoppingAsRoot(t *testing.T) {
 	old := watchdogSlack
 	watchdogSlack = 120
 	t.Cleanup(func() { watchdogSlack = old })
-	d, _, _ := inproc(t, cfg)
+	d, _ := inproc(t, cfg)
 	res, r := d.exec("box", runaway(3195), ".", 1500*time.Millisecond)
-	if r.Error != nil || res.ExitCode != nil {
-		t.Fatalf("want a timed-out answer: %+v %+v", res, r.Error)
+	if r != nil || res.ExitCode != nil {
+		t.Fatalf("want a timed-out answer: %+v %+v", res, r)
 	}
 	if left := waitGone(t, s, "sleep 3195", 10*time.Second); len(left) > 0 {
 		t.Fatalf("still running after the grace:\n%s", strings.Join(left, "\n"))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -14,7 +15,7 @@ import (
 // channel.baseline polled until the harness reports (mu's readiness).
 func BenchmarkStartToBaseline(b *testing.B) {
 	h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
-	ctx := ctxT(b)
+	ctx := testutil.Context(b, 2*time.Minute)
 	for i := 0; b.Loop(); i++ {
 		key := fmt.Sprintf("bs-%d", i)
 		if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sh " + shq(h.agent))}); err != nil {
@@ -45,7 +46,7 @@ func BenchmarkSendToSettled(b *testing.B) {
 	for _, workMs := range []int{0, 100} {
 		b.Run(fmt.Sprintf("work=%dms", workMs), func(b *testing.B) {
 			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
-			ctx := ctxT(b)
+			ctx := testutil.Context(b, 2*time.Minute)
 			key := "bt"
 			h.startAgent(b, key, nil, "")
 			var runs int64
@@ -87,7 +88,7 @@ func BenchmarkSendToSettled(b *testing.B) {
 // BenchmarkReadStates: one channel read, one Runner round trip.
 func BenchmarkReadStates(b *testing.B) {
 	h := newHost(b)
-	ctx := ctxT(b)
+	ctx := testutil.Context(b, 2*time.Minute)
 	key := "br"
 	h.startAgent(b, key, nil, "")
 	p := protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}
@@ -102,7 +103,7 @@ func BenchmarkReadStates(b *testing.B) {
 // delivery accepted, and of a msgId never sent (which writes its fence).
 func BenchmarkReceipt(b *testing.B) {
 	h := newHost(b)
-	ctx := ctxT(b)
+	ctx := testutil.Context(b, 2*time.Minute)
 	key := "bx"
 	h.startAgent(b, key, nil, "")
 	h.send(b, key, "m1", "one")

@@ -8,14 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
 func TestSendBusySettledRunsDense(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c1"
 	h.startAgent(t, key, nil, "")
 	b, _ := h.jobs.Baseline(ctx, key)
@@ -36,7 +38,7 @@ func TestSendBusySettledRunsDense(t *testing.T) {
 	if s1.Ack != protocol.AckConfirmed || s1.Channel != "tmux-test" || s1.MsgID != "m1" || s1.Baseline == nil || *s1.Baseline != 0 {
 		t.Fatalf("send 1: %+v", s1)
 	}
-	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	// Two more queue behind the turn in progress: baselines 1 and 2.
 	s2 := h.send(t, key, "m2", "second")
 	s3 := h.send(t, key, "m3", "third")
@@ -49,7 +51,7 @@ func TestSendBusySettledRunsDense(t *testing.T) {
 			t.Fatalf("turn %d: %+v", i+1, o)
 		}
 	}
-	eventually(t, "idle at runs 3", func() bool { r := h.reading(t, key); return r.State == protocol.TurnIdle && r.Runs == 3 })
+	testutil.Eventually(t, "idle at runs 3", func() bool { r := h.reading(t, key); return r.State == protocol.TurnIdle && r.Runs == 3 })
 	// lastRun past the last settled turn: nothing yet.
 	if o, err := h.jobs.LastRun(ctx, protocol.LastRunParams{Base: base(key), AfterRuns: 3}); err != nil || o != nil {
 		t.Fatalf("lastRun 3: %+v %v", o, err)
@@ -63,7 +65,7 @@ func TestSendBusySettledRunsDense(t *testing.T) {
 
 func TestReceiptExactAndResendDeduped(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c2"
 	h.startAgent(t, key, nil, "")
 	// A msgId never sent is not accepted (and, final, never will be:
@@ -117,7 +119,7 @@ func (d *dropRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]by
 
 func TestDeliveryResolvedByReceiptAfterLostAnswer(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c3"
 	h.startAgent(t, key, nil, "")
 	j2 := h.via(t, &dropRunner{Runner: tmuxjob.LocalRunner{}, drop: "send"})
@@ -136,7 +138,7 @@ func TestDeliveryResolvedByReceiptAfterLostAnswer(t *testing.T) {
 
 func TestBlockedThenAnswered(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c4"
 	h.startAgent(t, key, nil, "")
 	// Nothing pending: an answer is refused, unless forced.
@@ -145,7 +147,7 @@ func TestBlockedThenAnswered(t *testing.T) {
 	}
 	h.send(t, key, "m1", "do it [[block:proceed]] [[ms:200]]")
 	var r protocol.Reading
-	eventually(t, "blocked", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked })
+	testutil.Eventually(t, "blocked", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked })
 	if r.Pending != "proceed" || r.Runs != 0 {
 		t.Fatalf("blocked reading: %+v", r)
 	}
@@ -170,7 +172,7 @@ func TestBlockedThenAnswered(t *testing.T) {
 	}
 	// The same keys for a new dialog are a new answer.
 	h.send(t, key, "m2", "again [[block:second]]")
-	eventually(t, "blocked again", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked && r.Pending == "second" })
+	testutil.Eventually(t, "blocked again", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked && r.Pending == "second" })
 	if _, err := h.jobs.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y", "Enter"}}); err != nil {
 		t.Fatalf("answer to the second dialog: %v", err)
 	}
@@ -185,11 +187,11 @@ func TestBlockedThenAnswered(t *testing.T) {
 
 func TestInterruptAndAbort(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c5"
 	h.startAgent(t, key, nil, "")
 	h.send(t, key, "m1", "long [[ms:600000]]")
-	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	ir, err := h.jobs.Interrupt(ctx, protocol.InterruptParams{Base: base(key), Text: "instead, this", MsgID: "i1", TimeoutMs: 30000})
 	if err != nil || !ir.WasBusy || ir.Pending || ir.MsgID != "i1" || ir.Runs == nil || *ir.Runs != 1 {
 		t.Fatalf("interrupt: %+v %v", ir, err)
@@ -204,12 +206,12 @@ func TestInterruptAndAbort(t *testing.T) {
 	// An interrupt's resend interrupts nothing again: the turn the first
 	// one started runs to its end.
 	h.send(t, key, "m1b", "long [[ms:600000]]")
-	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	ip := protocol.InterruptParams{Base: base(key), Text: "then this [[ms:1500]]", MsgID: "i2", TimeoutMs: 30000}
 	if _, err := h.jobs.Interrupt(ctx, ip); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the interrupt's turn", func() bool { r := h.reading(t, key); return r.State == protocol.TurnBusy && r.Runs == 3 })
+	testutil.Eventually(t, "the interrupt's turn", func() bool { r := h.reading(t, key); return r.State == protocol.TurnBusy && r.Runs == 3 })
 	if ir, err := h.jobs.Interrupt(ctx, ip); err != nil || ir.Pending || ir.WasBusy {
 		t.Fatalf("interrupt resend: %+v %v", ir, err)
 	}
@@ -222,7 +224,7 @@ func TestInterruptAndAbort(t *testing.T) {
 		t.Fatalf("abort when idle: %+v %v", ab, err)
 	}
 	h.send(t, key, "m2", "long again [[ms:600000]]")
-	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	ab, err = h.jobs.Abort(ctx, protocol.AbortParams{Base: base(key), TimeoutMs: 30000})
 	if err != nil || ab.Before != protocol.TurnBusy || ab.After != protocol.TurnIdle || !ab.Settled || !ab.Aborted || ab.Pending {
 		t.Fatalf("abort: %+v %v", ab, err)
@@ -261,14 +263,14 @@ func TestHostileTextDeliveredVerbatim(t *testing.T) {
 	if _, err := os.Stat("/tmp/x"); err == nil {
 		t.Log("note: /tmp/x exists (not necessarily ours)")
 	}
-	if st, _ := h.jobs.Status(ctxT(t), key); st.State != protocol.JobRunning {
+	if st, _ := h.jobs.Status(testutil.Context(t, 2*time.Minute), key); st.State != protocol.JobRunning {
 		t.Fatalf("the agent did not survive the texts: %+v", st)
 	}
 }
 
 func TestCommandFreshExpectIncarnationAndCommit(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c7"
 	repo := filepath.Join(h.root, "repo")
 	for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"}} {

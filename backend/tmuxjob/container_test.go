@@ -1,9 +1,7 @@
 package tmuxjob_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -13,38 +11,23 @@ import (
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
-
-// cliExec runs argv in a container through `docker exec -i`: the same
-// shape as the docker backend's exec, over the CLI.
-type cliExec struct{ ctr string }
-
-func (c cliExec) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, []byte, int, error) {
-	cmd := exec.CommandContext(ctx, "docker", append([]string{"exec", "-i", c.ctr}, argv...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return out.Bytes(), errb.Bytes(), ee.ExitCode(), nil
-	}
-	return out.Bytes(), errb.Bytes(), 0, err
-}
 
 // The whole job and channel in the project's test image, as the docker
 // backend will run them: every tool the scripts need is in the image, and a
 // container restart reads lost.
 func TestInTheTestImage(t *testing.T) {
 	image := testimage.Ensure(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--init", "--label", testimage.Label+"=1", image).CombinedOutput()
 	if err != nil {
 		t.Fatalf("docker run: %v %s", err, out)
 	}
 	ctr := strings.TrimSpace(string(out))
 	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", ctr).Run() })
-	r := cliExec{ctr}
+	r := testimage.Exec{Container: ctr}
 	j, err := tmuxjob.New(r, tmuxjob.Options{Root: "/home/mu/.mu-jobs", Kind: "tmux", Channel: "tmux-test", Poll: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -72,13 +55,13 @@ func TestInTheTestImage(t *testing.T) {
 		t.Fatalf("turn 1: %+v", o)
 	}
 	h.send(t, key, "m2", "ask [[block:ok]]")
-	eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
+	testutil.Eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
 	if _, err := j.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y"}}); err != nil {
 		t.Fatal(err)
 	}
 	h.lastRun(t, key, 1)
 	h.send(t, key, "m3", "long [[ms:600000]]")
-	eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	if ir, err := j.Interrupt(ctx, protocol.InterruptParams{Base: base(key), Text: "now this", MsgID: "i1", TimeoutMs: 30000}); err != nil || !ir.WasBusy || ir.Pending {
 		t.Fatalf("interrupt: %+v %v", ir, err)
 	}
@@ -87,10 +70,10 @@ func TestInTheTestImage(t *testing.T) {
 	}
 
 	// The view's follow side over the exec shows the agent.
-	var buf lockedBuf
+	var buf testutil.LockedBuffer
 	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	go func() { _ = j.Follow(fctx, handleOf(t, j, key), &buf) }()
-	eventually(t, "follow shows the agent", func() bool { return strings.Contains(buf.String(), "agent: now this") })
+	testutil.Eventually(t, "follow shows the agent", func() bool { return strings.Contains(buf.String(), "agent: now this") })
 	cancel()
 
 	// A container restart: the tmux server is gone, the job with it.
@@ -118,14 +101,14 @@ func TestInTheTestImage(t *testing.T) {
 func testContainer(tb testing.TB) (*host, string) {
 	tb.Helper()
 	image := testimage.Ensure(tb)
-	ctx := ctxT(tb)
+	ctx := testutil.Context(tb, 2*time.Minute)
 	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--init", "--label", testimage.Label+"=1", image).CombinedOutput()
 	if err != nil {
 		tb.Fatalf("docker run: %v %s", err, out)
 	}
 	ctr := strings.TrimSpace(string(out))
 	tb.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", ctr).Run() })
-	r := cliExec{ctr}
+	r := testimage.Exec{Container: ctr}
 	j, err := tmuxjob.New(r, tmuxjob.Options{Root: "/home/mu/.mu-jobs", Kind: "tmux", Channel: "tmux-test", Poll: 20 * time.Millisecond})
 	if err != nil {
 		tb.Fatal(err)
@@ -142,7 +125,7 @@ func testContainer(tb testing.TB) (*host, string) {
 func BenchmarkInTheTestImage(b *testing.B) {
 	b.Run("start-to-baseline", func(b *testing.B) {
 		h, _ := testContainer(b)
-		ctx := ctxT(b)
+		ctx := testutil.Context(b, 2*time.Minute)
 		for i := 0; b.Loop(); i++ {
 			key := fmt.Sprintf("bs-%d", i)
 			if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sh " + shq(h.agent))}); err != nil {
@@ -166,7 +149,7 @@ func BenchmarkInTheTestImage(b *testing.B) {
 	})
 	b.Run("send-to-settled/work=100ms", func(b *testing.B) {
 		h, _ := testContainer(b)
-		ctx := ctxT(b)
+		ctx := testutil.Context(b, 2*time.Minute)
 		h.startAgent(b, "bt", nil, "")
 		var runs int64
 		start := time.Now()
@@ -188,7 +171,7 @@ func BenchmarkInTheTestImage(b *testing.B) {
 }
 
 func handleOf(t *testing.T, j *tmuxjob.Jobs, key string) string {
-	lk, err := j.Lookup(ctxT(t), protocol.LookupParams{Base: base(key), Key: key})
+	lk, err := j.Lookup(testutil.Context(t, 2*time.Minute), protocol.LookupParams{Base: base(key), Key: key})
 	if err != nil || lk.Found == nil {
 		t.Fatalf("lookup: %+v %v", lk, err)
 	}

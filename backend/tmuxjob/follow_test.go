@@ -6,19 +6,25 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// followRootVar makes the test binary a view: `<test binary> HANDLE` with
-// it set follows the job through Jobs.Follow over a LocalRunner, as the
-// docker plugin's view sub-command does over its exec.
-const followRootVar = "MU_TMUXJOB_TEST_FOLLOW_ROOT"
+// followCmd is the test binary as a view: `tmuxjob-test-follow HANDLE`
+// with followRootVar set follows the job through Jobs.Follow over a
+// LocalRunner, as the docker plugin's view sub-command does over its exec.
+const (
+	followCmd     = "tmuxjob-test-follow"
+	followRootVar = "MU_TMUXJOB_TEST_FOLLOW_ROOT"
+)
 
 func TestMain(m *testing.M) {
-	if root := os.Getenv(followRootVar); root != "" {
-		j, err := tmuxjob.New(tmuxjob.LocalRunner{}, tmuxjob.Options{Root: root, Kind: "tmux", Channel: "tmux-test"})
+	testutil.Main(m, map[string]func(){followCmd: func() {
+		j, err := tmuxjob.New(tmuxjob.LocalRunner{}, tmuxjob.Options{Root: os.Getenv(followRootVar), Kind: "tmux", Channel: "tmux-test"})
 		if err == nil {
 			err = j.Follow(context.Background(), os.Args[1], os.Stdout)
 		}
@@ -26,41 +32,32 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "follow:", err)
 			os.Exit(1)
 		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
+	}})
 }
 
-func followView(root string) func(handle, logPath string) protocol.View {
-	exe, _ := os.Executable()
+func followView(t *testing.T, root string) func(handle, logPath string) protocol.View {
+	exe := testutil.Command(t, followCmd)
 	return func(handle, _ string) protocol.View {
 		return tmuxjob.ViewArgv(map[string]string{followRootVar: root}, exe, handle)
 	}
 }
 
 func TestFollowViewOverRunner(t *testing.T) {
-	h := newHost(t, func(o *tmuxjob.Options) { o.View = followView(o.Root) })
+	h := newHost(t, func(o *tmuxjob.Options) { o.View = followView(t, o.Root) })
 	key := "fv"
 	res := h.startAgent(t, key, nil, "")
 	cmd, out := runView(t, res.View)
-	eventually(t, "the view shows the agent", func() bool { return strings.Contains(out.String(), "mu test agent: ready") })
+	testutil.Eventually(t, "the view shows the agent", func() bool { return strings.Contains(out.String(), "mu test agent: ready") })
 	big := strings.Repeat("0123456789abcdef", 40000) // 640 KB: more than one chunk
 	h.send(t, key, "m1", "big "+big+" [[exit:3]]")
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("the view did not end cleanly when the job ended: %v\n%s", err, tail(out.String()))
+		t.Fatalf("the view did not end cleanly when the job ended: %v\n%s", err, drive.Tail(out.String()))
 	}
 	s := out.String()
 	if !strings.Contains(s, big) || !strings.Contains(s, "[mu: the job ended, exit 3]") {
-		t.Fatalf("view output: %s", tail(s))
+		t.Fatalf("view output: %s", drive.Tail(s))
 	}
-	if st, _ := h.jobs.Status(ctxT(t), key); st.State != protocol.JobEnded || *st.Exit != 3 {
+	if st, _ := h.jobs.Status(testutil.Context(t, 2*time.Minute), key); st.State != protocol.JobEnded || *st.Exit != 3 {
 		t.Fatalf("status: %+v", st)
 	}
-}
-
-func tail(s string) string {
-	if len(s) > 2000 {
-		return "…" + s[len(s)-2000:]
-	}
-	return s
 }

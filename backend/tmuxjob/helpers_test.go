@@ -11,6 +11,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -76,35 +77,7 @@ func killMarked(root string) {
 
 // marked lists the live processes carrying a job mark under root.
 func marked(root string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		var pid int
-		if _, err := fmtSscan(e.Name(), &pid); err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue
-		}
-		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if i := strings.LastIndexByte(string(st), ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
-			continue
-		}
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if strings.HasPrefix(kv, "MU_CHANNEL_DIR="+root+"/") {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
-}
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
+	return testutil.Procs(func(kv string) bool { return strings.HasPrefix(kv, "MU_CHANNEL_DIR="+root+"/") })
 }
 
 func base(key string) protocol.Base {
@@ -126,7 +99,7 @@ func (h *host) startAgent(t testing.TB, key string, env map[string]string, cwd s
 		s.Env = env
 	}
 	s.Cwd = cwd
-	res, err := h.jobs.Start(ctxT(t), protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
+	res, err := h.jobs.Start(testutil.Context(t, 2*time.Minute), protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -157,9 +130,9 @@ func sendAsync(ctx context.Context, j *tmuxjob.Jobs, key, msgID, text string) <-
 func (h *host) waitBaseline(t testing.TB, key string) *protocol.Baseline {
 	t.Helper()
 	var b *protocol.Baseline
-	eventually(t, "the harness reports a baseline", func() bool {
+	testutil.Eventually(t, "the harness reports a baseline", func() bool {
 		var err error
-		b, err = h.jobs.Baseline(ctxT(t), key)
+		b, err = h.jobs.Baseline(testutil.Context(t, 2*time.Minute), key)
 		return err == nil && b != nil
 	})
 	return b
@@ -167,25 +140,12 @@ func (h *host) waitBaseline(t testing.TB, key string) *protocol.Baseline {
 
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// eventually polls cond for up to a minute (generous: the machine is
-// noisy); it asserts an outcome, not a time.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never happened: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func (h *host) lastRun(t testing.TB, key string, after int64) *protocol.Observation {
 	t.Helper()
 	var o *protocol.Observation
-	eventually(t, "turn settles", func() bool {
+	testutil.Eventually(t, "turn settles", func() bool {
 		var err error
-		o, err = h.jobs.LastRun(ctxT(t), protocol.LastRunParams{Base: base(key), AfterRuns: after})
+		o, err = h.jobs.LastRun(testutil.Context(t, 2*time.Minute), protocol.LastRunParams{Base: base(key), AfterRuns: after})
 		if err != nil {
 			t.Fatalf("lastRun: %v", err)
 		}
@@ -196,7 +156,7 @@ func (h *host) lastRun(t testing.TB, key string, after int64) *protocol.Observat
 
 func (h *host) send(t testing.TB, key, msgID, text string) protocol.SendResult {
 	t.Helper()
-	r, err := h.jobs.Send(ctxT(t), protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
+	r, err := h.jobs.Send(testutil.Context(t, 2*time.Minute), protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
 	if err != nil {
 		t.Fatalf("send %s: %v", msgID, err)
 	}
@@ -205,7 +165,7 @@ func (h *host) send(t testing.TB, key, msgID, text string) protocol.SendResult {
 
 func (h *host) reading(t testing.TB, key string) protocol.Reading {
 	t.Helper()
-	m, err := h.jobs.ReadStates(ctxT(t), protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}})
+	m, err := h.jobs.ReadStates(testutil.Context(t, 2*time.Minute), protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}})
 	if err != nil {
 		t.Fatalf("readStates: %v", err)
 	}

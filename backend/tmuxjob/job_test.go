@@ -1,7 +1,6 @@
 package tmuxjob_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -25,28 +25,15 @@ func kindOf(err error) protocol.Kind {
 	return ""
 }
 
-// lockedBuf is a writer the view's output goes to.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
 // runView runs a view command the way mu does: sh -c, stdin /dev/null.
-func runView(t *testing.T, v protocol.View) (*exec.Cmd, *lockedBuf) {
+func runView(t *testing.T, v protocol.View) (*exec.Cmd, *testutil.LockedBuffer) {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", v.Command)
 	cmd.Stdin = nil // /dev/null
 	for k, val := range v.Env {
 		cmd.Env = append(os.Environ(), k+"="+val)
 	}
-	out := &lockedBuf{}
+	out := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if v.Cwd != "" {
 		cmd.Dir = v.Cwd
@@ -60,7 +47,7 @@ func runView(t *testing.T, v protocol.View) (*exec.Cmd, *lockedBuf) {
 
 func TestStartLookupStatusAttachStop(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	key := "job-1"
 	res := h.startAgent(t, key, nil, "")
 	if !strings.HasPrefix(res.Handle, "mu-") || res.View.Command == "" || res.View.Env == nil {
@@ -77,9 +64,9 @@ func TestStartLookupStatusAttachStop(t *testing.T) {
 
 	// The view, run for real with stdin from /dev/null, shows the agent.
 	view, out := runView(t, res.View)
-	eventually(t, "the view shows the agent's banner", func() bool { return strings.Contains(out.String(), "mu test agent: ready") })
+	testutil.Eventually(t, "the view shows the agent's banner", func() bool { return strings.Contains(out.String(), "mu test agent: ready") })
 	h.send(t, key, "m1", "hello from the test")
-	eventually(t, "the view shows the turn", func() bool { return strings.Contains(out.String(), "[settled turn 1]") })
+	testutil.Eventually(t, "the view shows the turn", func() bool { return strings.Contains(out.String(), "[settled turn 1]") })
 	// Killing the view leaves the job running; attach gives a new one.
 	_ = view.Process.Kill()
 	_ = view.Wait()
@@ -91,7 +78,7 @@ func TestStartLookupStatusAttachStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, out2 := runView(t, v2)
-	eventually(t, "the new view shows the history", func() bool { return strings.Contains(out2.String(), "agent: hello from the test") })
+	testutil.Eventually(t, "the new view shows the history", func() bool { return strings.Contains(out2.String(), "agent: hello from the test") })
 
 	if err := h.jobs.Stop(ctx, key); err != nil {
 		t.Fatalf("stop: %v", err)
@@ -115,7 +102,7 @@ func TestStartLookupStatusAttachStop(t *testing.T) {
 
 func TestStartIsIdempotent(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	count := filepath.Join(h.root, "count")
 	s := spec("echo run >> " + shq(count) + "; exec sleep 1000")
 	p := protocol.JobStartParams{Base: base("k"), Key: "k", Spec: s}
@@ -123,7 +110,7 @@ func TestStartIsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job ran", func() bool { b, _ := os.ReadFile(count); return len(b) > 0 })
+	testutil.Eventually(t, "the job ran", func() bool { b, _ := os.ReadFile(count); return len(b) > 0 })
 	// Two more starts, one of them concurrent with a third.
 	var wg sync.WaitGroup
 	results := make([]protocol.JobStartResult, 2)
@@ -152,7 +139,7 @@ func TestStartIsIdempotent(t *testing.T) {
 
 func TestFencedLookupMakesNoneFinal(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	lk, err := h.jobs.Lookup(ctx, protocol.LookupParams{Base: base("f"), Key: "f"})
 	if err != nil || !lk.None {
 		t.Fatalf("unfenced lookup of an unknown key: %+v %v", lk, err)
@@ -185,7 +172,7 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 
 func TestExitCodeEnvAndCwd(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	dir := filepath.Join(h.root, "work dir")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -198,7 +185,7 @@ func TestExitCodeEnvAndCwd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st protocol.JobStatus
-	eventually(t, "the job ends", func() bool { st, _ = h.jobs.Status(ctx, "e"); return st.State == protocol.JobEnded })
+	testutil.Eventually(t, "the job ends", func() bool { st, _ = h.jobs.Status(ctx, "e"); return st.State == protocol.JobEnded })
 	if st.Exit == nil || *st.Exit != 7 {
 		t.Fatalf("status: %+v", st)
 	}
@@ -226,13 +213,13 @@ func TestExitCodeEnvAndCwd(t *testing.T) {
 
 func TestLostWhenTmuxServerGoes(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	// The job ignores HUP, like an agent that survives its terminal: lost
 	// must still be reported, and stop must still find and kill it.
 	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("l"), Key: "l", Spec: spec("trap '' HUP; sleep 1000; sleep 1000")}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job runs", func() bool { return len(marked(h.root)) >= 2 })
+	testutil.Eventually(t, "the job runs", func() bool { return len(marked(h.root)) >= 2 })
 	if err := exec.Command("tmux", "-S", filepath.Join(h.root, "tmux.sock"), "kill-server").Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +247,7 @@ func TestRunnerFailureIsUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	if st, err := j.Status(ctx, "k"); err != nil || st.State != protocol.JobUnknown || st.Reason == "" {
 		t.Fatalf("status: %+v %v", st, err)
 	}
@@ -283,13 +270,13 @@ func TestRunnerFailureIsUnknown(t *testing.T) {
 
 func TestStopKillsTheWholeJob(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	// Background children, one in a group of its own (job control).
 	cmd := "sleep 1000 & (sleep 1000 &) ; set -m; sleep 1000 & exec sleep 1000"
 	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("w"), Key: "w", Spec: spec(cmd)}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job's children run", func() bool { return len(marked(h.root)) >= 5 })
+	testutil.Eventually(t, "the job's children run", func() bool { return len(marked(h.root)) >= 5 })
 	if err := h.jobs.Stop(ctx, "w"); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +308,7 @@ func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	secret := "canary-7f3e9b1d"
 	out := filepath.Join(h.root, "seen")
 	s := spec(`printf '%s' "$TOKEN" > ` + shq(out) + `; exec sleep 1000`)
@@ -330,7 +317,7 @@ func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job saw its env", func() bool { b, _ := os.ReadFile(out); return string(b) == secret })
+	testutil.Eventually(t, "the job saw its env", func() bool { b, _ := os.ReadFile(out); return string(b) == secret })
 	st, _ := j.Status(ctx, "sec")
 	lk, _ := j.Lookup(ctx, protocol.LookupParams{Base: base("sec"), Key: "sec"})
 	if err := j.Stop(ctx, "sec"); err != nil {
@@ -356,7 +343,7 @@ func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
 // first of them starts: every one runs, each in its own session.
 func TestConcurrentStartsOfManyKeys(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	const n = 6
 	var wg sync.WaitGroup
 	handles := make([]string, n)
@@ -392,7 +379,7 @@ func TestConcurrentStartsOfManyKeys(t *testing.T) {
 }
 
 func TestCheckStepsSayWhatIsMissing(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	// A host whose PATH has none of the tools, and a root no one can make.
 	j, err := tmuxjob.New(tmuxjob.LocalRunner{Env: []string{"PATH=/nonexistent", "HOME=/"}},
 		tmuxjob.Options{Root: "/proc/mu-jobs", Kind: "tmux", Channel: "c"})
@@ -418,7 +405,7 @@ func TestCheckStepsSayWhatIsMissing(t *testing.T) {
 // the integration suite's SIGKILL drill for job.stop.
 func TestStartRacingLastSessionStop(t *testing.T) {
 	h := newHost(t)
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	for i := 0; i < 20; i++ {
 		a, b := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
 		if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(a), Key: a, Spec: spec("exec sleep 1000")}); err != nil {

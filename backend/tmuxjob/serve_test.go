@@ -1,68 +1,43 @@
 package tmuxjob_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/protocol/schemacheck"
 )
 
-// wire is a plugin served in memory by protocol.Serve with this package's
-// handlers, spoken to line by line as mu would.
+// wire is a plugin served in this process by protocol.Serve with this
+// package's handlers (caller.Config.Local), spoken to line by line through
+// caller's raw mode, as mu would.
 type wire struct {
-	t     *testing.T
-	in    *io.PipeWriter
-	lines chan string
-	next  int
+	*drive.Raw
+	t    *testing.T
+	next int
 }
 
 func serveJobs(t *testing.T, h *host) *wire {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	opts := protocol.Options{Name: "tmuxtest", Version: "0.1.0", Instance: "local",
 		Seams:    tmuxjob.Seams("tmux", "tmux-test", nil),
-		Handlers: tmuxjob.Handlers(func(context.Context, protocol.Target) (*tmuxjob.Jobs, error) { return h.jobs, nil }),
-		In:       inR, Out: outW}
-	done := make(chan error, 1)
-	go func() { done <- protocol.Serve(context.Background(), opts); outW.Close() }()
-	w := &wire{t: t, in: inW, lines: make(chan string, 64), next: 1}
-	go func() {
-		br := bufio.NewReaderSize(outR, 4<<20)
-		for {
-			l, err := br.ReadString('\n')
-			if err != nil {
-				close(w.lines)
-				return
-			}
-			w.lines <- strings.TrimSuffix(l, "\n")
-		}
-	}()
+		Handlers: tmuxjob.Handlers(func(context.Context, protocol.Target) (*tmuxjob.Jobs, error) { return h.jobs, nil })}
+	w := &wire{Raw: drive.StartRaw(t, caller.Config{Name: "tmuxtest", Local: &opts}), t: t, next: 1}
 	t.Cleanup(func() {
-		inW.Close()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
+		if rep := w.Stop(); rep.Exit != nil {
+			t.Errorf("serve: %v", rep.Exit)
 		}
 	})
 	w.call("initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"})
 	return w
-}
-
-func (w *wire) recv(timeout time.Duration) (string, bool) {
-	select {
-	case l, ok := <-w.lines:
-		return l, ok
-	case <-time.After(timeout):
-		return "", false
-	}
 }
 
 type msg struct {
@@ -85,13 +60,8 @@ func (w *wire) call(method string, params any) msg {
 			w.t.Fatalf("%s: the test's params break the schema: %v", method, err)
 		}
 	}
-	if _, err := fmt.Fprintf(w.in, "%s\n", b); err != nil {
-		w.t.Fatal(err)
-	}
-	l, ok := w.recv(time.Minute)
-	if !ok {
-		w.t.Fatalf("no reply to %s", method)
-	}
+	w.Send(string(b))
+	l := w.Recv()
 	var m msg
 	if err := json.Unmarshal([]byte(l), &m); err != nil || m.ID == nil || *m.ID != id {
 		w.t.Fatalf("%s: want the reply to %d, got %s", method, id, l)
@@ -128,7 +98,7 @@ func TestWatchSendsExactlyOneNotification(t *testing.T) {
 		t.Fatalf("job.start: %s", m.Result)
 	}
 	var b *protocol.Baseline
-	eventually(t, "baseline over the wire", func() bool {
+	testutil.Eventually(t, "baseline over the wire", func() bool {
 		m := w.call("channel.baseline", params(key, nil))
 		return string(m.Result) != "null" && json.Unmarshal(m.Result, &b) == nil
 	})
@@ -138,10 +108,7 @@ func TestWatchSendsExactlyOneNotification(t *testing.T) {
 		t.Fatalf("watch reply: %s", wm.Result)
 	}
 	w.call("channel.send", params(key, map[string]any{"text": "watch me", "msgId": "m1", "mode": "followUp", "force": false, "firstPrompt": false}))
-	l, ok := w.recv(time.Minute)
-	if !ok {
-		t.Fatal("no notification")
-	}
+	l := w.Recv()
 	var n msg
 	if err := json.Unmarshal([]byte(l), &n); err != nil || n.ID != nil || n.Method != protocol.NotifyWatchSettled {
 		t.Fatalf("want watch/settled, got %s", l)
@@ -156,7 +123,7 @@ func TestWatchSendsExactlyOneNotification(t *testing.T) {
 	// Exactly one: a second turn settles, and the next line is still the
 	// reply to the next call, not another notification.
 	w.call("channel.send", params(key, map[string]any{"text": "again", "msgId": "m2", "mode": "followUp", "force": false, "firstPrompt": false}))
-	eventually(t, "turn 2", func() bool {
+	testutil.Eventually(t, "turn 2", func() bool {
 		return string(w.call("channel.lastRun", params(key, map[string]any{"afterRuns": 1})).Result) != "null"
 	})
 	time.Sleep(300 * time.Millisecond)
@@ -168,9 +135,9 @@ func TestWatchSendsExactlyOneNotification(t *testing.T) {
 	if in := wr.Initial; in.Status != protocol.TurnIdle || !in.Settled || in.Runs != 2 || in.LastText != "agent: again" {
 		t.Fatalf("the watch's initial observation: %+v", in)
 	}
-	fmt.Fprintf(w.in, `{"jsonrpc":"2.0","method":"$/cancel","params":{"watchId":%q}}`+"\n", wr.WatchID)
+	w.Send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancel","params":{"watchId":%q}}`, wr.WatchID))
 	w.call("channel.send", params(key, map[string]any{"text": "third", "msgId": "m3", "mode": "followUp", "force": false, "firstPrompt": false}))
-	eventually(t, "turn 3", func() bool {
+	testutil.Eventually(t, "turn 3", func() bool {
 		return string(w.call("channel.lastRun", params(key, map[string]any{"afterRuns": 2})).Result) != "null"
 	})
 	time.Sleep(300 * time.Millisecond)
@@ -187,9 +154,9 @@ func TestWatchRestartedOnNewIncarnation(t *testing.T) {
 	var wr protocol.WatchResult
 	_ = json.Unmarshal(wm.Result, &wr)
 	h.send(t, key, "r1", "[[restart]]")
-	l, ok := w.recv(time.Minute)
+	l := w.Recv()
 	var n msg
-	if !ok || json.Unmarshal([]byte(l), &n) != nil || n.Method != protocol.NotifyWatchRestarted {
+	if json.Unmarshal([]byte(l), &n) != nil || n.Method != protocol.NotifyWatchRestarted {
 		t.Fatalf("want watch/restarted, got %s", l)
 	}
 	if err := schemacheck.Notification(n.Method, n.Params); err != nil {
@@ -212,7 +179,7 @@ func TestWatchRestartedOnNewIncarnation(t *testing.T) {
 	}
 	// A watch on the old incarnation answers restarted at once.
 	w.call("channel.watch", params(key, map[string]any{"afterRuns": 0, "inc": b.Incarnation}))
-	l, _ = w.recv(time.Minute)
+	l = w.Recv()
 	if !strings.Contains(l, protocol.NotifyWatchRestarted) {
 		t.Fatalf("watch on an old incarnation: %s", l)
 	}
@@ -245,11 +212,11 @@ func TestEveryReplyMatchesTheSchema(t *testing.T) {
 	w.call("channel.readStates", params(key, map[string]any{"targets": []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}))
 	w.call("channel.receipt", params(key, map[string]any{"msgId": "x"}))
 	w.call("channel.send", params(key, map[string]any{"text": "q [[block:ok]] [[ms:3000]]", "msgId": "s1", "mode": "followUp", "force": false, "firstPrompt": false}))
-	eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
+	testutil.Eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
 	w.call("channel.readStates", params(key, map[string]any{"targets": []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}))
 	w.call("channel.watch", params(key, nil))
 	w.call("channel.answer", params(key, map[string]any{"keys": []string{"1"}, "force": false}))
-	if l, ok := w.recv(time.Minute); !ok || schemacheck.Message([]byte(l)) != nil {
+	if l := w.Recv(); schemacheck.Message([]byte(l)) != nil {
 		t.Fatalf("the watch's notification: %s", l)
 	}
 	w.call("channel.receipt", params(key, map[string]any{"msgId": "s1"}))
@@ -269,7 +236,7 @@ func TestWatchSpansManyWaitRuns(t *testing.T) {
 	h := newHost(t, func(o *tmuxjob.Options) { o.Poll = 5 * time.Millisecond }) // a run: ~0.5 s
 	key := "long"
 	h.startAgent(t, key, nil, "")
-	ctx := ctxT(t)
+	ctx := testutil.Context(t, 2*time.Minute)
 	zero := int64(0)
 	_, run, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &zero})
 	if err != nil {

@@ -8,19 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 type agentEnv struct {
-	p     *fakeProc
+	p     *drive.Plugin
 	t     protocol.Target
 	start protocol.JobStartResult
 }
 
-func startJob(t *testing.T, p *fakeProc, key, name string, sp protocol.JobSpec) agentEnv {
+func startJob(t *testing.T, p *drive.Plugin, key, name string, sp protocol.JobSpec) agentEnv {
 	t.Helper()
-	r := call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: key, Spec: sp})
+	r := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: key, Spec: sp})
 	if r.Handle == "" || r.View.Command == "" || r.View.Env == nil || r.Baseline == nil || r.Baseline.Runs != 0 {
 		t.Fatalf("job.start: %s", mustJSON(r))
 	}
@@ -29,7 +31,7 @@ func startJob(t *testing.T, p *fakeProc, key, name string, sp protocol.JobSpec) 
 
 func (a agentEnv) send(t *testing.T, text, msgID string) protocol.SendResult {
 	t.Helper()
-	return call[protocol.SendResult](t, a.p, protocol.MethodChannelSend, a.sendP(text, msgID))
+	return drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelSend, a.sendP(text, msgID))
 }
 
 func (a agentEnv) sendP(text, msgID string) protocol.SendParams {
@@ -38,7 +40,7 @@ func (a agentEnv) sendP(text, msgID string) protocol.SendParams {
 
 func (a agentEnv) reading(t *testing.T) protocol.Reading {
 	t.Helper()
-	m := call[map[string]protocol.Reading](t, a.p, protocol.MethodChannelReadStates, protocol.ReadStatesParams{
+	m := drive.Call[map[string]protocol.Reading](t, a.p, protocol.MethodChannelReadStates, protocol.ReadStatesParams{
 		Base: protocol.Base{Target: a.t}, Targets: []protocol.AgentName{{Workstream: a.t.Agent.Workstream, Name: a.t.Agent.Name}}})
 	r, ok := m[a.t.Agent.Key()]
 	if !ok {
@@ -61,13 +63,13 @@ func (a agentEnv) watchInc(t *testing.T, after int64, inc string) caller.Notific
 // watchP runs channel.watch and waits for its one notification.
 func (a agentEnv) watchP(t *testing.T, params protocol.WatchParams) caller.Notification {
 	t.Helper()
-	w, err := a.p.Watch(ctx(t), params, 0)
+	w, err := a.p.Watch(testutil.Context(t, time.Minute), params, 0)
 	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}
-	n, err := w.Wait(ctx(t))
+	n, err := w.Wait(testutil.Context(t, time.Minute))
 	if err != nil {
-		t.Fatalf("watch wait: %v\n%s", err, tail(a.p.wire.String()))
+		t.Fatalf("watch wait: %v\n%s", err, a.p.Explain())
 	}
 	return n
 }
@@ -75,41 +77,41 @@ func (a agentEnv) watchP(t *testing.T, params protocol.WatchParams) caller.Notif
 func TestJobLifecycle(t *testing.T) {
 	p := start(t, "--turn-ms", "50")
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
-	again := call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Spec: spec("ws", "a1")})
+	again := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Spec: spec("ws", "a1")})
 	if mustJSON(again) != mustJSON(a.start) {
 		t.Fatalf("a deduped start: %s, want %s", mustJSON(again), mustJSON(a.start))
 	}
 	other := spec("ws", "a1")
 	other.Cmd = "something else"
-	if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Spec: other}); re == nil || re.Kind != protocol.Permanent {
+	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Spec: other}); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("the key with another spec: %v", re)
 	}
-	l := call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Fence: true})
+	l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Fence: true})
 	if l.Found == nil || l.Found.Handle != a.start.Handle || l.Found.View == nil || l.Found.View.Command != a.start.View.Command {
 		t.Fatalf("lookup: %s", mustJSON(l))
 	}
-	if l := call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: "nope", Fence: true}); !l.None {
+	if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: "nope", Fence: true}); !l.None {
 		t.Fatalf("lookup of an unknown key: %s", mustJSON(l))
 	}
-	if s := call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
+	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
 		t.Fatalf("status: %s", mustJSON(s))
 	}
-	v := call[protocol.View](t, p, protocol.MethodJobAttach, protocol.Base{Target: a.t})
+	v := drive.Call[protocol.View](t, p, protocol.MethodJobAttach, protocol.Base{Target: a.t})
 	if v.Command != a.start.View.Command {
 		t.Fatalf("attach: %s", mustJSON(v))
 	}
 	bad := spec("ws", "a2")
 	bad.Role = "god-mode"
-	if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: bad}); re == nil {
+	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: bad}); re == nil {
 		t.Fatal("a role the fake does not honour was started")
 	}
 	for i := 0; i < 2; i++ {
-		call[json.RawMessage](t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
+		drive.Call[json.RawMessage](t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
 	}
-	if s := call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobEnded || s.Exit == nil {
+	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobEnded || s.Exit == nil {
 		t.Fatalf("status after stop: %s", mustJSON(s))
 	}
-	if re := callErr(t, p, protocol.MethodChannelSend, a.sendP("late", "m-late")); re == nil {
+	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("late", "m-late")); re == nil {
 		t.Fatal("a send to a stopped job was accepted")
 	}
 }
@@ -117,7 +119,7 @@ func TestJobLifecycle(t *testing.T) {
 func TestChannelSendWatchReceiptDedupe(t *testing.T) {
 	p := start(t, "--turn-ms", "100")
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
-	base := call[*protocol.Baseline](t, p, protocol.MethodChannelBaseline, protocol.Base{Target: a.t})
+	base := drive.Call[*protocol.Baseline](t, p, protocol.MethodChannelBaseline, protocol.Base{Target: a.t})
 	if base == nil || base.Runs != 0 || base.Incarnation != a.start.Baseline.Incarnation {
 		t.Fatalf("baseline: %s", mustJSON(base))
 	}
@@ -129,7 +131,7 @@ func TestChannelSendWatchReceiptDedupe(t *testing.T) {
 	if again := a.send(t, "hello", "m1"); mustJSON(again) != mustJSON(r) {
 		t.Fatalf("a resend answered %s, want %s", mustJSON(again), mustJSON(r))
 	}
-	if re := callErr(t, p, protocol.MethodChannelSend, a.sendP("other text", "m1")); re == nil || re.Kind != protocol.Permanent {
+	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("other text", "m1")); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("msgId reused with other params: %v", re)
 	}
 	zero := int64(0)
@@ -138,25 +140,24 @@ func TestChannelSendWatchReceiptDedupe(t *testing.T) {
 		t.Fatalf("notification: %s", n.Params)
 	}
 	// Exactly one notification, after its reply, on the wire.
-	wire := p.wire.String()
-	if strings.Count(wire, "watch/settled") != 1 {
-		t.Fatalf("want exactly one watch/settled:\n%s", tail(wire))
+	if n := strings.Count(strings.Join(p.Wire.Lines(caller.In), "\n"), "watch/settled"); n != 1 {
+		t.Fatalf("want exactly one watch/settled, got %d:\n%s", n, p.Explain())
 	}
 	if s := a.reading(t); s.State != protocol.TurnIdle || s.Runs != 1 {
 		t.Fatalf("after one turn (the resend made none): %s", mustJSON(s))
 	}
-	rc := call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
+	rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
 	if rc.State != protocol.ReceiptAccepted || rc.ID != "m1" || rc.Runs == nil || *rc.Runs != 0 || rc.Incarnation == "" {
 		t.Fatalf("receipt: %s", mustJSON(rc))
 	}
-	if rc := call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m-none"}); rc.State != protocol.ReceiptNotAccepted || rc.ID != "m-none" {
+	if rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m-none"}); rc.State != protocol.ReceiptNotAccepted || rc.ID != "m-none" {
 		t.Fatalf("receipt of an unknown msgId: %s", mustJSON(rc))
 	}
-	lr := call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 0})
+	lr := drive.Call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 0})
 	if lr == nil || lr.Runs != 1 {
 		t.Fatalf("lastRun: %s", mustJSON(lr))
 	}
-	if lr := call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 1}); lr != nil {
+	if lr := drive.Call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 1}); lr != nil {
 		t.Fatalf("lastRun past the last: %s", mustJSON(lr))
 	}
 	// Two queued sends: baselines count the turns before each; runs stay dense.
@@ -175,17 +176,14 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
 	a.send(t, "may I? [[block:question]]", "m1")
 	var rd protocol.Reading
-	for i := 0; i < 400 && rd.State != protocol.TurnBlocked; i++ {
-		rd = a.reading(t)
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Poll(testutil.Patience, func() bool { rd = a.reading(t); return rd.State == protocol.TurnBlocked })
 	if rd.State != protocol.TurnBlocked || rd.Pending != "question" {
 		t.Fatalf("want blocked on question: %s", mustJSON(rd))
 	}
-	if re := callErr(t, p, protocol.MethodChannelSend, a.sendP("hi", "m2")); re == nil {
+	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("hi", "m2")); re == nil {
 		t.Fatal("a send without force to a blocked agent was accepted")
 	}
-	ans := call[protocol.AnswerResult](t, p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: protocol.Base{Target: a.t}, Keys: []string{"y"}})
+	ans := drive.Call[protocol.AnswerResult](t, p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: protocol.Base{Target: a.t}, Keys: []string{"y"}})
 	if ans.Ack != protocol.AckConfirmed || len(ans.Keys) != 1 {
 		t.Fatalf("answer: %s", mustJSON(ans))
 	}
@@ -195,19 +193,19 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	}
 
 	long := a.send(t, "long [[ms:600000]]", "m3")
-	st := call[protocol.SendResult](t, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: "steer", MsgID: "m4", Mode: protocol.ModeSteer})
+	st := drive.Call[protocol.SendResult](t, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: "steer", MsgID: "m4", Mode: protocol.ModeSteer})
 	if *st.Baseline != *long.Baseline {
 		t.Fatalf("a steer's baseline %d, want the turn in progress %d", *st.Baseline, *long.Baseline)
 	}
-	ir := call[protocol.InterruptResult](t, p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: protocol.Base{Target: a.t}, Text: "stop that", MsgID: "m5", TimeoutMs: 1000})
+	ir := drive.Call[protocol.InterruptResult](t, p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: protocol.Base{Target: a.t}, Text: "stop that", MsgID: "m5", TimeoutMs: 1000})
 	if !ir.WasBusy || ir.Runs == nil || *ir.Runs != 2 || ir.MsgID != "m5" {
 		t.Fatalf("interrupt: %s", mustJSON(ir))
 	}
-	cm := call[protocol.SendResult](t, p, protocol.MethodChannelCommand, protocol.CommandParams{Base: protocol.Base{Target: a.t}, Name: "compact"})
+	cm := drive.Call[protocol.SendResult](t, p, protocol.MethodChannelCommand, protocol.CommandParams{Base: protocol.Base{Target: a.t}, Name: "compact"})
 	if cm.Ack != protocol.AckConfirmed || *cm.Baseline != 3 {
 		t.Fatalf("command queued after the interrupt's turn: %s", mustJSON(cm))
 	}
-	ab := call[protocol.AbortResult](t, p, protocol.MethodChannelAbort, protocol.AbortParams{Base: protocol.Base{Target: a.t}, TimeoutMs: 1000})
+	ab := drive.Call[protocol.AbortResult](t, p, protocol.MethodChannelAbort, protocol.AbortParams{Base: protocol.Base{Target: a.t}, TimeoutMs: 1000})
 	if ab.Before != protocol.TurnBusy || ab.After != protocol.TurnIdle || !ab.Aborted || !ab.Settled {
 		t.Fatalf("abort: %s", mustJSON(ab))
 	}
@@ -217,19 +215,19 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 
 	// fresh restarts the session: a new incarnation, runs from 0, and a
 	// watch open across it ends with watch/restarted.
-	w, err := p.Watch(ctx(t), protocol.WatchParams{Base: protocol.Base{Target: a.t}}, 0)
+	w, err := p.Watch(testutil.Context(t, time.Minute), protocol.WatchParams{Base: protocol.Base{Target: a.t}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m6"})
+	fr := drive.Call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m6"})
 	if *fr.Baseline != 0 {
 		t.Fatalf("fresh baseline %d", *fr.Baseline)
 	}
-	n, err := w.Wait(ctx(t))
+	n, err := w.Wait(testutil.Context(t, time.Minute))
 	if err != nil || n.Restarted == nil || n.Restarted.Incarnation == a.start.Baseline.Incarnation {
 		t.Fatalf("watch across fresh: %v %s", err, n.Params)
 	}
-	if re := callErr(t, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: "x", MsgID: "m7", Mode: protocol.ModeFollowUp, ExpectIncarnation: a.start.Baseline.Incarnation}); re == nil {
+	if re := drive.Err(t, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: "x", MsgID: "m7", Mode: protocol.ModeFollowUp, ExpectIncarnation: a.start.Baseline.Incarnation}); re == nil {
 		t.Fatal("a send expecting the old incarnation was accepted")
 	}
 }
@@ -246,18 +244,18 @@ func TestAtStartFirstPrompt(t *testing.T) {
 	if n := a.watch(t, &zero); n.Settled == nil || n.Settled.Observation.LastText != "fake: done: brief" {
 		t.Fatalf("the first prompt's turn: %s", n.Params)
 	}
-	rc := call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "first"})
+	rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "first"})
 	if rc.State != protocol.ReceiptAccepted || *rc.Runs != 0 {
 		t.Fatalf("the first prompt's receipt: %s", mustJSON(rc))
 	}
-	if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: spec("ws", "a2")}); re == nil {
+	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: spec("ws", "a2")}); re == nil {
 		t.Fatal("an at-start start without a first prompt was accepted")
 	}
 }
 
 func (a agentEnv) lastRun(t *testing.T, after int64, inc string) *protocol.Observation {
 	t.Helper()
-	return call[*protocol.Observation](t, a.p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: after, Inc: inc})
+	return drive.Call[*protocol.Observation](t, a.p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: after, Inc: inc})
 }
 
 // With three turns settled past afterRuns, lastRun and watch answer turn
@@ -296,7 +294,7 @@ func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
 		t.Fatalf("watch on an incarnation the fake never had: %s, want watch/restarted to %s", n.Params, inc)
 	}
 	// After a fresh, the old incarnation is another one.
-	call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m-fresh"})
+	drive.Call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m-fresh"})
 	if o := a.lastRun(t, 0, inc); o != nil {
 		t.Fatalf("lastRun of the incarnation before a fresh: %s", mustJSON(o))
 	}
@@ -318,7 +316,7 @@ func TestOversizeTurnTextIsCutToFit(t *testing.T) {
 	if err := enc.Encode(a.sendP(strings.Repeat("<", 300<<10), "m-big")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Call(ctx(t), protocol.MethodChannelSend, json.RawMessage(raw.Bytes()), 0); err != nil {
+	if _, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodChannelSend, json.RawMessage(raw.Bytes()), 0); err != nil {
 		t.Fatalf("send: %v", err)
 	}
 	n := a.watchInc(t, 0, "")
@@ -343,10 +341,10 @@ func TestJobStartRefusesEnvNoProcessCanCarry(t *testing.T) {
 		sp := spec("ws", "a1")
 		sp.Env = env
 		key := fmt.Sprint("j", i)
-		if re := callErr(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: key, Spec: sp}); re == nil || re.Kind != protocol.Permanent {
+		if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: key, Spec: sp}); re == nil || re.Kind != protocol.Permanent {
 			t.Errorf("env %q: %v, want a permanent refusal", env, re)
 		}
-		if l := call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: key}); !l.None {
+		if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: key}); !l.None {
 			t.Errorf("env %q: a refused start was recorded: %s", env, mustJSON(l))
 		}
 	}

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/fake"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -46,20 +47,20 @@ func TestInvalidMessageFaults(t *testing.T) {
 				a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
 				a.send(t, "hi", "m1")
 				zero := int64(0)
-				if w, err := p.Watch(ctx(t), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: &zero}, 0); err == nil {
-					w.Wait(ctx(t))
+				if w, err := p.Watch(testutil.Context(t, time.Minute), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: &zero}, 0); err == nil {
+					w.Wait(testutil.Context(t, time.Minute))
 				}
 			} else {
-				p.Call(ctx(t), protocol.MethodLinkExec, execP("box", "true", ".", 5000), 0)
+				p.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 5000), 0)
 			}
 			select {
 			case <-p.Stopping():
 			case <-time.After(20 * time.Second):
-				t.Fatalf("the plugin was not broken:\n%s", tail(p.wire.String()))
+				t.Fatalf("the plugin was not broken:\n%s", p.Explain())
 			}
 			v := p.Violation()
 			if v == nil || v.Rule != c.rule {
-				t.Fatalf("violation %v, want %s\n%s", v, c.rule, tail(p.wire.String()))
+				t.Fatalf("violation %v, want %s\n%s", v, c.rule, p.Explain())
 			}
 		})
 	}
@@ -68,7 +69,7 @@ func TestInvalidMessageFaults(t *testing.T) {
 // The same raw lines at startup, before the handshake's answer.
 func TestStartupFaultBreaksTheHandshake(t *testing.T) {
 	s := scenario(t, `{"method":"initialize","fault":"not-json"}`)
-	_, err := caller.Start(ctx(t), caller.Config{Name: "fake", Argv: []string{plugin(t), "--scenario", s}, Env: []string{"MU_FAKE_TEST_PLUGIN=1"}})
+	_, err := caller.Start(testutil.Context(t, time.Minute), caller.Config{Name: "fake", Argv: []string{plugin(t), "--scenario", s}, Env: []string{markEnv + "=1"}})
 	var lr *caller.LoadRefusal
 	if !errors.As(err, &lr) {
 		t.Fatalf("start with a not-JSON line first: %v, want a load refusal", err)
@@ -83,14 +84,14 @@ func TestErrorFaultsOfEachKind(t *testing.T) {
 	}
 	p := start(t, "--scenario", scenario(t, strings.Join(faults, ",")))
 	for _, k := range kinds {
-		re := callErr(t, p, protocol.MethodHostAcquire, acquireP("k", nil))
+		re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k", nil))
 		if re == nil || re.Kind != k || (k == protocol.Human && re.Remedy != "do the thing") {
 			t.Fatalf("want %s: %+v", k, re)
 		}
 	}
 	// The fifth call has no fault, and no injected error made an effect:
 	// this is the first acquire, so its handle is the world's first.
-	a := call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k", nil))
+	a := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k", nil))
 	if a.Handle != "host-1" {
 		t.Fatalf("handle %s: an injected error made an effect", a.Handle)
 	}
@@ -100,25 +101,25 @@ func TestDelayHangAndReplyFaults(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","call":1,"fault":"delay","ms":100},
 		{"method":"job.status","fault":"reply","result":{"state":"lost","reason":"injected"}},
 		{"method":"host.lookup","fault":"reply","result":{"unknown":"the cloud is down"}}`))
-	if r := call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "echo ok", ".", 5000)); r.Stdout != "ok\n" {
+	if r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "echo ok", ".", 5000)); r.Stdout != "ok\n" {
 		t.Fatalf("a delayed call: %+v", r)
 	}
-	if s := call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: agentTarget("box", "ws", "a", "k", "h")}); s.State != protocol.JobLost || s.Reason != "injected" {
+	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: agentTarget("box", "ws", "a", "k", "h")}); s.State != protocol.JobLost || s.Reason != "injected" {
 		t.Fatalf("reply fault: %+v", s)
 	}
-	if l := call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k"}); l.Unknown != "the cloud is down" {
+	if l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k"}); l.Unknown != "the cloud is down" {
 		t.Fatalf("reply fault: %+v", l)
 	}
 
 	// A delay past the call's deadline: the plugin gives up at the deadline
 	// (its context ends), so the call fails one way or the other.
 	d := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"delay","ms":600000}`))
-	if _, err := d.Call(ctx(t), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second); err == nil {
+	if _, err := d.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second); err == nil {
 		t.Fatal("a call delayed past its deadline succeeded")
 	}
 	// A hang ignores even $/cancel: the call is unanswered.
 	h := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"hang"}`))
-	_, err := h.Call(ctx(t), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second)
+	_, err := h.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second)
 	var re *caller.RemoteError
 	if !errors.Is(err, caller.ErrUnanswered) || errors.As(err, &re) {
 		t.Fatalf("hang: %v, want unanswered", err)
@@ -134,12 +135,12 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 	}{{fake.FaultCrashBefore, false}, {fake.FaultCrashAfter, true}} {
 		state := t.TempDir()
 		p := start(t, "--state", state, "--scenario", scenario(t, `{"method":"host.acquire","fault":"`+c.fault+`"}`))
-		_, err := p.Call(ctx(t), protocol.MethodHostAcquire, acquireP("k", nil), 0)
+		_, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP("k", nil), 0)
 		if !errors.Is(err, caller.ErrUnanswered) {
 			t.Fatalf("%s: %v, want unanswered", c.fault, err)
 		}
 		q := start(t, "--state", state)
-		l := call[protocol.HostLookupResult](t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k", Fence: true})
+		l := drive.Call[protocol.HostLookupResult](t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k", Fence: true})
 		if (l.Found != nil) != c.found || (!c.found && !l.None) {
 			t.Fatalf("%s: lookup %s", c.fault, mustJSON(l))
 		}
@@ -148,22 +149,19 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 
 func TestCanaryToStderr(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"canary-stderr"}`))
-	call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
+	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	p.Stop()
-	if !strings.Contains(p.stderr.String(), canary) {
-		t.Fatalf("stderr %q does not hold the canary", p.stderr.String())
+	if !strings.Contains(p.Stderr.String(), canary) {
+		t.Fatalf("stderr %q does not hold the canary", p.Stderr.String())
 	}
 }
 
 func TestEscapeGroup(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"escape-group"}`))
-	call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
+	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	pgid := p.Pgid()
 	var escaped []int
-	for i := 0; i < 100 && len(escaped) == 0; i++ {
-		escaped = outsiders(pgid)
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Poll(testutil.Patience, func() bool { escaped = outsiders(pgid); return len(escaped) > 0 })
 	for _, pid := range escaped {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -179,18 +177,9 @@ func TestEscapeGroup(t *testing.T) {
 // outsiders lists processes holding this test's canary in their environment
 // whose process group is not pgid.
 func outsiders(pgid int) []int {
-	ents, _ := os.ReadDir("/proc")
 	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !strings.Contains(string(env), "MU_PLUGIN_CANARY="+canary+"\x00") {
-			continue
-		}
-		if g, err := syscall.Getpgid(pid); err == nil && g != pgid && alive(pid) {
+	for _, pid := range testutil.Procs(func(kv string) bool { return kv == "MU_PLUGIN_CANARY="+canary }) {
+		if g, err := syscall.Getpgid(pid); err == nil && g != pgid {
 			out = append(out, pid)
 		}
 	}
@@ -199,7 +188,7 @@ func outsiders(pgid int) []int {
 
 func TestIgnoreEOF(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"fault":"ignore-eof"}`))
-	call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
+	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	rep := p.Stop()
 	if rep.Graceful || rep.Killed < 1 {
 		t.Fatalf("a plugin that ignores EOF left by itself: %+v", rep)

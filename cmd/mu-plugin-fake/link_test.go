@@ -9,8 +9,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -21,26 +24,26 @@ func execP(h, script, cwd string, timeoutMs int64) protocol.ExecParams {
 func TestExecRunsInTheHostDirWithACleanEnv(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
-	r := call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "mkdir -p sub; echo out; echo err >&2; pwd; env; exit 7", ".", 10000))
+	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "mkdir -p sub; echo out; echo err >&2; pwd; env; exit 7", ".", 10000))
 	if r.ExitCode == nil || *r.ExitCode != 7 {
 		t.Fatalf("exit %v, want 7", r.ExitCode)
 	}
 	if !strings.HasPrefix(r.Stdout, "out\n"+filepath.Join(root, "hosts", "box")+"\n") || r.Stderr != "err\n" || r.Partial {
 		t.Fatalf("stdout %q stderr %q partial %v", r.Stdout, r.Stderr, r.Partial)
 	}
-	if strings.Contains(r.Stdout, canary) || strings.Contains(r.Stdout, "MU_FAKE_TEST_PLUGIN") {
+	if strings.Contains(r.Stdout, canary) || strings.Contains(r.Stdout, markEnv) {
 		t.Fatalf("the plugin's own environment reached the script:\n%s", r.Stdout)
 	}
-	r = call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "pwd", "sub", 10000))
+	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "pwd", "sub", 10000))
 	if r.Stdout != filepath.Join(root, "hosts", "box", "sub")+"\n" {
 		t.Fatalf("cwd sub: pwd %q", r.Stdout)
 	}
-	r = call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "kill -9 $$", ".", 10000))
+	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "kill -9 $$", ".", 10000))
 	if r.ExitCode == nil || *r.ExitCode != 137 {
 		t.Fatalf("a script killed by SIGKILL: exit %v, want 137", r.ExitCode)
 	}
 	big := strings.Repeat("x", 64<<10+1)
-	if re := callErr(t, p, protocol.MethodLinkExec, execP("box", big, ".", 10000)); re == nil || re.Kind != protocol.Permanent {
+	if re := drive.Err(t, p, protocol.MethodLinkExec, execP("box", big, ".", 10000)); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("a script past maxScriptBytes: %v, want a permanent error", re)
 	}
 }
@@ -50,7 +53,7 @@ func TestExecTimeoutKillsTheTreeBeforeAnswering(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
 	script := `sleep 300 & echo $! > bg.pid; sh -c 'sleep 300' & echo $! > bg2.pid; echo started; wait`
-	r := call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", script, ".", 1500))
+	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", script, ".", 1500))
 	if r.ExitCode != nil {
 		t.Fatalf("exitCode %d, want null", *r.ExitCode)
 	}
@@ -63,22 +66,11 @@ func TestExecTimeoutKillsTheTreeBeforeAnswering(t *testing.T) {
 			t.Fatal(err)
 		}
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if alive(pid) {
+		if testutil.Alive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("pid %d (%s) still runs after the timed-out answer", pid, f)
 		}
 	}
-}
-
-// alive: a live, non-zombie process.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
 }
 
 func TestExecOutputPastTheCapAndBinaryGiveAValidReply(t *testing.T) {
@@ -88,7 +80,7 @@ func TestExecOutputPastTheCapAndBinaryGiveAValidReply(t *testing.T) {
 		"long":     "yes 'a line of text' | head -c 5000000",
 		"escaping": "yes '<&>\"' | head -c 2000000",
 	} {
-		raw, err := p.Call(ctx(t), protocol.MethodLinkExec, execP("box", script, ".", 20000), 0)
+		raw, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", script, ".", 20000), 0)
 		if err != nil {
 			t.Fatalf("%s: %v (the reply must stay a valid message)", name, err)
 		}
@@ -109,30 +101,30 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
 	local := t.TempDir()
-	gitRun(t, local, "init", "-q")
+	testutil.Git(t, local, "init", "-q")
 	os.WriteFile(filepath.Join(local, "f"), []byte("one\n"), 0o644)
-	gitRun(t, local, "add", "f")
-	gitRun(t, local, "commit", "-qm", "one")
-	rev := gitRun(t, local, "rev-parse", "HEAD")
+	testutil.Git(t, local, "add", "f")
+	testutil.Git(t, local, "commit", "-qm", "one")
+	rev := testutil.Git(t, local, "rev-parse", "HEAD")
 
 	push := protocol.PushParams{Base: protocol.Base{Target: host("box")}, LocalRepo: local, RemoteRepo: "repos/new", Rev: rev, TimeoutMs: 20000}
-	r := call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
+	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("push: %+v", r)
 	}
 	remote := filepath.Join(root, "hosts", "box", "repos", "new")
-	if got := gitRun(t, remote, "rev-parse", rev+"^{commit}"); got != rev {
+	if got := testutil.Git(t, remote, "rev-parse", rev+"^{commit}"); got != rev {
 		t.Fatalf("the created repo does not hold %s", rev)
 	}
-	refs := gitRun(t, remote, "for-each-ref")
-	r = call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
-	if r.ExitCode == nil || *r.ExitCode != 0 || gitRun(t, remote, "for-each-ref") != refs {
+	refs := testutil.Git(t, remote, "for-each-ref")
+	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
+	if r.ExitCode == nil || *r.ExitCode != 0 || testutil.Git(t, remote, "for-each-ref") != refs {
 		t.Fatalf("a second push was not an untouched success: %+v", r)
 	}
 
 	// A repo on the host with its own HEAD, made through the link itself.
 	mk := `git init -q work && cd work && echo two > g && git add g && git -c user.name=h -c user.email=h@h commit -qm two && git rev-parse HEAD`
-	r = call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", mk, ".", 20000))
+	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", mk, ".", 20000))
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("making the host repo: %+v", r)
 	}
@@ -140,7 +132,7 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 	fetch := protocol.FetchParams{Base: protocol.Base{Target: host("box")}, RemoteCwd: "work", LocalRepo: local, TimeoutMs: 20000}
 	for i := 0; i < 2; i++ {
 		os.Remove(filepath.Join(local, ".git", "FETCH_HEAD")) // mu deletes it before a fetch
-		r = call[protocol.ExecResult](t, p, protocol.MethodLinkFetch, fetch)
+		r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkFetch, fetch)
 		if r.ExitCode == nil || *r.ExitCode != 0 {
 			t.Fatalf("fetch %d: %+v", i, r)
 		}
@@ -150,7 +142,7 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 		}
 	}
 	fetch.RemoteCwd = "missing"
-	r = call[protocol.ExecResult](t, p, protocol.MethodLinkFetch, fetch)
+	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkFetch, fetch)
 	if r.ExitCode == nil || *r.ExitCode == 0 {
 		t.Fatalf("a fetch from nowhere succeeded: %+v", r)
 	}
@@ -158,11 +150,11 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 
 func TestCheckSteps(t *testing.T) {
 	p := start(t)
-	steps := call[[]protocol.Step](t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: host("box")}, Phase: "reach", Root: "nope"})
+	steps := drive.Call[[]protocol.Step](t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: host("box")}, Phase: "reach", Root: "nope"})
 	if len(steps) != 2 || steps[0].OK != protocol.StepPassed || steps[1].OK != protocol.StepWarn {
 		t.Fatalf("steps %s", mustJSON(steps))
 	}
-	steps = call[[]protocol.Step](t, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: host("box")}, Phase: "agent"})
+	steps = drive.Call[[]protocol.Step](t, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: host("box")}, Phase: "agent"})
 	if len(steps) != 1 || steps[0].OK != protocol.StepPassed {
 		t.Fatalf("job steps %s", mustJSON(steps))
 	}
@@ -179,7 +171,7 @@ func TestExecLeavesNoEscapeRunning(t *testing.T) {
 		var left []string
 		for i := 0; i < 15; i++ {
 			n++
-			r := call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", fmt.Sprintf(pat, n), ".", 10000))
+			r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", fmt.Sprintf(pat, n), ".", 10000))
 			if r.ExitCode == nil || *r.ExitCode != 0 {
 				t.Fatalf("%s: exit %v: %s", pat, r.ExitCode, r.Stderr)
 			}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -29,11 +31,11 @@ func TestStateSurvivesInvocations(t *testing.T) {
 	if n := a.watch(t, &zero); n.Settled == nil || n.Settled.Observation.LastText != "fake: done: remember me" {
 		t.Fatalf("the next invocation's watch: %s", n.Params)
 	}
-	rc := call[protocol.Receipt](t, p2, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
+	rc := drive.Call[protocol.Receipt](t, p2, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
 	if rc.State != protocol.ReceiptAccepted {
 		t.Fatalf("receipt in the next invocation: %s", mustJSON(rc))
 	}
-	if s := call[protocol.JobStatus](t, p2, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
+	if s := drive.Call[protocol.JobStatus](t, p2, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
 		t.Fatalf("job status in the next invocation: %s", mustJSON(s))
 	}
 }
@@ -43,14 +45,14 @@ func TestStateSurvivesInvocations(t *testing.T) {
 func TestStateTwoInvocationsAtOnce(t *testing.T) {
 	state := t.TempDir()
 	const n = 25
-	ps := []*fakeProc{start(t, "--state", state), start(t, "--state", state)}
+	ps := []*drive.Plugin{start(t, "--state", state), start(t, "--state", state)}
 	var wg sync.WaitGroup
 	for i, p := range ps {
 		wg.Add(1)
-		go func(i int, p *fakeProc) {
+		go func(i int, p *drive.Plugin) {
 			defer wg.Done()
 			for k := 0; k < n; k++ {
-				if _, err := p.Call(ctx(t), protocol.MethodHostAcquire, acquireP(fmt.Sprintf("p%d-k%d", i, k), nil), 0); err != nil {
+				if _, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP(fmt.Sprintf("p%d-k%d", i, k), nil), 0); err != nil {
 					t.Errorf("acquire: %v", err)
 				}
 			}
@@ -75,7 +77,7 @@ func TestStateTwoInvocationsAtOnce(t *testing.T) {
 	p := start(t, "--state", state)
 	for i := 0; i < 2; i++ {
 		for k := 0; k < n; k++ {
-			l := call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: fmt.Sprintf("p%d-k%d", i, k)})
+			l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: fmt.Sprintf("p%d-k%d", i, k)})
 			if l.Found == nil {
 				t.Fatalf("p%d-k%d: %s", i, k, mustJSON(l))
 			}
@@ -96,10 +98,8 @@ func TestViewRunsInATerminalAndShowsTheTranscript(t *testing.T) {
 
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
 	session := fmt.Sprintf("fakeview%d", os.Getpid())
-	env := []string{"MU_FAKE_TEST_PLUGIN=1"} // the symlink is this test binary: run it as the plugin
 	cmd := exec.Command("tmux", "-S", sock, "new-session", "-d", "-s", session, "-x", "200", "-y", "50",
 		"sh", "-c", a.start.View.Command+" </dev/null; echo VIEW-EXITED; sleep 60")
-	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}
@@ -110,14 +110,10 @@ func TestViewRunsInATerminalAndShowsTheTranscript(t *testing.T) {
 	}
 	waitFor := func(want string) string {
 		var s string
-		for i := 0; i < 300; i++ {
-			if s = capture(); strings.Contains(s, want) {
-				return s
-			}
-			time.Sleep(50 * time.Millisecond)
+		if !testutil.Poll(testutil.Patience, func() bool { s = capture(); return strings.Contains(s, want) }) {
+			t.Fatalf("the pane never showed %q:\n%s", want, s)
 		}
-		t.Fatalf("the pane never showed %q:\n%s", want, s)
-		return ""
+		return s
 	}
 	s := waitFor("fake: done: show me in the pane")
 	if !strings.Contains(s, "job "+a.start.Handle) || strings.Contains(s, "s3cr3t") {
@@ -126,6 +122,6 @@ func TestViewRunsInATerminalAndShowsTheTranscript(t *testing.T) {
 	if !strings.Contains(s, "SECRET_TOKEN") {
 		t.Fatalf("the spec's env names are not shown:\n%s", s)
 	}
-	call[json.RawMessage](t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
+	drive.Call[json.RawMessage](t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
 	waitFor("VIEW-EXITED")
 }

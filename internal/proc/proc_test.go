@@ -11,10 +11,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // A timed-out run leaves nothing behind: its & and nohup children and a
@@ -30,13 +30,11 @@ sleep 303
 `
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = dir
-	var out syncBuf
+	var out testutil.LockedBuffer
 	cmd.Stdout = &out
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for !strings.Contains(out.String(), "started") {
-			time.Sleep(10 * time.Millisecond)
-		}
+		testutil.Poll(testutil.Patience, func() bool { return strings.Contains(out.String(), "started") })
 		cancel()
 	}()
 	res, err := Run(ctx, cmd, Options{})
@@ -117,15 +115,6 @@ func ours() []int {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// syncBuf is a bytes.Buffer safe for one writer and one reader.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func BenchmarkRunTrue(b *testing.B) {
 	for _, leftovers := range []bool{false, true} {

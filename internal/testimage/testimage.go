@@ -8,6 +8,7 @@ package testimage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -95,4 +96,22 @@ func exists(ctx context.Context) bool {
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Exec runs argv in the container Container through `docker exec -i`, the
+// way the docker backend runs a host's commands (but over the CLI): a
+// tmuxjob.Runner, for the test agent's installer and the job scripts.
+type Exec struct{ Container string }
+
+// Run runs argv with stdin; a non-zero exit is its code, not an error.
+func (c Exec) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, []byte, int, error) {
+	cmd := exec.CommandContext(ctx, "docker", append([]string{"exec", "-i", c.Container}, argv...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.Bytes(), errb.Bytes(), ee.ExitCode(), nil
+	}
+	return out.Bytes(), errb.Bytes(), 0, err
 }

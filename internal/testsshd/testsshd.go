@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // SSHD is the OpenSSH daemon the helper runs.
@@ -117,20 +119,43 @@ func Start(t testing.TB, o Options) *Server {
 		_, _, s.Home = EnsureUser(t)
 		s.User = TestUser
 	}
-	s.HostKeyFile = filepath.Join(dir, "host_"+o.HostKeyType)
-	s.HostKeyPub = KeyGen(t, s.HostKeyFile, o.HostKeyType, "")
-	s.UserKey = filepath.Join(dir, "id_ed25519")
-	s.UserPub = KeyGen(t, s.UserKey, "ed25519", "")
-	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), []byte(s.UserPub+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s.makeKeys(t, o)
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
 		t.Fatal(err)
 	}
+	s.listen(t, s.sshdConfig(t, o))
+	t.Cleanup(s.stop)
+	s.KnownHosts = filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(s.KnownHosts, []byte(s.KnownHostsLine()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Config = filepath.Join(dir, "ssh_config")
+	if err := os.WriteFile(s.Config, []byte(s.HostBlock(o.Alias)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// makeKeys makes the host key and the user key, and authorizes the latter.
+func (s *Server) makeKeys(t testing.TB, o Options) {
+	t.Helper()
+	s.HostKeyFile = filepath.Join(s.Dir, "host_"+o.HostKeyType)
+	s.HostKeyPub = KeyGen(t, s.HostKeyFile, o.HostKeyType, "")
+	s.UserKey = filepath.Join(s.Dir, "id_ed25519")
+	s.UserPub = KeyGen(t, s.UserKey, "ed25519", "")
+	if err := os.WriteFile(filepath.Join(s.Dir, "authorized_keys"), []byte(s.UserPub+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sshdConfig is the server's sshd_config, but its ListenAddress; with
+// HostCert, it signs the host key with a new CA first.
+func (s *Server) sshdConfig(t testing.TB, o Options) []string {
+	t.Helper()
 	cfg := []string{
 		"HostKey " + s.HostKeyFile,
-		"PidFile " + filepath.Join(dir, "sshd.pid"),
-		"AuthorizedKeysFile " + filepath.Join(dir, "authorized_keys"),
+		"PidFile " + filepath.Join(s.Dir, "sshd.pid"),
+		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys"),
 		"StrictModes no",
 		"UsePAM no",
 		"PasswordAuthentication no",
@@ -145,36 +170,31 @@ func Start(t testing.TB, o Options) *Server {
 		cfg = append(cfg, fmt.Sprintf("MaxSessions %d", o.MaxSessions))
 	}
 	if o.HostCert {
-		s.CAFile = filepath.Join(dir, "host_ca")
+		s.CAFile = filepath.Join(s.Dir, "host_ca")
 		s.CAPub = KeyGen(t, s.CAFile, "ed25519", "")
 		run(t, "ssh-keygen", "-q", "-s", s.CAFile, "-I", "testsshd-host", "-h", "-n", "127.0.0.1,localhost", s.HostKeyFile+".pub")
 		cfg = append(cfg, "HostCertificate "+s.HostKeyFile+"-cert.pub")
 	}
-	cfg = append(cfg, o.Extra...)
-	// Listen on a free port; retry if another process takes it first.
+	return append(cfg, o.Extra...)
+}
+
+// listen starts sshd on a free port with cfg; it tries another port when
+// another process takes the first one.
+func (s *Server) listen(t testing.TB, cfg []string) {
+	t.Helper()
 	for attempt := 0; ; attempt++ {
 		s.Port = freePort(t)
 		conf := append([]string{fmt.Sprintf("ListenAddress 127.0.0.1:%d", s.Port)}, cfg...)
-		path := filepath.Join(dir, "sshd_config")
+		path := filepath.Join(s.Dir, "sshd_config")
 		if err := os.WriteFile(path, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.start(path); err == nil {
-			break
+			return
 		} else if attempt >= 4 {
 			t.Fatalf("testsshd: %v\n%s", err, s.LogText())
 		}
 	}
-	t.Cleanup(s.stop)
-	s.KnownHosts = filepath.Join(dir, "known_hosts")
-	if err := os.WriteFile(s.KnownHosts, []byte(s.KnownHostsLine()+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.Config = filepath.Join(dir, "ssh_config")
-	if err := os.WriteFile(s.Config, []byte(s.HostBlock(o.Alias)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // HostPattern is how known_hosts names this server: "[127.0.0.1]:port".
@@ -226,27 +246,39 @@ func (s *Server) start(config string) error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	gone := false
+	var exitErr error
+	up := testutil.Poll(30*time.Second, func() bool {
 		select {
-		case err := <-exited:
-			return fmt.Errorf("sshd exited at start: %v", err)
+		case exitErr = <-exited:
+			gone = true
+			return true
 		default:
 		}
-		if c, err := net.DialTimeout("tcp", s.Addr(), time.Second); err == nil {
-			c.SetReadDeadline(time.Now().Add(5 * time.Second))
-			line, _ := bufio.NewReader(c).ReadString('\n')
-			c.Close()
-			if strings.HasPrefix(line, "SSH-2.0-") {
-				s.cmd = cmd
-				go func() { <-exited }()
-				return nil
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+		return s.answers()
+	})
+	switch {
+	case gone:
+		return fmt.Errorf("sshd exited at start: %v", exitErr)
+	case !up:
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return fmt.Errorf("sshd did not answer on %s within 30 s", s.Addr())
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	return fmt.Errorf("sshd did not answer on %s within 30 s", s.Addr())
+	s.cmd = cmd
+	go func() { <-exited }()
+	return nil
+}
+
+// answers reports whether sshd answers on its port with an SSH banner.
+func (s *Server) answers() bool {
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	return strings.HasPrefix(line, "SSH-2.0-")
 }
 
 func (s *Server) stop() {
@@ -337,4 +369,34 @@ func descendants(pid int) []int {
 		out = append(out, p)
 	}
 	return out
+}
+
+// Agent starts an ssh-agent on its own socket without touching
+// SSH_AUTH_SOCK, loaded with keys, stops it when the test ends, and
+// returns the socket.
+func Agent(t testing.TB, keys ...string) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("testsshd: ssh-agent: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The socket file exists from bind(2), before the agent listens: wait
+	// until a connection is accepted.
+	testutil.Poll(testutil.Patience, func() bool {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	for _, k := range keys {
+		add := exec.Command("ssh-add", k)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err := add.CombinedOutput(); err != nil {
+			t.Fatalf("testsshd: ssh-add: %v: %s", err, out)
+		}
+	}
+	return sock
 }

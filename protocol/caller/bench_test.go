@@ -2,26 +2,18 @@ package caller
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// buildBenchPlugin builds testdata/benchplugin as mu-plugin-bench.
+// buildBenchPlugin is testdata/mu-plugin-bench, built once, static.
 func buildBenchPlugin(b *testing.B) string {
 	b.Helper()
-	out := filepath.Join(b.TempDir(), "mu-plugin-bench")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/benchplugin")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, msg)
-	}
-	return out
+	return testutil.BuildShipped(b, "./testdata/mu-plugin-bench")
 }
 
 // reportPercentiles adds p50 and p99 of the samples as metrics.

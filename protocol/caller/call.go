@@ -115,7 +115,7 @@ func (p *Plugin) send(ctx context.Context, r *Request, timeout time.Duration) (o
 	p.st.pending[id] = pc
 	p.mu.Unlock()
 
-	line := r.line(id, deadline.UnixMilli())
+	line := r.Line(id, deadline.UnixMilli())
 	if len(line) > protocol.MaxLine {
 		p.mu.Lock()
 		delete(p.st.pending, id)

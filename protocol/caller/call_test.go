@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -23,7 +24,7 @@ func TestRetryResendsIdenticalParams(t *testing.T) {
 	if err != nil || res.Stdout != "third time" {
 		t.Fatalf("%+v %v", res, err)
 	}
-	lines := h.tr.outWith(`"link.exec"`)
+	lines := h.tr.Containing(Out, `"link.exec"`)
 	if len(lines) != 3 {
 		t.Fatalf("%d sends: %q", len(lines), lines)
 	}
@@ -48,7 +49,7 @@ func TestRetriesAtMostThree(t *testing.T) {
 	if !errors.As(err, &re) || re.Kind != protocol.Retryable {
 		t.Fatalf("err %v", err)
 	}
-	if n := len(h.tr.outWith(`"link.exec"`)); n != 4 {
+	if n := len(h.tr.Containing(Out, `"link.exec"`)); n != 4 {
 		t.Fatalf("%d sends, want 1 + 3 retries", n)
 	}
 }
@@ -66,7 +67,7 @@ func TestManualResend(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := h.tr.outWith(`"link.exec"`)
+	l := h.tr.Containing(Out, `"link.exec"`)
 	if len(l) != 2 || idAndDeadline.ReplaceAllString(l[0], "") != idAndDeadline.ReplaceAllString(l[1], "") || l[0] == l[1] {
 		t.Fatalf("resends %q", l)
 	}
@@ -80,7 +81,7 @@ func TestRemoteErrorsTyped(t *testing.T) {
 	if !errors.As(err, &re) || re.Kind != protocol.Human || re.Remedy != "log in first" || re.Code != int64(protocol.CodeHuman) {
 		t.Fatalf("err %#v", err)
 	}
-	if n := len(h.tr.outWith(`"link.exec"`)); n != 1 {
+	if n := len(h.tr.Containing(Out, `"link.exec"`)); n != 1 {
 		t.Fatalf("a human error was retried (%d sends)", n)
 	}
 	// An unknown method is answered, typed, and the plugin stays usable.
@@ -105,7 +106,7 @@ func TestWatchNotifies(t *testing.T) {
 	if err != nil || n.Method != protocol.NotifyWatchSettled || n.Settled.WatchID != w.ID || n.Settled.Observation.Runs != 1 {
 		t.Fatalf("%+v %v", n, err)
 	}
-	in := h.tr.lines(In)
+	in := h.tr.Lines(In)
 	if !strings.Contains(in[len(in)-1], `"watch/settled"`) || !strings.Contains(in[len(in)-2], `"watchId":"`+w.ID+`"`) {
 		t.Fatalf("wire order: %q", in)
 	}
@@ -125,9 +126,9 @@ func TestWatchCancel(t *testing.T) {
 	if _, err := w.Wait(context.Background()); !errors.Is(err, ErrWatchEnded) {
 		t.Fatalf("wait: %v", err)
 	}
-	waitFor(t, "the plugin to end the watch", func() bool { return strings.Contains(h.stderr.String(), "watch ended: "+w.ID) })
-	if n := len(h.tr.outWith(`"$/cancel","params":{"watchId":"` + w.ID + `"}`)); n != 1 {
-		t.Fatalf("%d watch cancels: %q", n, h.tr.lines(Out))
+	testutil.Eventually(t, "the plugin to end the watch", func() bool { return strings.Contains(h.stderr.String(), "watch ended: "+w.ID) })
+	if n := len(h.tr.Containing(Out, `"$/cancel","params":{"watchId":"`+w.ID+`"}`)); n != 1 {
+		t.Fatalf("%d watch cancels: %q", n, h.tr.Lines(Out))
 	}
 	if _, err := p.Exec(context.Background(), tgt, "x", ".", 0); err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestSecretsStayOutOfErrors(t *testing.T) {
 	if strings.Contains(rep.Cause.Error(), canary) {
 		t.Fatalf("stop cause carries params: %v", rep.Cause)
 	}
-	if len(h.tr.outWith(canary)) != 1 {
+	if len(h.tr.Containing(Out, canary)) != 1 {
 		t.Fatal("the transcript lacks the params")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -182,7 +183,7 @@ func TestTypedNullResults(t *testing.T) {
 	if err := p.JobStop(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: tgt}, Key: "k1"}); err != nil {
 		t.Fatal(err)
 	}
-	if l := h.tr.outWith(`"method":"job.stop","params":{"deadline":`); len(l) != 1 || !strings.Contains(l[0], `"key":"k1"`) {
+	if l := h.tr.Containing(Out, `"method":"job.stop","params":{"deadline":`); len(l) != 1 || !strings.Contains(l[0], `"key":"k1"`) {
 		t.Fatalf("job.stop lines %q", l)
 	}
 	// An unserved method: a typed permanent error, the plugin stays up.

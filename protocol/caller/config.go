@@ -36,6 +36,15 @@ type Config struct {
 	BaseEnv []string
 	// Dir is the plugin's working directory; "" is the caller's.
 	Dir string
+	// Local, when set, runs the plugin in this process instead of Argv, as
+	// jrpc2's server.NewLocal does for tests: protocol.Serve(*Local) on
+	// the caller's pipes (its In and Out are replaced), for tests that
+	// look inside a backend or run it under this binary's race detector.
+	// Serve's return is the plugin's exit (StopReport.Exit its error).
+	// There is no process: no registration checks, Env, BaseEnv and Dir do
+	// not apply, Pgid is 0, and a stop can only wait for Serve to return
+	// (GroupEmpty then tells whether it did; nothing is killed).
+	Local *protocol.Options
 
 	// Stderr, if set, gets a copy of everything the plugin writes to
 	// stderr. The caller itself never parses it beyond keeping its first

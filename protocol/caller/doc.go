@@ -81,6 +81,24 @@
 // CloseStdin closes stdin without $/cancel or shutdown and reports whether
 // the group emptied by itself within the grace.
 //
+// # Raw and local plugins, for tests
+//
+// The wire-rule tests drive a plugin line by line: StartRaw starts it as
+// Start does (the registration checks, its own process group) but sends
+// nothing and judges nothing. Send writes exact lines, Recv hands back
+// exactly the lines the plugin writes, and every stop is the caller's
+// stop sequence:
+//
+//	r, err := caller.StartRaw(ctx, cfg)
+//	defer r.Stop()
+//	err = r.Send(ctx, `{"jsonrpc":"2.0","id":1,"method":"initialize",…}`)
+//	line, err := r.Recv(ctx) // the declaration, byte for byte
+//
+// Config.Local serves a protocol.Options in this process instead of
+// running argv (as jrpc2's server.NewLocal), for tests that look inside
+// a backend; Start and StartRaw drive it as any plugin, but it has no
+// process group and a stop can only wait for Serve to return.
+//
 // # Reply checks and instances
 //
 // The typed helpers check every reply against its request and the

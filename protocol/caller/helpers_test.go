@@ -1,101 +1,28 @@
 package caller
 
 import (
-	"bytes"
 	"context"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// transcript records every event.
-type transcript struct {
-	mu     sync.Mutex
-	events []Event
-}
-
-func (tr *transcript) add(e Event) {
-	tr.mu.Lock()
-	tr.events = append(tr.events, e)
-	tr.mu.Unlock()
-}
-
-func (tr *transcript) all() []Event {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return append([]Event(nil), tr.events...)
-}
-
-// lines returns the lines of one direction.
-func (tr *transcript) lines(d Direction) []string {
-	var out []string
-	for _, e := range tr.all() {
-		if e.Dir == d && e.Line != nil {
-			out = append(out, string(e.Line))
-		}
-	}
-	return out
-}
-
-// outWith returns the outbound lines containing s.
-func (tr *transcript) outWith(s string) []string {
-	var out []string
-	for _, l := range tr.lines(Out) {
-		if strings.Contains(l, s) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// syncBuf is a concurrency-safe stderr sink.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor polls cond for up to 20 s (a bound, not a timing assertion).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	end := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 type harness struct {
 	cfg    Config
-	tr     *transcript
-	stderr *syncBuf
+	tr     *Record
+	stderr *testutil.LockedBuffer
 }
 
 // newHarness configures a plugin named name in mode (see runTestPlugin).
 func newHarness(t testing.TB, name, mode string, env ...string) *harness {
-	h := &harness{tr: &transcript{}, stderr: &syncBuf{}}
+	h := &harness{tr: &Record{}, stderr: &testutil.LockedBuffer{}}
 	h.cfg = Config{
 		Name: name,
 		Argv: []string{register(t, name)},
 		// atexit_sleep_ms: a -race child otherwise sleeps 1 s at exit.
-		Env:        append([]string{envMode + "=" + mode, envName + "=" + name, "GORACE=atexit_sleep_ms=0"}, env...),
-		Transcript: h.tr.add,
+		Env:        append([]string{envMode + "=" + mode, "GORACE=atexit_sleep_ms=0"}, env...),
+		Transcript: h.tr.Add,
 		Stderr:     h.stderr,
 	}
 	return h

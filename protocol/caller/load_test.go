@@ -101,8 +101,8 @@ func TestLoadRulesRefuseByName(t *testing.T) {
 				t.Fatalf("refusal %+v", lr)
 			}
 			// Refused means stopped: the sequence ran to shutdown.
-			if len(h.tr.outWith(`"method":"shutdown"`)) != 1 {
-				t.Errorf("no shutdown after the refusal: %q", h.tr.lines(Out))
+			if len(h.tr.Containing(Out, `"method":"shutdown"`)) != 1 {
+				t.Errorf("no shutdown after the refusal: %q", h.tr.Lines(Out))
 			}
 		})
 	}
@@ -212,10 +212,10 @@ func TestRegistrationChecks(t *testing.T) {
 			t.Errorf("%s: got %v, want rule %s", c.what, err, c.rule)
 		}
 		if c.rule != "" {
-			tr := &transcript{}
-			_, err := Start(context.Background(), Config{Name: c.name, Argv: []string{c.path}, Transcript: tr.add})
-			if !errors.As(err, &lr) || lr.Rule != c.rule || len(tr.all()) != 0 {
-				t.Errorf("%s: Start: %v (%d messages)", c.what, err, len(tr.all()))
+			tr := &Record{}
+			_, err := Start(context.Background(), Config{Name: c.name, Argv: []string{c.path}, Transcript: tr.Add})
+			if !errors.As(err, &lr) || lr.Rule != c.rule || len(tr.Events()) != 0 {
+				t.Errorf("%s: Start: %v (%d messages)", c.what, err, len(tr.Events()))
 			}
 		}
 	}

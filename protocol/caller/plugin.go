@@ -19,8 +19,8 @@ import (
 // safe for concurrent use.
 type Plugin struct {
 	cfg  Config
-	cmd  *exec.Cmd
-	pgid int
+	pgid int        // 0 for a Config.Local plugin: it has no group
+	raw  *lineQueue // a Raw's: every inbound line, unjudged
 
 	stdin  *os.File // our end of the plugin's stdin
 	stdout *os.File // our end of the plugin's stdout
@@ -79,24 +79,18 @@ type StopReport struct {
 	GroupEmpty bool
 }
 
+// LeaderKilled reports whether the stop had to kill the plugin itself: it
+// had not exited within the grace (what it left in its group aside).
+func (r StopReport) LeaderKilled() bool { return r.Killed > r.LeftAfterLeader }
+
 // Start registers-checks and starts the plugin, and runs the handshake with
 // every load rule. ctx bounds the handshake only; the plugin then lives
 // until Stop (or a stop that a deadline, a cancel, a violation or its exit
 // begins). A refusal is a *LoadRefusal; the plugin is then already stopped.
 func Start(ctx context.Context, cfg Config) (*Plugin, error) {
-	c := cfg.withDefaults()
-	if len(c.Argv) == 0 {
-		return nil, &LoadRefusal{Name: c.Name, Rule: RuleRegPath, Rules: []string{RuleRegPath}, Detail: "empty argv"}
-	}
-	if err := CheckRegistration(c.Name, c.Argv[0]); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("plugin %q not started: %w", c.Name, err)
-	}
-	p, err := spawn(c)
+	p, err := launch(ctx, cfg, false)
 	if err != nil {
-		return nil, &LoadRefusal{Name: c.Name, Rule: RuleRegStart, Rules: []string{RuleRegStart}, Detail: err.Error(), Err: err}
+		return nil, err
 	}
 	if err := p.handshake(ctx); err != nil {
 		p.beginStop(err)
@@ -106,7 +100,30 @@ func Start(ctx context.Context, cfg Config) (*Plugin, error) {
 	return p, nil
 }
 
-func spawn(c Config) (*Plugin, error) {
+// launch runs the registration checks and starts the plugin: argv in its
+// own process group, or Config.Local in this process. raw hands its lines
+// to a Raw instead of the inbound checks.
+func launch(ctx context.Context, cfg Config, raw bool) (*Plugin, error) {
+	c := cfg.withDefaults()
+	if c.Local == nil {
+		if len(c.Argv) == 0 {
+			return nil, &LoadRefusal{Name: c.Name, Rule: RuleRegPath, Rules: []string{RuleRegPath}, Detail: "empty argv"}
+		}
+		if err := CheckRegistration(c.Name, c.Argv[0]); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("plugin %q not started: %w", c.Name, err)
+	}
+	p, err := spawn(c, raw)
+	if err != nil {
+		return nil, &LoadRefusal{Name: c.Name, Rule: RuleRegStart, Rules: []string{RuleRegStart}, Detail: err.Error(), Err: err}
+	}
+	return p, nil
+}
+
+func spawn(c Config, raw bool) (*Plugin, error) {
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
@@ -128,6 +145,9 @@ func spawn(c Config) (*Plugin, error) {
 	if err != nil {
 		closeAll()
 		return nil, err
+	}
+	if c.Local != nil {
+		return startLocal(c, raw, inR, inW, outR, outW), nil
 	}
 	errR, errW, err := pipe()
 	if err != nil {
@@ -156,12 +176,21 @@ func spawn(c Config) (*Plugin, error) {
 	inR.Close()
 	outW.Close()
 	errW.Close()
+	p := newPlugin(c, raw, inW, outR)
+	p.pgid = cmd.Process.Pid // Setpgid with Pgid 0: its own group
+	go p.waitLeader(cmd.Wait)
+	go p.readLoop()
+	go p.drainStderr(errR)
+	return p, nil
+}
+
+// newPlugin is a Plugin on our ends of its stdin and stdout, its leader
+// and stderr not yet watched.
+func newPlugin(c Config, raw bool, stdin, stdout *os.File) *Plugin {
 	p := &Plugin{
 		cfg:         c,
-		cmd:         cmd,
-		pgid:        cmd.Process.Pid, // Setpgid with Pgid 0: its own group
-		stdin:       inW,
-		stdout:      outR,
+		stdin:       stdin,
+		stdout:      stdout,
 		wsem:        make(chan struct{}, 1),
 		st:          newWireState(),
 		stopStarted: make(chan struct{}),
@@ -170,17 +199,18 @@ func spawn(c Config) (*Plugin, error) {
 		readerDone:  make(chan struct{}),
 		stderrDone:  make(chan struct{}),
 	}
-	go p.waitLeader()
-	go p.readLoop()
-	go p.drainStderr(errR)
-	return p, nil
+	if raw {
+		p.raw = newLineQueue()
+	}
+	return p
 }
 
-// waitLeader reaps the leader. The spec tracks the group, not the leader:
-// what is left of the group when the leader exits is killed at once.
-func (p *Plugin) waitLeader() {
-	p.exitErr = p.cmd.Wait()
-	if len(groupMembers(p.pgid)) > 0 {
+// waitLeader reaps the leader (wait returns at its exit). The spec tracks
+// the group, not the leader: what is left of the group when the leader
+// exits is killed at once.
+func (p *Plugin) waitLeader(wait func() error) {
+	p.exitErr = wait()
+	if p.pgid > 0 && len(groupMembers(p.pgid)) > 0 {
 		p.leftover = killGroup(p.pgid)
 	}
 	close(p.exited)
@@ -195,16 +225,24 @@ func (p *Plugin) readLoop() {
 	br := bufio.NewReaderSize(p.stdout, 64<<10)
 	for {
 		line, err := protocol.ReadLine(br, protocol.MaxLine)
-		if errors.Is(err, protocol.ErrLineTooLong) {
-			p.event(Event{Dir: In, Oversize: true})
-			p.violate(&Violation{Rule: VLineTooLong, Detail: "a line exceeds 1 MiB"})
-			continue
-		}
-		if err != nil {
+		oversize := errors.Is(err, protocol.ErrLineTooLong)
+		switch {
+		case oversize || err == nil && p.raw != nil:
+			p.event(Event{Dir: In, Line: line, Oversize: oversize})
+			if p.raw != nil {
+				p.raw.push(line, oversize)
+			} else {
+				p.violate(&Violation{Rule: VLineTooLong, Detail: "a line exceeds 1 MiB"})
+			}
+		case err != nil:
+			if p.raw != nil {
+				p.raw.end()
+			}
 			p.beginStop(ErrStdoutClosed)
 			return
+		default:
+			p.handle(line)
 		}
-		p.handle(line)
 	}
 }
 
@@ -317,7 +355,7 @@ func (p *Plugin) Declaration() protocol.InitializeResult { return p.decl }
 // what mu plugin add records.
 func (p *Plugin) DeclarationRaw() json.RawMessage { return p.declRaw }
 
-// Pgid is the plugin's process group id.
+// Pgid is the plugin's process group id (0 for a Config.Local plugin).
 func (p *Plugin) Pgid() int { return p.pgid }
 
 // Broken returns the *Violation that broke the plugin, or nil.

@@ -1,8 +1,9 @@
 package caller
 
 // The test binary doubles as the plugins these tests drive (the
-// hashicorp/go-plugin pattern): with CALLER_TEST_PLUGIN set, TestMain runs a
-// plugin instead of the tests. "good" is a real plugin on protocol.Serve;
+// hashicorp/go-plugin pattern, through testutil.Main): run as
+// mu-plugin-<name>, it runs a plugin instead of the tests, in the mode
+// CALLER_TEST_PLUGIN names. "good" is a real plugin on protocol.Serve;
 // "raw:<behaviour>" writes crafted lines to break one rule each.
 
 import (
@@ -22,21 +23,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/schemas"
 )
 
 const (
 	envMode = "CALLER_TEST_PLUGIN"
-	envName = "CALLER_TEST_NAME"
 	envDecl = "CALLER_TEST_DECL"
+	// sleeperCmd is a child that ignores the polite signals and sleeps.
+	sleeperCmd = "caller-test-sleeper"
 )
 
+// pluginNames are the names the test plugins run under (newHarness).
+var pluginNames = []string{"good", "raw", "wrong"}
+
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(envMode); mode != "" {
-		os.Exit(runTestPlugin(mode))
+	cmds := map[string]func(){sleeperCmd: func() {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+		time.Sleep(time.Hour)
+	}}
+	for _, name := range pluginNames {
+		cmds["mu-plugin-"+name] = func() { os.Exit(runTestPlugin(name, os.Getenv(envMode))) }
 	}
-	os.Exit(m.Run())
+	testutil.Main(m, cmds)
 }
 
 func testSeams() protocol.Seams {
@@ -56,13 +66,7 @@ func testDecl(name string) protocol.InitializeResult {
 		Instance: "test", Schema: schemas.V1Digest(), Seams: testSeams()}
 }
 
-func runTestPlugin(mode string) int {
-	name := os.Getenv(envName)
-	if mode == "sleeper" {
-		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
-		time.Sleep(time.Hour)
-		return 0
-	}
+func runTestPlugin(name, mode string) int {
 	if b, ok := strings.CutPrefix(mode, "raw:"); ok {
 		return runRaw(name, b)
 	}
@@ -254,8 +258,7 @@ func runRaw(name, behaviour string) int {
 			case "stall": // stops reading its stdin
 				time.Sleep(time.Hour)
 			case "ignore-eof-child", "leave-child":
-				c := exec.Command(os.Args[0])
-				c.Env = append(os.Environ(), envMode+"=sleeper")
+				c := exec.Command(sleeperCmd) // on PATH (testutil.Main)
 				if err := c.Start(); err != nil {
 					fmt.Fprintln(os.Stderr, "child:", err)
 					return 1
@@ -309,17 +312,9 @@ func runRaw(name, behaviour string) int {
 	}
 }
 
-// register makes the test binary a registered plugin: a symlink named
-// mu-plugin-<name> in a fresh directory.
+// register is the registered path of the test plugin named name: this
+// test binary as mu-plugin-<name>.
 func register(t testing.TB, name string) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := t.TempDir() + "/mu-plugin-" + name
-	if err := os.Symlink(exe, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testutil.Command(t, "mu-plugin-"+name)
 }

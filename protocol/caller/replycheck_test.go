@@ -274,10 +274,10 @@ func TestExpectInstanceRefusesBeforeWriting(t *testing.T) {
 	if _, err := p.Call(ctx, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: tgt}, Key: "k"}, 0); !errors.Is(err, ErrInstanceChanged) {
 		t.Fatalf("Call under another instance: %v", err)
 	}
-	if l := h.tr.outWith(protocol.MethodChannelReceipt); len(l) != 0 {
+	if l := h.tr.Containing(Out, protocol.MethodChannelReceipt); len(l) != 0 {
 		t.Fatalf("a call under another instance was written: %q", l)
 	}
-	if l := h.tr.outWith(protocol.MethodJobStop); len(l) != 0 {
+	if l := h.tr.Containing(Out, protocol.MethodJobStop); len(l) != 0 {
 		t.Fatalf("a call under another instance was written: %q", l)
 	}
 	// Under the plugin's own instance it goes.

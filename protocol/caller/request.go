@@ -130,8 +130,9 @@ func (r *Request) Params(deadline int64) json.RawMessage {
 	return append(out, r.post...)
 }
 
-// line renders the whole request line.
-func (r *Request) line(id, deadline int64) []byte {
+// Line renders the whole request line, with envelope id id and the
+// deadline (epoch ms): what Send writes, for a Raw.
+func (r *Request) Line(id, deadline int64) []byte {
 	m, _ := marshalString(r.Method)
 	params := r.Params(deadline)
 	out := make([]byte, 0, len(params)+len(m)+48)

@@ -22,7 +22,7 @@ func TestSessionRestartsAfterDeadline(t *testing.T) {
 	if _, err := s.Call(ctx, protocol.MethodLinkExec, execParams("x"), 0); err != nil {
 		t.Fatalf("the next call: %v", err)
 	}
-	if s.Starts() != 2 || len(h.tr.outWith(`"method":"initialize"`)) != 2 {
+	if s.Starts() != 2 || len(h.tr.Containing(Out, `"method":"initialize"`)) != 2 {
 		t.Fatalf("starts %d", s.Starts())
 	}
 	rep := s.Close()

@@ -38,7 +38,7 @@ func TestGoodPluginHandshakeCallStop(t *testing.T) {
 	if !errors.Is(rep.Cause, ErrStopped) {
 		t.Fatalf("cause %v", rep.Cause)
 	}
-	out := h.tr.lines(Out)
+	out := h.tr.Lines(Out)
 	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":1,"max":1},"mu":"5"}}`
 	if len(out) == 0 || out[0] != init {
 		t.Fatalf("first line %q, want %q", out, init)
@@ -133,7 +133,7 @@ func TestDeclarationRawIsWhatWasSent(t *testing.T) {
 	if err := json.Unmarshal(p.DeclarationRaw(), &m); err != nil || m["instance"] == nil {
 		t.Fatalf("raw declaration %s", p.DeclarationRaw())
 	}
-	in := h.tr.lines(In)
+	in := h.tr.Lines(In)
 	if len(in) == 0 || !strings.Contains(in[0], string(p.DeclarationRaw())) {
 		t.Fatalf("raw declaration is not the reply's result")
 	}

@@ -78,10 +78,12 @@ func (p *Plugin) stopSequence(cause error, ids []int64, eofOnly bool) {
 		grace.Stop()
 		rep.Graceful = p.leftover == 0
 	case <-grace.C:
-		rep.Killed = killGroup(p.pgid)
-		select {
-		case <-p.exited:
-		case <-time.After(10 * time.Second): // SIGKILL cannot be ignored; bound the wait anyway
+		if p.pgid > 0 { // a Local plugin cannot be killed: it is let run
+			rep.Killed = killGroup(p.pgid)
+			select {
+			case <-p.exited:
+			case <-time.After(10 * time.Second): // SIGKILL cannot be ignored; bound the wait anyway
+			}
 		}
 	}
 	select {
@@ -91,7 +93,11 @@ func (p *Plugin) stopSequence(cause error, ids []int64, eofOnly bool) {
 		rep.Exit = p.exitErr
 	default:
 	}
-	rep.GroupEmpty = waitGroupEmpty(p.pgid, 5*time.Second)
+	if p.pgid > 0 {
+		rep.GroupEmpty = waitGroupEmpty(p.pgid, 5*time.Second)
+	} else {
+		rep.GroupEmpty = isClosed(p.exited)
+	}
 	rep.Waited = time.Since(closed)
 	// Every writer of stdout and stderr is gone: the readers see EOF.
 	// Bound the wait anyway (a process outside the group could hold them).

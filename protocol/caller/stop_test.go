@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -28,7 +29,7 @@ func TestDeadlineCancelsThenStops(t *testing.T) {
 	if !rep.Graceful || !errors.Is(rep.Cause, ErrDeadline) || !rep.GroupEmpty {
 		t.Fatalf("report %+v", rep)
 	}
-	out := h.tr.lines(Out)
+	out := h.tr.Lines(Out)
 	// initialize, link.exec id 2, $/cancel {id:2}, shutdown id 3.
 	want := []string{
 		`^\{"jsonrpc":"2.0","id":1,"method":"initialize",`,
@@ -87,7 +88,7 @@ func TestExecDeadlineIsTimeoutPlusGrace(t *testing.T) {
 	after := time.Now()
 	dl := regexp.MustCompile(`"deadline":(\d+)`)
 	check := func(method string, budget time.Duration) {
-		l := h.tr.outWith(`"method":"` + method + `"`)
+		l := h.tr.Containing(Out, `"method":"`+method+`"`)
 		if len(l) != 1 {
 			t.Fatalf("%s lines %q", method, l)
 		}
@@ -99,8 +100,8 @@ func TestExecDeadlineIsTimeoutPlusGrace(t *testing.T) {
 	}
 	check(protocol.MethodLinkExec, 7*time.Second+protocol.Grace)
 	check(protocol.MethodJobStatus, DefaultReadTimeout)
-	if l := h.tr.outWith(`"timeoutMs":7000`); len(l) != 1 {
-		t.Errorf("timeoutMs not 7000: %q", h.tr.lines(Out))
+	if l := h.tr.Containing(Out, `"timeoutMs":7000`); len(l) != 1 {
+		t.Errorf("timeoutMs not 7000: %q", h.tr.Lines(Out))
 	}
 }
 
@@ -116,7 +117,7 @@ func TestCancelledBeforeWriteNeverSent(t *testing.T) {
 	if !errors.As(err, &ns) || !errors.Is(err, context.Canceled) || errors.Is(err, ErrUnanswered) {
 		t.Fatalf("err %v, want not sent (canceled)", err)
 	}
-	if l := h.tr.outWith("never-sent"); len(l) != 0 {
+	if l := h.tr.Containing(Out, "never-sent"); len(l) != 0 {
 		t.Fatalf("written: %q", l)
 	}
 	select {
@@ -143,7 +144,7 @@ func TestCancelWhileWaitingToWrite(t *testing.T) {
 	errA := make(chan error, 1)
 	go func() { _, err := p.Call(ctxA, protocol.MethodLinkExec, big, time.Minute); errA <- err }()
 	// The write is blocked once the pipe holds bytes: it cannot be whole.
-	waitFor(t, "the big write to fill the pipe", func() bool { return pipeBytes(t, p) > 0 })
+	testutil.Eventually(t, "the big write to fill the pipe", func() bool { return pipeBytes(t, p) > 0 })
 	ctxB, cancelB := context.WithCancel(context.Background())
 	errB := make(chan error, 1)
 	go func() {
@@ -167,7 +168,7 @@ func TestCancelWhileWaitingToWrite(t *testing.T) {
 	if !rep.GroupEmpty {
 		t.Fatalf("report %+v", rep)
 	}
-	if l := h.tr.outWith(`"job.status"`); len(l) != 0 {
+	if l := h.tr.Containing(Out, `"job.status"`); len(l) != 0 {
 		t.Fatalf("B was written: %q", l)
 	}
 }
@@ -201,15 +202,15 @@ func TestPendingCallsUnansweredOnStop(t *testing.T) {
 			errs <- err
 		}()
 	}
-	waitFor(t, "two calls on the wire", func() bool { return len(h.tr.outWith(`"job.status"`)) == 2 })
+	testutil.Eventually(t, "two calls on the wire", func() bool { return len(h.tr.Containing(Out, `"job.status"`)) == 2 })
 	p.Stop()
 	for range 2 {
 		if err := <-errs; !errors.Is(err, ErrUnanswered) || !errors.Is(err, ErrStopped) {
 			t.Fatalf("pending call: %v", err)
 		}
 	}
-	if n := len(h.tr.outWith(`"method":"$/cancel","params":{"id":`)); n != 2 {
-		t.Fatalf("%d cancels in %q", n, h.tr.lines(Out))
+	if n := len(h.tr.Containing(Out, `"method":"$/cancel","params":{"id":`)); n != 2 {
+		t.Fatalf("%d cancels in %q", n, h.tr.Lines(Out))
 	}
 }
 
@@ -218,11 +219,11 @@ func TestPendingCallsUnansweredOnStop(t *testing.T) {
 func TestIgnoringEOFIsKilled(t *testing.T) {
 	h := newHarness(t, "raw", "raw:ignore-eof-child")
 	p := h.start(t)
-	waitFor(t, "the child", func() bool { return strings.Contains(h.stderr.String(), "child ") })
+	testutil.Eventually(t, "the child", func() bool { return strings.Contains(h.stderr.String(), "child ") })
 	start := time.Now()
 	rep := p.Stop()
-	if rep.Graceful || rep.Killed != 2 || !rep.GroupEmpty {
-		t.Fatalf("report %+v, want two killed, group empty", rep)
+	if rep.Graceful || rep.Killed != 2 || !rep.GroupEmpty || !rep.LeaderKilled() {
+		t.Fatalf("report %+v, want two killed, the leader among them, group empty", rep)
 	}
 	if waited := time.Since(start); waited < protocol.Grace {
 		t.Fatalf("killed after %v, before the 5 s grace", waited)
@@ -239,7 +240,7 @@ func TestLeaderExitKillsGroup(t *testing.T) {
 	p := h.start(t)
 	<-p.Done()
 	rep := p.Report()
-	if rep.LeftAfterLeader != 1 || rep.Graceful || !rep.GroupEmpty || !errors.Is(rep.Cause, ErrExited) && !errors.Is(rep.Cause, ErrStdoutClosed) {
+	if rep.LeftAfterLeader != 1 || rep.Graceful || !rep.GroupEmpty || rep.LeaderKilled() || !errors.Is(rep.Cause, ErrExited) && !errors.Is(rep.Cause, ErrStdoutClosed) {
 		t.Fatalf("report %+v", rep)
 	}
 	pid := 0
@@ -267,7 +268,7 @@ func TestLeaderExitKillsGroup(t *testing.T) {
 func TestFirstStderrLine(t *testing.T) {
 	h := newHarness(t, "raw", "raw:stderr-long")
 	p := h.start(t)
-	waitFor(t, "stderr", func() bool { return strings.Contains(h.stderr.String(), "second line") })
+	testutil.Eventually(t, "stderr", func() bool { return strings.Contains(h.stderr.String(), "second line") })
 	got := p.FirstStderrLine()
 	if got != strings.Repeat("é", 400) {
 		t.Fatalf("first line (%d runes) %q", len([]rune(got)), got)
@@ -280,16 +281,16 @@ func TestCloseStdinOnly(t *testing.T) {
 	h := newHarness(t, "good", "good")
 	p := h.start(t)
 	rep := p.CloseStdin()
-	if !rep.Graceful || !rep.GroupEmpty || !errors.Is(rep.Cause, ErrHangup) {
+	if !rep.Graceful || !rep.GroupEmpty || rep.LeaderKilled() || !errors.Is(rep.Cause, ErrHangup) {
 		t.Fatalf("good plugin: %+v", rep)
 	}
-	if n := len(h.tr.lines(Out)); n != 1 {
-		t.Fatalf("CloseStdin wrote messages: %q", h.tr.lines(Out))
+	if n := len(h.tr.Lines(Out)); n != 1 {
+		t.Fatalf("CloseStdin wrote messages: %q", h.tr.Lines(Out))
 	}
 	h = newHarness(t, "raw", "raw:ignore-eof")
 	h.cfg.StopGrace = 300 * time.Millisecond
 	p = h.start(t)
-	if rep := p.CloseStdin(); rep.Graceful || rep.Killed != 1 || !rep.GroupEmpty {
+	if rep := p.CloseStdin(); rep.Graceful || rep.Killed != 1 || !rep.GroupEmpty || !rep.LeaderKilled() {
 		t.Fatalf("EOF-ignoring plugin: %+v", rep)
 	}
 	if !strings.Contains(h.stderr.String(), "eof") || strings.Contains(h.stderr.String(), "shutdown") {

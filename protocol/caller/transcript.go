@@ -2,6 +2,7 @@ package caller
 
 import (
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -50,3 +51,47 @@ func (e Event) String() string {
 }
 
 func toValidUTF8(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
+
+// Record keeps every event a Config.Transcript hook sees, for a later
+// look (a test's checks, a report's excerpt): use its Add as the hook. It
+// is safe for concurrent use.
+type Record struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+// Add keeps e.
+func (r *Record) Add(e Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+// Events returns every event kept so far, in order.
+func (r *Record) Events() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.events...)
+}
+
+// Lines returns the lines of one direction, in order.
+func (r *Record) Lines(d Direction) []string {
+	var out []string
+	for _, e := range r.Events() {
+		if e.Dir == d && e.Line != nil {
+			out = append(out, string(e.Line))
+		}
+	}
+	return out
+}
+
+// Containing returns the lines of one direction that contain s.
+func (r *Record) Containing(d Direction, s string) []string {
+	var out []string
+	for _, l := range r.Lines(d) {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -89,17 +90,17 @@ func TestViolationsBreakThePlugin(t *testing.T) {
 				t.Errorf("stop report %+v", rep)
 			}
 			// Later calls fail at once, never written, and name the break.
-			before := len(h.tr.lines(Out))
+			before := len(h.tr.Lines(Out))
 			_, err = p.Call(ctx, protocol.MethodLinkExec, execParams("again"), 0)
 			if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrBroken) {
 				t.Fatalf("call after the break: %v", err)
 			}
-			if len(h.tr.lines(Out)) != before {
+			if len(h.tr.Lines(Out)) != before {
 				t.Fatal("a call was written after the break")
 			}
 			// The stop sequence ran: shutdown went out after the violation.
-			if len(h.tr.outWith(`"method":"shutdown"`)) != 1 {
-				t.Errorf("no shutdown in %q", h.tr.lines(Out))
+			if len(h.tr.Containing(Out, `"method":"shutdown"`)) != 1 {
+				t.Errorf("no shutdown in %q", h.tr.Lines(Out))
 			}
 		})
 	}
@@ -147,11 +148,11 @@ func TestNotificationCrossingCancelIgnored(t *testing.T) {
 	if _, ok := <-w.C(); ok {
 		t.Fatal("a cancelled watch delivered a value")
 	}
-	waitFor(t, "the crossing notification", func() bool {
-		return len(h.tr.lines(In)) >= 4 // init, exec, watch, the crossing settle
+	testutil.Eventually(t, "the crossing notification", func() bool {
+		return len(h.tr.Lines(In)) >= 4 // init, exec, watch, the crossing settle
 	})
-	if len(h.tr.outWith(`"params":{"watchId":"w1"}`)) != 1 {
-		t.Fatalf("no $/cancel {watchId}: %q", h.tr.lines(Out))
+	if len(h.tr.Containing(Out, `"params":{"watchId":"w1"}`)) != 1 {
+		t.Fatalf("no $/cancel {watchId}: %q", h.tr.Lines(Out))
 	}
 	if _, err := p.Exec(context.Background(), tgt, "x", ".", 0); err != nil {
 		t.Fatalf("a call after the crossing notification: %v", err)
@@ -176,10 +177,10 @@ func TestWatchReplyCrossingCancelIgnored(t *testing.T) {
 		t.Fatalf("the watch: %v, want unanswered", err)
 	}
 	<-p.Done()
-	if len(h.tr.outWith(`"method":"$/cancel","params":{"id":2}`)) != 1 {
-		t.Fatalf("no $/cancel for the watch: %q", h.tr.lines(Out))
+	if len(h.tr.Containing(Out, `"method":"$/cancel","params":{"id":2}`)) != 1 {
+		t.Fatalf("no $/cancel for the watch: %q", h.tr.Lines(Out))
 	}
-	in := strings.Join(h.tr.lines(In), "\n")
+	in := strings.Join(h.tr.Lines(In), "\n")
 	if !strings.Contains(in, `"id":2,"result":{"watchId":"w1"`) || !strings.Contains(in, `"method":"watch/settled"`) {
 		t.Fatalf("the plugin did not send the crossing reply and notification: %s", in)
 	}

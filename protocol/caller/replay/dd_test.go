@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -31,7 +32,7 @@ func TestDedupeResendAfterCrashAfter(t *testing.T) {
 	if err := json.Unmarshal(out.Result, &r); err != nil || r.Handle != first {
 		t.Fatalf("resend answered %s, the first landed %q", out.Result, first)
 	}
-	l := p2.w.out(protocol.MethodHostAcquire)
+	l := calls(p2, protocol.MethodHostAcquire)
 	if len(l) != 1 {
 		t.Fatalf("acquires sent: %q", l)
 	}
@@ -64,7 +65,7 @@ func TestDedupeWindowPassed(t *testing.T) {
 	p2 := dd(t, "dedupe", state, "")
 	j.Now = func() time.Time { return time.Now().Add(11 * time.Minute) } // the window is 10 minutes
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonWindowPassed)
-	if l := p2.w.out(protocol.MethodHostAcquire); len(l) != 0 {
+	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 0 {
 		t.Fatalf("sent outside the window: %q", l)
 	}
 	wantJournal(t, j, 1)
@@ -80,10 +81,10 @@ func TestDeliveryDedupedResend(t *testing.T) {
 	gone(t, p1)
 	p2 := dd(t, "dedupe", state, "")
 	wantState(t, resolve(t, j, p2, in), Found, "")
-	if l := p2.w.out(protocol.MethodChannelReceipt); len(l) != 0 {
+	if l := calls(p2, protocol.MethodChannelReceipt); len(l) != 0 {
 		t.Fatalf("asked a receipt of a receipt-none channel: %q", l)
 	}
-	if l := p2.w.out(protocol.MethodChannelSend); len(l) != 1 {
+	if l := calls(p2, protocol.MethodChannelSend); len(l) != 1 {
 		t.Fatalf("sends: %q", l)
 	} else {
 		sameButDeadline(t, l[0], in)
@@ -106,7 +107,7 @@ func TestDeliveryNewerWrittenNoResend(t *testing.T) {
 	p2 := dd(t, "dedupe", state, "")
 	mustEffect(t, j, p2, protocol.MethodChannelSend, mk("m2"))
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonNewerDelivery)
-	if l := p2.w.out(protocol.MethodChannelSend); len(l) != 1 || !strings.Contains(l[0], `"m2"`) {
+	if l := calls(p2, protocol.MethodChannelSend); len(l) != 1 || !strings.Contains(l[0], `"m2"`) {
 		t.Fatalf("sends: %q, want m2's only", l)
 	}
 	if w := ddRead(t, state); w.Deliveries["m1"] != 0 {
@@ -122,7 +123,7 @@ func TestFileKindNeverActsOnNone(t *testing.T) {
 	gone(t, p1)
 	p2 := dd(t, "unfenced", state, "")
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonFileHandle)
-	if l := p2.w.out(protocol.MethodJobLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":true`) {
+	if l := calls(p2, protocol.MethodJobLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":true`) {
 		t.Fatalf("lookups: %q", l)
 	}
 	wantJournal(t, j, 1)
@@ -139,7 +140,7 @@ func TestUnfencedNoneWaitsOutInFlight(t *testing.T) {
 	p2 := dd(t, "unfenced", state, "")
 	j.Now = func() time.Time { return time.UnixMilli(in.SentBy) }
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonInFlight)
-	if l := p2.w.out(protocol.MethodHostLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":false`) {
+	if l := calls(p2, protocol.MethodHostLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":false`) {
 		t.Fatalf("lookups: %q", l)
 	}
 	// inFlightMs is 1 s: not yet at SentBy + grace + 999 ms, done at + 1000 ms.
@@ -159,10 +160,10 @@ func TestResolveSettledIntent(t *testing.T) {
 	gone(t, p1)
 	p2 := dd(t, "dedupe", state, "")
 	wantState(t, resolve(t, j, p2, in), Found, "")
-	if _, err := j.Resolve(tctx(t), p2.Plugin, in); !errors.Is(err, ErrNoIntent) {
+	if _, err := j.Resolve(testutil.Context(t, time.Minute), p2.Plugin, in); !errors.Is(err, ErrNoIntent) {
 		t.Fatalf("a settled intent resolved again: %v", err)
 	}
-	if l := p2.w.out(protocol.MethodHostAcquire); len(l) != 1 {
+	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 1 {
 		t.Fatalf("acquires: %q", l)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -187,22 +189,14 @@ func ddLookup(path, fenceKey string, fence bool, found func(w *ddWorld) (any, bo
 	return none, nil
 }
 
-// dd starts the dd plugin (a mu-plugin-dd symlink to this test binary).
-func dd(t *testing.T, mode, state, crash string) *plug {
+// dd starts the dd plugin: this test binary as mu-plugin-dd.
+func dd(t *testing.T, mode, state, crash string) *drive.Plugin {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir() + "/mu-plugin-dd"
-	if err := os.Symlink(exe, bin); err != nil {
-		t.Fatal(err)
-	}
 	env := []string{envDD + "=" + mode, envDDState + "=" + state, "GORACE=atexit_sleep_ms=0"}
 	if crash != "" {
 		env = append(env, envDDCrash+"="+crash)
 	}
-	return startCfg(t, caller.Config{Name: "dd", Argv: []string{bin}, Env: env})
+	return startCfg(t, caller.Config{Name: "dd", Argv: []string{testutil.Command(t, "mu-plugin-dd")}, Env: env})
 }
 
 func ddRead(t *testing.T, state string) ddWorld {

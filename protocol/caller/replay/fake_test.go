@@ -6,7 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -34,10 +36,10 @@ func TestAcquireCrashAfterLookupFinds(t *testing.T) {
 	if len(w.Hosts) != 1 || w.Hosts["k1"].Result.Handle != found.Handle {
 		t.Fatalf("world hosts %+v, want exactly k1 = %s", w.Hosts, found.Handle)
 	}
-	if l := p2.w.out(protocol.MethodHostLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":true`) {
+	if l := calls(p2, protocol.MethodHostLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":true`) {
 		t.Fatalf("lookups sent: %q, want one fenced", l)
 	}
-	if l := p2.w.out(protocol.MethodHostAcquire); len(l) != 0 {
+	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 0 {
 		t.Fatalf("the resolver acquired again: %q", l)
 	}
 	wantJournal(t, j, 0)
@@ -56,7 +58,7 @@ func TestAcquireCrashBeforeFencedNoneThenRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p2.Send(tctx(t), r, 0)
+	_, err = p2.Send(testutil.Context(t, time.Minute), r, 0)
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
 		t.Fatalf("the delayed acquire after a fenced none: %v, want a permanent refusal", err)
@@ -81,7 +83,7 @@ func TestJobStartCrashAfterLookupFinds(t *testing.T) {
 	if w := world(t, state); len(w.Jobs) != 1 || w.Jobs["j1"].State != "running" {
 		t.Fatalf("world jobs %+v", w.Jobs)
 	}
-	if l := p2.w.out(protocol.MethodJobStart); len(l) != 0 {
+	if l := calls(p2, protocol.MethodJobStart); len(l) != 0 {
 		t.Fatalf("the resolver started again: %q", l)
 	}
 	wantJournal(t, j, 0)
@@ -95,7 +97,7 @@ func TestJobStartCrashBeforeFencedNoneThenRefused(t *testing.T) {
 	p2 := fake(t, state, nil)
 	wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
 	r, _ := caller.NewRequest(in.Method, in.Params)
-	_, err := p2.Send(tctx(t), r, 0)
+	_, err := p2.Send(testutil.Context(t, time.Minute), r, 0)
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
 		t.Fatalf("the delayed start after a fenced none: %v, want a permanent refusal", err)
@@ -135,7 +137,7 @@ func TestHostReleaseReissued(t *testing.T) {
 	gone(t, p1)
 	p2 := fake(t, state, nil)
 	wantState(t, resolve(t, j, p2, in), Done, "")
-	l := p2.w.out(protocol.MethodHostRelease)
+	l := calls(p2, protocol.MethodHostRelease)
 	if len(l) != 1 {
 		t.Fatalf("releases sent: %q, want one", l)
 	}
@@ -157,7 +159,7 @@ func TestJobStopReissued(t *testing.T) {
 	}
 	p2 := fake(t, state, nil)
 	wantState(t, resolve(t, j, p2, in), Done, "")
-	l := p2.w.out(protocol.MethodJobStop)
+	l := calls(p2, protocol.MethodJobStop)
 	if len(l) != 1 {
 		t.Fatalf("stops sent: %q", l)
 	}
@@ -184,7 +186,7 @@ func TestSendCrashAfterReceiptAccepted(t *testing.T) {
 	if err := json.Unmarshal(out.Result, &rc); err != nil || rc.State != protocol.ReceiptAccepted || rc.ID != "m1" {
 		t.Fatalf("receipt %s: %v", out.Result, err)
 	}
-	if l := p2.w.out(protocol.MethodChannelSend); len(l) != 0 {
+	if l := calls(p2, protocol.MethodChannelSend); len(l) != 0 {
 		t.Fatalf("the resolver sent again: %q", l)
 	}
 	if n := world(t, state).deliveries("ws/a1", "do it once"); n != 1 {
@@ -219,7 +221,7 @@ func TestInstanceChangedNothingSent(t *testing.T) {
 	if !errors.Is(out.Err, caller.ErrInstanceChanged) || !errors.Is(out.Err, caller.ErrNotSent) {
 		t.Fatalf("err %v", out.Err)
 	}
-	if m := p2.w.outMethods(); len(m) != 1 || m[0] != protocol.MethodInitialize {
+	if m := outMethods(p2); len(m) != 1 || m[0] != protocol.MethodInitialize {
 		t.Fatalf("sent %v, want the handshake only", m)
 	}
 	wantJournal(t, j, 1)
@@ -265,7 +267,7 @@ func TestIntentOnDisk(t *testing.T) {
 	if string(disk.Params) != string(in.Params) || disk.WriterPID != os.Getpid() || disk.SentBy < disk.WrittenAt {
 		t.Fatalf("on disk: %+v", disk)
 	}
-	l := p1.w.out(protocol.MethodHostAcquire)
+	l := calls(p1, protocol.MethodHostAcquire)
 	if len(l) != 1 {
 		t.Fatalf("sent %q", l)
 	}
@@ -273,10 +275,10 @@ func TestIntentOnDisk(t *testing.T) {
 	// A second Effect of the same key sends nothing while it is unresolved.
 	gone(t, p1)
 	p2 := fake(t, state, nil)
-	if _, _, err := j.Effect(tctx(t), p2.Plugin, protocol.MethodHostAcquire, "", acquireP("k1")); !errors.Is(err, ErrUnresolved) || !errors.Is(err, caller.ErrNotSent) {
+	if _, _, err := j.Effect(testutil.Context(t, time.Minute), p2.Plugin, protocol.MethodHostAcquire, "", acquireP("k1")); !errors.Is(err, ErrUnresolved) || !errors.Is(err, caller.ErrNotSent) {
 		t.Fatalf("Effect over an unresolved intent: %v", err)
 	}
-	if l := p2.w.out(protocol.MethodHostAcquire); len(l) != 0 {
+	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 0 {
 		t.Fatalf("sent %q", l)
 	}
 }

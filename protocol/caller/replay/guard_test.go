@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -14,7 +15,7 @@ import (
 
 // crashedAcquire leaves an unresolved host.acquire intent (crash-before)
 // and a new fake to resolve it with.
-func crashedAcquire(t *testing.T) (*Journal, *Intent, *plug) {
+func crashedAcquire(t *testing.T) (*Journal, *Intent, *drive.Plugin) {
 	state, j := t.TempDir(), openJ(t)
 	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-before"))
 	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
@@ -35,9 +36,9 @@ func sleeper(t *testing.T) *exec.Cmd {
 	return c
 }
 
-func nothingAsked(t *testing.T, p *plug) {
+func nothingAsked(t *testing.T, p *drive.Plugin) {
 	t.Helper()
-	if m := p.w.outMethods(); len(m) != 1 {
+	if m := outMethods(p); len(m) != 1 {
 		t.Fatalf("sent %v, want the handshake only", m)
 	}
 }

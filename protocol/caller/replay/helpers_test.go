@@ -1,118 +1,59 @@
 package replay
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
-// The tests drive two real plugins: mu-plugin-fake, built once by TestMain
-// (go build), and "dd", this test binary re-exec'd as a small
-// protocol.Serve plugin (ddplugin_test.go) for the declarations the fake
-// does not make (no lookup, receipt none, a file kind, unfenced lookups).
-
-var fakeBin string
+// The tests drive two real plugins: mu-plugin-fake, built once
+// (testutil.Build), and mu-plugin-dd, this test binary run as a small
+// protocol.Serve plugin (ddplugin_test.go, through testutil.Main) for the
+// declarations the fake does not make (no lookup, receipt none, a file
+// kind, unfenced lookups).
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envDD) != "" {
-		os.Exit(runDD())
-	}
-	dir, err := os.MkdirTemp("", "replay-fake-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fakeBin = filepath.Join(dir, "mu-plugin-fake")
-	out, err := exec.Command("go", "build", "-o", fakeBin, "github.com/mu-org/mu-plugins/cmd/mu-plugin-fake").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building mu-plugin-fake: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testutil.Main(m, map[string]func(){"mu-plugin-dd": func() { os.Exit(runDD()) }})
 }
 
-// wire records one plugin's transcript.
-type wire struct {
-	mu    sync.Mutex
-	lines []caller.Event
-}
-
-func (w *wire) add(e caller.Event) {
-	w.mu.Lock()
-	w.lines = append(w.lines, e)
-	w.mu.Unlock()
-}
-
-// out returns the outbound lines calling method.
-func (w *wire) out(method string) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var r []string
-	for _, e := range w.lines {
-		if e.Dir == caller.Out && strings.Contains(string(e.Line), `"method":"`+method+`"`) {
-			r = append(r, string(e.Line))
-		}
-	}
-	return r
+// calls returns p's outbound lines calling method.
+func calls(p *drive.Plugin, method string) []string {
+	return p.Wire.Containing(caller.Out, `"method":"`+method+`"`)
 }
 
 // outMethods returns the method of every outbound line.
-func (w *wire) outMethods() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+func outMethods(p *drive.Plugin) []string {
 	var r []string
-	for _, e := range w.lines {
+	for _, l := range p.Wire.Lines(caller.Out) {
 		var m struct {
 			Method string `json:"method"`
 		}
-		if e.Dir == caller.Out && json.Unmarshal(e.Line, &m) == nil {
+		if json.Unmarshal([]byte(l), &m) == nil {
 			r = append(r, m.Method)
 		}
 	}
 	return r
 }
 
-type plug struct {
-	*caller.Plugin
-	w      *wire
-	stderr *bytes.Buffer
-}
-
-func startCfg(t *testing.T, cfg caller.Config) *plug {
+func startCfg(t *testing.T, cfg caller.Config) *drive.Plugin {
 	t.Helper()
-	pl := &plug{w: &wire{}, stderr: &bytes.Buffer{}}
-	cfg.Transcript = pl.w.add
 	cfg.Retries = -1
 	cfg.StopGrace = 2 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	p, err := caller.Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("start %s: %v", cfg.Name, err)
-	}
-	pl.Plugin = p
-	t.Cleanup(func() { p.Stop() })
-	return pl
+	return drive.Start(t, cfg)
 }
 
 // fake starts mu-plugin-fake on the world in state, with faults (nil:
 // none) and more flags.
-func fake(t *testing.T, state string, faults []map[string]any, args ...string) *plug {
+func fake(t *testing.T, state string, faults []map[string]any, args ...string) *drive.Plugin {
 	t.Helper()
-	argv := []string{fakeBin, "--state", state, "--turn-ms", "50"}
+	argv := []string{testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-fake"), "--state", state, "--turn-ms", "50"}
 	if faults != nil {
 		b, _ := json.Marshal(map[string]any{"faults": faults})
 		f := filepath.Join(t.TempDir(), "scenario.json")
@@ -129,7 +70,7 @@ func crash(method, fault string) []map[string]any {
 }
 
 // gone waits for a crashed plugin's stop to finish (its group empty).
-func gone(t *testing.T, p *plug) {
+func gone(t *testing.T, p *drive.Plugin) {
 	t.Helper()
 	select {
 	case <-p.Done():
@@ -139,12 +80,6 @@ func gone(t *testing.T, p *plug) {
 	if !caller.GroupEmpty(p.Pgid()) {
 		t.Fatal("the crashed plugin's group is not empty")
 	}
-}
-
-func tctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return c
 }
 
 func openJ(t *testing.T) *Journal {
@@ -222,9 +157,9 @@ func (w fakeWorld) deliveries(agent, text string) int {
 }
 
 // effect runs j.Effect and wants an unknown outcome with its intent kept.
-func unknownEffect(t *testing.T, j *Journal, p *plug, method string, params any) *Intent {
+func unknownEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, params any) *Intent {
 	t.Helper()
-	_, in, err := j.Effect(tctx(t), p.Plugin, method, "", params)
+	_, in, err := j.Effect(testutil.Context(t, time.Minute), p.Plugin, method, "", params)
 	if err == nil || in == nil {
 		t.Fatalf("%s: err %v, intent %v: want an unknown outcome", method, err, in)
 	}
@@ -234,18 +169,18 @@ func unknownEffect(t *testing.T, j *Journal, p *plug, method string, params any)
 	return in
 }
 
-func mustEffect(t *testing.T, j *Journal, p *plug, method string, params any) json.RawMessage {
+func mustEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, params any) json.RawMessage {
 	t.Helper()
-	res, in, err := j.Effect(tctx(t), p.Plugin, method, "", params)
+	res, in, err := j.Effect(testutil.Context(t, time.Minute), p.Plugin, method, "", params)
 	if err != nil || in != nil {
 		t.Fatalf("%s: %v (intent %v)", method, err, in)
 	}
 	return res
 }
 
-func resolve(t *testing.T, j *Journal, p *plug, in *Intent) Outcome {
+func resolve(t *testing.T, j *Journal, p *drive.Plugin, in *Intent) Outcome {
 	t.Helper()
-	out, err := j.Resolve(tctx(t), p.Plugin, in)
+	out, err := j.Resolve(testutil.Context(t, time.Minute), p.Plugin, in)
 	if err != nil {
 		t.Fatalf("resolve: %v", err)
 	}

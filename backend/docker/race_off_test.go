@@ -1,5 +1,0 @@
-//go:build !race
-
-package docker_test
-
-const raceEnabled = false

@@ -1,0 +1,48 @@
+package drive
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
+)
+
+// Baseline polls channel.baseline on the job jt until the harness reported
+// its first state (spawn readiness), and returns it; an error, or none
+// within testutil.Patience, fails the test.
+func Baseline(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.Target) *protocol.Baseline {
+	t.Helper()
+	var b *protocol.Baseline
+	testutil.Eventually(t, "channel.baseline not null", func() bool {
+		var err error
+		if b, err = p.Baseline(ctx, jt); err != nil {
+			t.Fatalf("channel.baseline: %v", err)
+		}
+		return b != nil
+	})
+	return b
+}
+
+// Settled watches the job jt for the turn past after (channel.watch) and
+// returns its observation; an error, a watch that ends otherwise, or none
+// within 2 minutes fails the test.
+func Settled(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.Target, after int64) protocol.Observation {
+	t.Helper()
+	w, err := p.Watch(ctx, protocol.WatchParams{Base: protocol.Base{Target: jt}, AfterRuns: &after}, 0)
+	if err != nil {
+		t.Fatalf("channel.watch: %v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	n, err := w.Wait(wctx)
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	if n.Settled == nil {
+		t.Fatalf("watch ended with %+v, not settled", n)
+	}
+	return n.Settled.Observation
+}
