@@ -7,7 +7,6 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -64,10 +63,9 @@ type Backend struct {
 	log      *slog.Logger
 	instance string
 	self     creator // this process, as acquire records it on a container
-	// engineErr, when set, is every call's answer: an endpoint the plugin
-	// cannot use (ssh://). The plugin still loads, and host check says it.
-	engineErr error
-	reached   atomic.Bool // the Engine answered once (reach)
+	// ssh is an ssh:// endpoint's SSH connection (nil for unix://, tcp://).
+	ssh     *sshEngine
+	reached atomic.Bool // the Engine answered once (reach)
 
 	mu        sync.Mutex
 	pools     map[string]*pool  // container ID → its exec channels
@@ -79,27 +77,22 @@ type Backend struct {
 var namePrefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$`)
 
 // Open builds the Backend for cfg.Endpoint, with a client for it. It asks
-// the Engine nothing (the first call does, bounded: see reach), so a plugin
-// whose Engine is down or hangs still answers the handshake. An endpoint
-// the plugin cannot use yet (ssh://) still opens: every call answers its
-// human error.
+// the Engine nothing, and an ssh:// endpoint's host neither (the first call
+// does, bounded: see reach), so a plugin whose Engine is down or hangs
+// still answers the handshake.
 func Open(cfg Config, log *slog.Logger) (*Backend, error) {
-	var api engine
-	c, err := cfg.Endpoint.NewClient()
-	var pe *protocol.Error
-	switch {
-	case errors.As(err, &pe):
-	case err != nil:
-		return nil, err
-	default:
-		api = c
-	}
-	b, err := New(cfg, api, log)
+	c, err := cfg.Endpoint.NewClient(log)
 	if err != nil {
 		return nil, err
 	}
-	if pe != nil {
-		b.engineErr = pe
+	b, err := New(cfg, c, log)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	b.ssh = c.ssh
+	if cfg.Endpoint.Scheme() != "ssh" && cfg.Endpoint.SSH.set() {
+		b.log.Warn("--ssh-* flags are for an ssh:// endpoint: unused", "endpoint", cfg.Endpoint.String())
 	}
 	b.log.Info("the Docker Engine", "endpoint", cfg.Endpoint.String(), "from", cfg.Endpoint.Source, "instance", b.instance)
 	return b, nil
@@ -191,7 +184,8 @@ func (b *Backend) Handlers() map[string]protocol.Handler {
 }
 
 // Stop ends whatever the plugin still runs: local git helpers and the exec
-// channels (each channel's shell exits on its stdin's EOF).
+// channels (each channel's shell exits on its stdin's EOF), then an ssh://
+// endpoint's SSH connection.
 func (b *Backend) Stop(ctx context.Context) {
 	proc.KillAll()
 	b.mu.Lock()
@@ -203,6 +197,9 @@ func (b *Backend) Stop(ctx context.Context) {
 	b.mu.Unlock()
 	for _, p := range pools {
 		p.close()
+	}
+	if b.ssh != nil {
+		b.ssh.Close()
 	}
 }
 

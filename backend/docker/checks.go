@@ -12,19 +12,30 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// reachSteps are the reach phase's steps, in order.
+// reachSteps are the reach phase's steps, in order; an ssh:// endpoint's
+// have "ssh" (its SSH connection) after "endpoint".
 var reachSteps = []string{"endpoint", "ping", "api", "image", "container", "git"}
 
-// steps collects a phase's steps.
-type steps []protocol.Step
-
-func (s *steps) add(step string, ok protocol.StepOK, format string, args ...any) {
-	*s = append(*s, protocol.Step{Step: step, OK: ok, Detail: fmt.Sprintf(format, args...)})
+func (b *Backend) reachSteps() []string {
+	if b.ssh == nil {
+		return reachSteps
+	}
+	return append([]string{reachSteps[0], "ssh"}, reachSteps[1:]...)
 }
 
-// skipRest marks every reach step after the last one added as skipped.
+// steps collects a phase's steps, of the given order.
+type steps struct {
+	order []string
+	list  []protocol.Step
+}
+
+func (s *steps) add(step string, ok protocol.StepOK, format string, args ...any) {
+	s.list = append(s.list, protocol.Step{Step: step, OK: ok, Detail: fmt.Sprintf(format, args...)})
+}
+
+// skipRest marks every step after the last one added as skipped.
 func (s *steps) skipRest(why string) {
-	for _, name := range reachSteps[len(*s):] {
+	for _, name := range s.order[len(s.list):] {
 		s.add(name, protocol.StepSkipped, "%s", why)
 	}
 }
@@ -41,17 +52,24 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 	if err := b.checkInstance(p.Target); err != nil {
 		return nil, err
 	}
-	s := steps{}
+	s := steps{order: b.reachSteps(), list: []protocol.Step{}}
 	if p.Phase != protocol.PhaseReach {
-		return s, nil
+		return s.list, nil
 	}
 	ep := b.cfg.Endpoint
-	if b.engineErr != nil {
-		s.add("endpoint", protocol.StepFailed, "%s", withRemedy(b.engineErr))
-		s.skipRest("no usable endpoint")
-		return s, nil
-	}
 	s.add("endpoint", protocol.StepPassed, "%s, chosen by %s (instance %s)", ep, ep.Source, b.instance)
+	if b.ssh != nil {
+		cl, err := b.ssh.connect(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			s.add("ssh", protocol.StepFailed, "%s", withRemedy(err))
+			s.skipRest("no SSH connection to the Engine's host")
+			return s.list, nil
+		}
+		s.add("ssh", protocol.StepPassed, "%s", b.ssh.detail(cl))
+	}
 	ping, err := b.ping(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -59,14 +77,14 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 		}
 		s.add("ping", protocol.StepFailed, "%s", withRemedy(err))
 		s.skipRest("the Engine is unreachable")
-		return s, nil
+		return s.list, nil
 	}
 	b.reached.Store(true)
 	s.add("ping", protocol.StepPassed, "the Docker Engine at %s answered", ep.Host)
 	s.add("api", protocol.StepPassed, "API %s (Engine offers %s)", b.api.ClientVersion(), ping.APIVersion)
 	if ctr := p.Target.Host.Handle; ctr != "" {
 		b.hostSteps(ctx, &s, ctr)
-		return s, nil
+		return s.list, nil
 	}
 	switch image := b.cfg.Image; {
 	case image == "":
@@ -76,7 +94,7 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call) (any, err
 	}
 	s.add("container", protocol.StepSkipped, "no host handle in the target")
 	s.skipRest("no running container")
-	return s, nil
+	return s.list, nil
 }
 
 // hostSteps are the image, container and git steps of a host's container.

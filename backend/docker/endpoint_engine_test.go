@@ -242,29 +242,6 @@ func TestInstanceFromTheEndpoint(t *testing.T) {
 	}
 }
 
-// An ssh:// endpoint is not dialled yet: the plugin loads, and every call
-// is a hand-back saying so (not a DNS error about "user@host").
-func TestSSHEndpointIsAHumanError(t *testing.T) {
-	t.Setenv("DOCKER_HOST", "ssh://me@gpu.invalid:2222")
-	p := startRaw(t, newPrefix())
-	t.Cleanup(func() { p.stop(t) })
-	p.must(t, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
-	for _, m := range []string{"host.acquire", "host.lookup"} {
-		params := acquireParams("key-ssh", nil)
-		if m == "host.lookup" {
-			params = lookupParams("key-ssh", true)
-		}
-		err := p.call(t, m, params, nil)
-		if err == nil || err.Data.Kind != "human" || !strings.Contains(err.Message, "ssh://me@gpu.invalid:2222") ||
-			!strings.Contains(err.Message, "does not support yet") || err.Data.Remedy == "" || strings.Contains(err.Message, "no such host") {
-			t.Errorf("%s on an ssh:// endpoint: %v", m, err)
-		}
-	}
-	if s := reachSteps(t, p, "")["endpoint"]; s.OK != protocol.StepFailed || !strings.Contains(s.Detail, "ssh://") {
-		t.Errorf("endpoint step: %+v", s)
-	}
-}
-
 // Several Engines are several registrations: a link to the binary named
 // mu-plugin-docker-gpu declares the name docker-gpu and a channel of that
 // name (a channel's name is unique among registered plugins), and its

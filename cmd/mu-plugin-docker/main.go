@@ -32,6 +32,7 @@ func main() {
 func flags(fs *flag.FlagSet) func(context.Context, *slog.Logger) (protocol.Options, error) {
 	var cfg docker.Config
 	var dockerContext string
+	var sshFlags docker.SSHFlags
 	cfg.Labels = map[string]string{}
 	fs.StringVar(&dockerContext, "context", "", "the docker context whose Engine to use (else DOCKER_HOST, DOCKER_CONTEXT, the current context: as the docker CLI)")
 	fs.StringVar(&cfg.Image, "image", "", "a host's image (the image param overrides it); never pulled. No default: see docs/docker.md, Images")
@@ -47,8 +48,12 @@ func flags(fs *flag.FlagSet) func(context.Context, *slog.Logger) (protocol.Optio
 		cfg.Labels[k] = v
 		return nil
 	})
+	sshFlags.Register(fs)
 	return func(_ context.Context, log *slog.Logger) (protocol.Options, error) {
 		ep, err := docker.ResolveEndpoint(dockerContext, os.Getenv)
+		if err == nil {
+			err = ep.UseSSH(sshFlags)
+		}
 		if err != nil {
 			return protocol.Options{}, err
 		}
