@@ -14,7 +14,7 @@ import (
 
 // startEnv starts the plugin with env set over the test's environment (an
 // empty value unsets: every Docker variable reads empty as unset).
-func startEnv(t *testing.T, env map[string]string, args ...string) *plugin {
+func startEnv(t testing.TB, env map[string]string, args ...string) *plugin {
 	t.Helper()
 	testimage.Ensure(t) // with the test's own environment, before env changes it
 	for k, v := range env {

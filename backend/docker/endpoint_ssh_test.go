@@ -54,15 +54,18 @@ func (e sshEndpoint) logins() int { return strings.Count(e.srv.LogText(), "Accep
 // The whole host flow over an ssh:// endpoint whose path names the socket
 // (a relay in front of the Engine that counts connections): every Engine
 // call, the pooled exec channels (several at once) and git's bridge go
-// through it. The plugin makes one SSH connection for all its traffic; the
-// bridge, a process of its own pinned to the endpoint, one more. Host
-// check names the endpoint and the SSH route, the instance derives from
-// the address as for any endpoint, and the log says where it connected.
+// through it, all over the plugin's one SSH connection (the bridge, a
+// process of its own, through a socket the plugin serves for the call's
+// length, gone after it). Host check names the endpoint and the SSH route,
+// the instance derives from the address as for any endpoint, and the log
+// says where it connected.
 func TestSSHEndpoint(t *testing.T) {
 	proxy, sock := startUnixProxy(t)
 	e := newSSHEndpoint(t, testsshd.Options{Root: true}, strings.TrimPrefix(sock, "unix://"))
 	logFile := filepath.Join(t.TempDir(), "plugin.log")
-	p := startEnv(t, e.env(), append(e.flags, "--log-file", logFile, "--log-level", "info")...)
+	env := e.env()
+	env["TMPDIR"] = t.TempDir() // where the bridge's socket lives, for the call only
+	p := startEnv(t, env, append(e.flags, "--log-file", logFile, "--log-level", "info")...)
 	if want := (dockerb.Endpoint{Host: e.host}).Instance(); p.decl.Instance != want {
 		t.Errorf("instance %q, want %q (from the address)", p.decl.Instance, want)
 	}
@@ -72,6 +75,9 @@ func TestSSHEndpoint(t *testing.T) {
 	hostFlow(t, p, "key-ssh") // acquire, exec, push (the bridge), release
 	if proxy.conns.Load() == 0 {
 		t.Fatalf("nothing went through the socket the endpoint names")
+	}
+	if left, _ := os.ReadDir(env["TMPDIR"]); len(left) != 0 {
+		t.Errorf("the bridge's socket outlived its call: %v", left)
 	}
 
 	h := p.acquire(t, "key-ssh-pool", nil).Handle
@@ -87,8 +93,8 @@ func TestSSHEndpoint(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := e.logins(); n != 2 {
-		t.Errorf("%d SSH logins, want 2: the plugin's one connection and the bridge's", n)
+	if n := e.logins(); n != 1 {
+		t.Errorf("%d SSH logins, want 1: the plugin's one connection carries everything, git's bridge included", n)
 	}
 
 	steps := reachSteps(t, p, h)
