@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -447,5 +448,51 @@ func TestPinEnvCarriesTheSSHSettings(t *testing.T) {
 	}
 	if err := e.UseSSH(dockerb.SSHFlags{KnownHosts: filepath.Join(dir, "missing")}); err == nil || !strings.Contains(err.Error(), "--ssh-known-hosts") {
 		t.Errorf("a missing --ssh-known-hosts: %v", err)
+	}
+}
+
+// Through a running ControlMaster (the ssh_config's ControlPath, started by
+// `ssh -M` beforehand): the whole host flow, several exec channels at once
+// included, goes through the master, so the server sees no login but the
+// master's; the ssh step names the master.
+func TestSSHEndpointThroughAControlMaster(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{Root: true})
+	ctl := filepath.Join(shortTemp(t), "ctl")
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(cfg, []byte(s.HostBlock("engine")+"  ControlMaster auto\n  ControlPath "+ctl+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	master := exec.Command("ssh", "-F", cfg, "-M", "-S", ctl, "-N", "-o", "ControlPersist=no", "engine")
+	if err := master.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = master.Process.Kill(); _ = master.Wait() })
+	for i := 0; exec.Command("ssh", "-F", cfg, "-S", ctl, "-O", "check", "engine").Run() != nil; i++ {
+		if i == 1000 {
+			t.Fatal("the ControlMaster never answered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p := startEnv(t, map[string]string{"DOCKER_HOST": "ssh://engine", "DOCKER_CONTEXT": ""}, "--ssh-config", cfg)
+	hostFlow(t, p, "key-ssh-master")
+	h := p.acquire(t, "key-ssh-master-pool", nil).Handle
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r protocol.ExecResult
+			if err := p.call(t, "link.exec", execParams(h, fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60_000), &r); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
+				t.Errorf("exec %d: %v %+v", i, err, r)
+			}
+		}()
+	}
+	wg.Wait()
+	if s := reachSteps(t, p, h)["ssh"]; s.OK != protocol.StepPassed || !strings.Contains(s.Detail, "ControlMaster") {
+		t.Errorf("ssh step: %+v", s)
+	}
+	p.must(t, "host.release", keyParams("key-ssh-master-pool"), nil)
+	if n := strings.Count(s.LogText(), "Accepted publickey"); n != 1 {
+		t.Errorf("%d SSH logins, want the master's alone", n)
 	}
 }
