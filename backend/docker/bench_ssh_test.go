@@ -49,6 +49,37 @@ func BenchmarkSSHExecTrue(b *testing.B) {
 	}
 }
 
+// BenchmarkSSHExecTrueCold is the same as each mu invocation sees it: a
+// fresh plugin (start, handshake, the SSH login, the Engine's ping, an
+// exec channel, `true`, stop) against one `docker -H ssh://… exec CTR true`.
+func BenchmarkSSHExecTrueCold(b *testing.B) {
+	s := testsshd.Start(b, testsshd.Options{Root: true})
+	host := fmt.Sprintf("ssh://root@127.0.0.1:%d", s.Port)
+	flags := []string{"--ssh-config", "/dev/null", "--ssh-known-hosts", s.KnownHosts, "--ssh-identity", s.UserKey}
+	first := startEnv(b, map[string]string{"DOCKER_HOST": host, "DOCKER_CONTEXT": ""}, flags...)
+	h := first.acquire(b, "bench-ssh-cold", nil).Handle
+	b.Run("plugin", func(b *testing.B) {
+		for b.Loop() {
+			p := startRaw(b, first.prefix, flags...)
+			p.must(b, "initialize", map[string]any{"protocol": map[string]int{"min": 1, "max": 1}, "mu": "5"}, nil)
+			if r := p.run(b, h, "true"); exitCode(r) != "0" {
+				b.Fatalf("exec: %+v", r)
+			}
+			p.stop(b)
+		}
+	})
+	path := sshShim(b, s, "")
+	b.Run("docker-cli-ssh", func(b *testing.B) {
+		for b.Loop() {
+			cmd := exec.Command("docker", "exec", h, "true")
+			cmd.Env = append(os.Environ(), "PATH="+path, "DOCKER_HOST="+host)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("docker -H %s exec: %v: %s", host, err, out)
+			}
+		}
+	})
+}
+
 // sshShim is a PATH whose `ssh` is OpenSSH with a config of its own for
 // s (extra appended to its Host block, DIR in it the shim's directory); a ControlMaster it starts is
 // stopped when the benchmark ends.

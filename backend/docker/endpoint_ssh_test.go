@@ -496,3 +496,18 @@ func TestSSHEndpointThroughAControlMaster(t *testing.T) {
 		t.Errorf("%d SSH logins, want the master's alone", n)
 	}
 }
+
+// --ssh-* flags with an endpoint that is not ssh:// are unused, and the log
+// says so.
+func TestSSHFlagsWithAnotherEndpoint(t *testing.T) {
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(kh, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(t.TempDir(), "plugin.log")
+	p := startEnv(t, map[string]string{"DOCKER_HOST": "unix://" + engineSocket()}, "--ssh-known-hosts", kh, "--log-file", logFile)
+	p.stop(t)
+	if log, _ := os.ReadFile(logFile); !strings.Contains(string(log), "--ssh-* flags are for an ssh:// endpoint: unused") {
+		t.Errorf("the log does not say the --ssh-* flags are unused:\n%s", log)
+	}
+}
