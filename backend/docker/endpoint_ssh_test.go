@@ -2,14 +2,12 @@ package docker_test
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -326,60 +324,10 @@ func TestSSHEndpointRedials(t *testing.T) {
 			t.Fatalf("no exec succeeded within 3 tries after cut %d", cut)
 		}
 	}
-	if n := relay.accepted.Load(); n != 3 {
+	if n := relay.conns.Load(); n != 3 {
 		t.Errorf("%d SSH connections, want 3 (one, and one after each cut)", n)
 	}
 	p.must(t, "host.release", keyParams("key-ssh-redial"), nil)
-}
-
-// tcpRelay relays TCP connections to an address, and cuts them on demand.
-type tcpRelay struct {
-	ln       net.Listener
-	accepted atomic.Int64
-	mu       sync.Mutex
-	open     []net.Conn
-}
-
-func startTCPRelay(t testing.TB, to string) *tcpRelay {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &tcpRelay{ln: ln}
-	t.Cleanup(func() { ln.Close(); r.cut() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", to)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			r.accepted.Add(1)
-			r.mu.Lock()
-			r.open = append(r.open, c, up)
-			r.mu.Unlock()
-			go func() { _, _ = io.Copy(up, c); up.Close() }()
-			go func() { _, _ = io.Copy(c, up); c.Close() }()
-		}
-	}()
-	return r
-}
-
-func (r *tcpRelay) port() int { return r.ln.Addr().(*net.TCPAddr).Port }
-
-// cut closes every relayed connection.
-func (r *tcpRelay) cut() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range r.open {
-		c.Close()
-	}
-	r.open = nil
 }
 
 // The socket look travels inside single quotes on the remote command line.
@@ -426,13 +374,7 @@ func TestPinEnvCarriesTheSSHSettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		env := map[string]string{}
-		for k, v := range hostile {
-			env[k] = v
-		}
-		for k, v := range ep.PinEnv(func(k string) string { return c.env[k] }) {
-			env[k] = v
-		}
+		env := pinnedOver(hostile, ep, c.env)
 		again, err := dockerb.PinnedEndpoint(func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatalf("resolving the pinned env %v: %v", env, err)
