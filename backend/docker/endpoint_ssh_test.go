@@ -52,7 +52,8 @@ func (e sshEndpoint) logins() int { return strings.Count(e.srv.LogText(), "Accep
 
 // The whole host flow over an ssh:// endpoint whose path names the socket
 // (a relay in front of the Engine that counts connections): every Engine
-// call, the pooled exec channels (several at once) and git's bridge go
+// call, the pooled exec channels (six at once, on a server whose
+// MaxSessions is 2: they are channels, not sessions) and git's bridge go
 // through it, all over the plugin's one SSH connection (the bridge, a
 // process of its own, through a socket the plugin serves for the call's
 // length, gone after it). Host check names the endpoint and the SSH route,
@@ -60,7 +61,7 @@ func (e sshEndpoint) logins() int { return strings.Count(e.srv.LogText(), "Accep
 // says where it connected.
 func TestSSHEndpoint(t *testing.T) {
 	proxy, sock := startUnixProxy(t)
-	e := newSSHEndpoint(t, testsshd.Options{Root: true}, strings.TrimPrefix(sock, "unix://"))
+	e := newSSHEndpoint(t, testsshd.Options{Root: true, MaxSessions: 2}, strings.TrimPrefix(sock, "unix://"))
 	logFile := filepath.Join(t.TempDir(), "plugin.log")
 	env := e.env()
 	env["TMPDIR"] = t.TempDir() // where the bridge's socket lives, for the call only
