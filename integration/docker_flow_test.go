@@ -29,8 +29,12 @@ func execOK(t testing.TB, ctx context.Context, p *started, tg protocol.Target, s
 // the commit collected with fetch, job.stop, release.
 func TestDockerSpawnToRelease(t *testing.T) {
 	e := getEnv(t)
+	spawnToRelease(t, e, startPlugin(t, e.dockerPlugin()))
+}
+
+// spawnToRelease is the whole flow with p, a mu-plugin-docker.
+func spawnToRelease(t *testing.T, e *Env, p *started) {
 	ctx := testutil.Context(t, 5*time.Minute)
-	p := startPlugin(t, e.dockerPlugin())
 	run := randHex(4)
 	hostKey := "flow-" + run
 	host := acquireHost(t, p, hostKey)

@@ -24,9 +24,10 @@ type Env struct {
 	Project    string // the compose project name
 	Key        string // the test user's private key
 	KnownHosts string
-	SSHConfig  string // Host bastion, host-a (direct), host-b (ProxyJump bastion)
+	SSHConfig  string // Host bastion, host-a and engine-host (direct), host-b and engine-jump (ProxyJump bastion to engine-host)
 	Bastion    string // 127.0.0.1:port
 	HostA      string // 127.0.0.1:port
+	EngineHost string // 127.0.0.1:port of the sshd that reaches the Engine's socket
 	Bin        string // the built plugins
 }
 
@@ -59,9 +60,13 @@ func loadEnv() (*Env, error) {
 	if e.HostA, err = port(e.Project, "host-a"); err != nil {
 		return nil, err
 	}
+	if e.EngineHost, err = port(e.Project, "engine-host"); err != nil {
+		return nil, err
+	}
 	// known_hosts from each container's own host key, read over docker exec.
 	var kh strings.Builder
-	for _, svc := range []struct{ name, addr string }{{"bastion", e.Bastion}, {"host-a", e.HostA}, {"host-b", "host-b"}} {
+	for _, svc := range []struct{ name, addr string }{{"bastion", e.Bastion}, {"host-a", e.HostA}, {"host-b", "host-b"},
+		{"engine-host", e.EngineHost}, {"engine-host", "engine-host"}} {
 		pub, err := waitHostKey(e.Project, svc.name)
 		if err != nil {
 			return nil, err
@@ -78,6 +83,7 @@ func loadEnv() (*Env, error) {
 	}
 	bh, bp, _ := strings.Cut(e.Bastion, ":")
 	ah, ap, _ := strings.Cut(e.HostA, ":")
+	eh, ep, _ := strings.Cut(e.EngineHost, ":")
 	cfg := fmt.Sprintf(`Host bastion
   HostName %s
   Port %s
@@ -87,6 +93,12 @@ Host host-a
 Host host-b
   HostName host-b
   ProxyJump bastion
+Host engine-host
+  HostName %s
+  Port %s
+Host engine-jump
+  HostName engine-host
+  ProxyJump bastion
 Host *
   User mu
   IdentityFile %s
@@ -94,7 +106,7 @@ Host *
   UserKnownHostsFile %s
   StrictHostKeyChecking yes
   ConnectTimeout 5
-`, bh, bp, ah, ap, e.Key, e.KnownHosts)
+`, bh, bp, ah, ap, eh, ep, e.Key, e.KnownHosts)
 	e.SSHConfig = filepath.Join(e.Dir, "ssh_config")
 	return e, os.WriteFile(e.SSHConfig, []byte(cfg), 0o600)
 }
@@ -149,7 +161,7 @@ func waitHostKey(project, svc string) (string, error) {
 // environment is what the suite claims it is.
 func TestEnvironmentReachable(t *testing.T) {
 	e := getEnv(t)
-	for _, host := range []string{"host-a", "host-b"} {
+	for _, host := range []string{"host-a", "host-b", "engine-host", "engine-jump"} {
 		var out []byte
 		var err error
 		for i := 0; i < 50; i++ { // sshd may still be starting
@@ -162,6 +174,12 @@ func TestEnvironmentReachable(t *testing.T) {
 		if err != nil || strings.TrimSpace(string(out)) != "ok mu" {
 			t.Fatalf("ssh %s: %v: %s", host, err, out)
 		}
+	}
+	// engine-host's user may open the Engine's socket, as a remote Engine's
+	// SSH user must (its group), and has no docker CLI to run.
+	out, err := exec.Command("ssh", "-F", e.SSHConfig, "engine-host", "test -r /var/run/docker.sock && test -w /var/run/docker.sock && ! command -v docker && echo ok").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("engine-host: mu cannot open the Engine's socket, or has a docker CLI: %v: %s", err, out)
 	}
 	// The bastion only allows jumping.
 	if out, err := exec.Command("ssh", "-F", e.SSHConfig, "bastion", "echo", "shell").CombinedOutput(); err == nil || strings.Contains(string(out), "shell") {

@@ -125,6 +125,14 @@ func (e *Env) dockerPlugin(extra ...string) spec {
 	return spec{"docker", append(argv, extra...)}
 }
 
+// dockerOverSSH is mu-plugin-docker with the run's ssh config
+// (--ssh-config), and the environment that makes its Engine ssh://DEST:
+// engine-host directly, or engine-jump through the bastion.
+func (e *Env) dockerOverSSH(dest string, extra ...string) (spec, []string) {
+	return e.dockerPlugin(append([]string{"--ssh-config", e.SSHConfig}, extra...)...),
+		[]string{"DOCKER_HOST=ssh://" + dest, "DOCKER_CONTEXT="}
+}
+
 // started is a running plugin with its watcher.
 type started struct {
 	*caller.Plugin
@@ -136,21 +144,28 @@ type started struct {
 // is checked the same way.
 func startPlugin(t testing.TB, s spec) *started {
 	t.Helper()
-	p, err := startPluginErr(t, s)
+	return startPluginEnv(t, s)
+}
+
+// startPluginEnv is startPlugin with env (KEY=VALUE) in the plugin's
+// environment beyond mu's.
+func startPluginEnv(t testing.TB, s spec, env ...string) *started {
+	t.Helper()
+	p, err := startPluginErr(t, s, env...)
 	if err != nil {
 		t.Fatalf("starting mu-plugin-%s: %v", s.name, err)
 	}
 	return p
 }
 
-func startPluginErr(t testing.TB, s spec) (*started, error) {
+func startPluginErr(t testing.TB, s spec, env ...string) (*started, error) {
 	w := &watcher{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := caller.Start(ctx, caller.Config{
 		Name:       s.name,
 		Argv:       s.argv,
-		Env:        []string{"MU_PLUGIN_CANARY=" + canary},
+		Env:        append([]string{"MU_PLUGIN_CANARY=" + canary}, env...),
 		Stderr:     w,
 		Transcript: w.event,
 	})

@@ -7,7 +7,6 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -59,6 +58,8 @@ type Config struct {
 	// is rolled back by lookup. 0 is InFlightMs; less than InFlightMs is for
 	// tests only (a live acquire could lose its container).
 	AbandonAfter time.Duration
+	// SSH is the SSH layer's settings for an ssh:// endpoint (--ssh-*).
+	SSH SSHFlags
 }
 
 // Flags registers the plugin's flags on fs, bound to c.
@@ -80,6 +81,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 		c.Labels[k] = v
 		return nil
 	})
+	c.SSH.Register(fs)
 }
 
 // Open resolves the Engine from --context and the environment, as the
@@ -87,6 +89,9 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 // Serve options.
 func (c *Config) Open(_ context.Context, log *slog.Logger) (protocol.Options, error) {
 	ep, err := ResolveEndpoint(c.Context, os.Getenv)
+	if err == nil {
+		err = ep.UseSSH(c.SSH)
+	}
 	if err != nil {
 		return protocol.Options{}, err
 	}
@@ -105,10 +110,9 @@ type Backend struct {
 	log      *slog.Logger
 	instance string
 	self     creator // this process, as acquire records it on a container
-	// engineErr, when set, is every call's answer: an endpoint the plugin
-	// cannot use (ssh://). The plugin still loads, and host check says it.
-	engineErr error
-	reached   atomic.Bool // the Engine answered once (reach)
+	// ssh is an ssh:// endpoint's SSH connection (nil for unix://, tcp://).
+	ssh     *sshEngine
+	reached atomic.Bool // the Engine answered once (reach)
 
 	mu        sync.Mutex
 	pools     map[string]*pool  // container ID → its exec channels
@@ -120,27 +124,22 @@ type Backend struct {
 var namePrefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$`)
 
 // Open builds the Backend for cfg.Endpoint, with a client for it. It asks
-// the Engine nothing (the first call does, bounded: see reach), so a plugin
-// whose Engine is down or hangs still answers the handshake. An endpoint
-// the plugin cannot use yet (ssh://) still opens: every call answers its
-// human error.
+// the Engine nothing, and an ssh:// endpoint's host neither (the first call
+// does, bounded: see reach), so a plugin whose Engine is down or hangs
+// still answers the handshake.
 func Open(cfg Config, log *slog.Logger) (*Backend, error) {
-	var api engine
-	c, err := cfg.Endpoint.NewClient()
-	var pe *protocol.Error
-	switch {
-	case errors.As(err, &pe):
-	case err != nil:
-		return nil, err
-	default:
-		api = c
-	}
-	b, err := New(cfg, api, log)
+	c, err := cfg.Endpoint.NewClient(log)
 	if err != nil {
 		return nil, err
 	}
-	if pe != nil {
-		b.engineErr = pe
+	b, err := New(cfg, c, log)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	b.ssh = c.ssh
+	if cfg.Endpoint.Scheme() != "ssh" && cfg.Endpoint.SSH.set() {
+		b.log.Warn("--ssh-* flags are for an ssh:// endpoint: unused", "endpoint", cfg.Endpoint.String())
 	}
 	b.log.Info("the Docker Engine", "endpoint", cfg.Endpoint.String(), "from", cfg.Endpoint.Source, "instance", b.instance)
 	return b, nil
@@ -257,7 +256,8 @@ func (b *Backend) sameInstance(next protocol.Handler) protocol.Handler {
 }
 
 // Stop ends whatever the plugin still runs: local git helpers and the exec
-// channels (each channel's shell exits on its stdin's EOF).
+// channels (each channel's shell exits on its stdin's EOF), then an ssh://
+// endpoint's SSH connection.
 func (b *Backend) Stop(ctx context.Context) {
 	proc.KillAll()
 	b.mu.Lock()
@@ -269,6 +269,9 @@ func (b *Backend) Stop(ctx context.Context) {
 	b.mu.Unlock()
 	for _, p := range pools {
 		p.close()
+	}
+	if b.ssh != nil {
+		b.ssh.Close()
 	}
 }
 

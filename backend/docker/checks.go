@@ -13,24 +13,39 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// reachSteps are the reach phase's steps, in order.
+// reachSteps are the reach phase's steps, in order; an ssh:// endpoint's
+// have "ssh" (its SSH connection) after "endpoint".
 var reachSteps = []string{"endpoint", "ping", "api", "image", "container", "git"}
+
+func (b *Backend) reachSteps() []string {
+	if b.ssh == nil {
+		return reachSteps
+	}
+	return append([]string{reachSteps[0], "ssh"}, reachSteps[1:]...)
+}
 
 // checkSteps serves link.checkSteps. The reach phase: the endpoint (and
 // what chose it), Engine ping (bounded by ReachTimeout), API version,
 // image present, container running, git present. Other phases have no
 // steps of this plugin's.
 func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
-	s := gitlink.NewSteps(reachSteps...)
+	s := gitlink.NewSteps(b.reachSteps()...)
 	if p.Phase != protocol.PhaseReach {
 		return s.List(), nil
 	}
 	ep := b.cfg.Endpoint
-	if b.engineErr != nil {
-		s.Fail("endpoint", withRemedy(b.engineErr))
-		return s.SkipRest("no usable endpoint"), nil
-	}
 	s.Pass("endpoint", fmt.Sprintf("%s, chosen by %s (instance %s)", ep, ep.Source, b.instance))
+	if b.ssh != nil {
+		cl, err := b.ssh.connect(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			s.Fail("ssh", withRemedy(err))
+			return s.SkipRest("no SSH connection to the Engine's host"), nil
+		}
+		s.Pass("ssh", b.ssh.detail(cl))
+	}
 	ping, err := b.ping(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

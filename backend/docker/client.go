@@ -45,14 +45,29 @@ type engine interface {
 
 var _ engine = (*client.Client)(nil)
 
-// NewClient is a client for the Engine the environment names, chosen as
-// the docker CLI chooses it (ResolveEndpoint, no --context). The plugin's
-// sub-commands use it: the plugin pins their environment to its endpoint
-// (Endpoint.PinEnv).
-func NewClient() (*client.Client, error) {
-	ep, err := ResolveEndpoint("", os.Getenv)
+// NewClient is a client for the Engine the plugin's sub-commands (a job's
+// view, git's bridge) address: pinnedEndpoint's.
+func NewClient() (*Client, error) {
+	ep, err := pinnedEndpoint(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	return ep.NewClient()
+	return ep.NewClient(nil)
+}
+
+// pinnedEndpoint is the endpoint a sub-command's environment names: chosen
+// as the docker CLI chooses it (ResolveEndpoint, no --context), with the SSH
+// settings of an ssh:// endpoint. The plugin pins that environment to its
+// own endpoint (Endpoint.PinEnv).
+func pinnedEndpoint(getenv func(string) string) (Endpoint, error) {
+	ep, err := ResolveEndpoint("", getenv)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	if ep.Scheme() == "ssh" {
+		if err := ep.UseSSH(sshFlagsFromEnv(getenv)); err != nil {
+			return Endpoint{}, err
+		}
+	}
+	return ep, nil
 }

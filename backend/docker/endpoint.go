@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -20,8 +21,6 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-
-	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // Endpoint is the Engine a registration addresses, chosen exactly as the
@@ -35,8 +34,10 @@ type Endpoint struct {
 	// else ~/.docker (config.json and the context store live there).
 	ConfigDir string
 	// TLS is the TLS material of a tcp:// endpoint; nil is plain HTTP. A
-	// socket (unix://) never uses TLS, as in the CLI.
+	// socket (unix://, ssh://) never uses TLS, as in the CLI.
 	TLS *TLSData
+	// SSH is how an ssh:// endpoint is dialled (the --ssh-* flags, UseSSH).
+	SSH SSHFlags
 }
 
 // TLSData is an endpoint's TLS material (PEM), as the CLI's context store
@@ -197,6 +198,11 @@ func contextEndpoint(dir, name string) (Endpoint, error) {
 	if ep.Host == "" {
 		ep.Host = defaultUnixHost
 	}
+	if ep.Scheme() == "ssh" {
+		if _, _, err := sshTarget(ep.Host); err != nil {
+			return Endpoint{}, fmt.Errorf("context %q: %w", name, err)
+		}
+	}
 	tlsDir := filepath.Join(dir, "contexts", "tls", id, "docker")
 	t := &TLSData{SkipVerify: d.SkipTLSVerify, Dir: tlsDir}
 	haveFiles := false
@@ -261,6 +267,9 @@ func parseHost(useTLS bool, v string) (string, error) {
 	case "tcp":
 		return parseTCP(v, addr)
 	case "ssh":
+		if _, _, err := sshTarget(v); err != nil {
+			return "", fmt.Errorf("DOCKER_HOST: %w", err)
+		}
 		return v, nil
 	}
 	return "", fmt.Errorf("DOCKER_HOST %q: want unix://, tcp:// or ssh://", v)
@@ -329,10 +338,27 @@ func (e Endpoint) Instance() string {
 	return "docker-" + hex.EncodeToString(sum[:8])
 }
 
+// Client is a Docker API client for an endpoint. Close ends its
+// connections, and the SSH connection an ssh:// endpoint rides on.
+type Client struct {
+	*client.Client
+	ssh *sshEngine // nil unless ssh://
+}
+
+// Close closes the client and what it rides on.
+func (c *Client) Close() error {
+	err := c.Client.Close()
+	if c.ssh != nil {
+		c.ssh.Close()
+	}
+	return err
+}
+
 // NewClient is a client for the endpoint. It dials nothing: the first call
-// does. An ssh:// endpoint is a human error for now: see sshUnsupported.
-func (e Endpoint) NewClient() (*client.Client, error) {
+// does. log is the SSH layer's log for an ssh:// endpoint (nil: none).
+func (e Endpoint) NewClient(log *slog.Logger) (*Client, error) {
 	opts := []client.Opt{client.WithAPIVersionFromEnv()}
+	var se *sshEngine
 	switch e.Scheme() {
 	case "unix":
 		opts = append(opts, client.WithHost(e.Host))
@@ -349,22 +375,22 @@ func (e Endpoint) NewClient() (*client.Client, error) {
 		}
 		opts = append(opts, client.WithHost(e.Host))
 	case "ssh":
-		// The ssh:// dialer (over the project's own SSH layer) plugs in here:
-		// a DialContext that reaches the remote Engine's socket, given to the
-		// client with client.WithDialContext and a dummy http:// host.
-		return nil, sshUnsupported(e)
+		// The Engine is a unix socket on the remote host: a unix client (no
+		// proxy, no compression) whose every connection, hijacked exec
+		// streams included, is a channel of one SSH connection (sshdial.go).
+		var err error
+		if se, err = newSSHEngine(e, log); err != nil {
+			return nil, err
+		}
+		opts = append(opts, client.WithHost("unix://"+se.socket), client.WithDialContext(se.DialContext))
 	default:
 		return nil, fmt.Errorf("endpoint %s: want unix://, tcp:// or ssh://", e.Host)
 	}
-	return client.New(opts...)
-}
-
-// sshUnsupported is the answer for an ssh:// endpoint until the SSH dialer
-// exists: a hand-back naming what to use instead.
-func sshUnsupported(e Endpoint) *protocol.Error {
-	return protocol.HumanError(
-		"reach that Engine through a unix:// or tcp:// endpoint for now (a context or DOCKER_HOST; for a remote Engine, tcp:// with TLS: DOCKER_TLS_VERIFY and DOCKER_CERT_PATH), or run the plugin on the Engine's machine",
-		"the Docker endpoint %s (from %s) is an ssh:// endpoint, which mu-plugin-docker does not support yet", e, e.Source)
+	c, err := client.New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{Client: c, ssh: se}, nil
 }
 
 // config is the client's TLS configuration, as the CLI builds a context's
@@ -396,13 +422,17 @@ func (t *TLSData) config() (*tls.Config, error) {
 // PinEnv is the environment that makes this plugin's sub-commands (a job's
 // view, git's bridge) resolve this same endpoint, whatever their own
 // environment holds: a named context by its name and store, else
-// DOCKER_HOST with the TLS variables. An empty value unsets (every
+// DOCKER_HOST with the TLS variables; for an ssh:// endpoint, the SSH
+// settings too (pinnedEndpoint reads them). An empty value unsets (every
 // variable reads empty as unset, here and in the CLI).
 func (e Endpoint) PinEnv(getenv func(string) string) map[string]string {
 	if e.Host == "" { // no endpoint was resolved: the environment stands
 		return map[string]string{}
 	}
 	env := map[string]string{"DOCKER_CONFIG": e.ConfigDir}
+	if e.Scheme() == "ssh" {
+		e.SSH.pinEnv(env)
+	}
 	if v := getenv("DOCKER_API_VERSION"); v != "" {
 		env["DOCKER_API_VERSION"] = v
 	}

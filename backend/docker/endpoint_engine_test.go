@@ -16,7 +16,7 @@ import (
 
 // startEnv starts the plugin with env set over the test's environment (an
 // empty value unsets: every Docker variable reads empty as unset).
-func startEnv(t *testing.T, env map[string]string, args ...string) *plugin {
+func startEnv(t testing.TB, env map[string]string, args ...string) *plugin {
 	t.Helper()
 	testimage.Ensure(t) // with the test's own environment, before env changes it
 	for k, v := range env {
@@ -240,27 +240,6 @@ func TestInstanceFromTheEndpoint(t *testing.T) {
 	}
 	if other := (dockerb.Endpoint{Host: "unix:///var/run/docker.sock"}).Instance(); other == want {
 		t.Errorf("two endpoints share the instance %q", want)
-	}
-}
-
-// An ssh:// endpoint is not dialled yet: the plugin loads, and every call
-// is a hand-back saying so (not a DNS error about "user@host").
-func TestSSHEndpointIsAHumanError(t *testing.T) {
-	t.Setenv("DOCKER_HOST", "ssh://me@gpu.invalid:2222")
-	p := startOn(t, newPrefix())
-	for _, m := range []string{"host.acquire", "host.lookup"} {
-		params := acquireParams("key-ssh", nil)
-		if m == "host.lookup" {
-			params = lookupParams("key-ssh", true)
-		}
-		err := p.call(t, m, params, nil)
-		if err == nil || err.Kind != "human" || !strings.Contains(err.Message, "ssh://me@gpu.invalid:2222") ||
-			!strings.Contains(err.Message, "does not support yet") || err.Remedy == "" || strings.Contains(err.Message, "no such host") {
-			t.Errorf("%s on an ssh:// endpoint: %v", m, err)
-		}
-	}
-	if s := reachSteps(t, p, "")["endpoint"]; s.OK != protocol.StepFailed || !strings.Contains(s.Detail, "ssh://") {
-		t.Errorf("endpoint step: %+v", s)
 	}
 }
 

@@ -110,11 +110,15 @@ func shortTemp(t testing.TB) string {
 }
 
 // engineProxy relays every connection it accepts to the real Engine's
-// socket, and counts them: a test proves which endpoint a client used.
+// socket (or to another upstream), and counts them: a test proves which
+// endpoint a client used. cut ends the connections relayed so far.
 type engineProxy struct {
-	ln    net.Listener
-	conns atomic.Int64
-	wg    sync.WaitGroup
+	ln       net.Listener
+	upstream func() (net.Conn, error)
+	conns    atomic.Int64
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	open     []net.Conn
 	// holdOn, when set, is a request the Engine gets but whose reply never
 	// reaches the client: a link that dies at the worst moment.
 	holdOn []byte
@@ -139,6 +143,30 @@ func startHoldingProxy(t testing.TB, holdOn string) (*engineProxy, string) {
 	return serveProxy(t, ln, []byte(holdOn)), "unix://" + path
 }
 
+// startTCPRelay is an engineProxy on 127.0.0.1 relaying to the TCP address
+// to (an sshd, say).
+func startTCPRelay(t testing.TB, to string) *engineProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveProxyTo(t, ln, nil, func() (net.Conn, error) { return net.Dial("tcp", to) })
+}
+
+// port is the proxy's TCP port.
+func (p *engineProxy) port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+
+// cut closes every connection relayed so far.
+func (p *engineProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.open {
+		c.Close()
+	}
+	p.open = nil
+}
+
 // startTLSProxy is an engineProxy on 127.0.0.1 that speaks TLS with a
 // server certificate ca signed and requires a client certificate ca signed.
 func startTLSProxy(t testing.TB, ca testCert) (*engineProxy, string) {
@@ -159,17 +187,15 @@ func startTLSProxy(t testing.TB, ca testCert) (*engineProxy, string) {
 }
 
 func serveProxy(t testing.TB, ln net.Listener, holdOn []byte) *engineProxy {
-	p := &engineProxy{ln: ln, holdOn: holdOn}
 	upstream := engineSocket() // now: the test may change DOCKER_HOST later
-	var mu sync.Mutex
-	var open []net.Conn
+	return serveProxyTo(t, ln, holdOn, func() (net.Conn, error) { return net.Dial("unix", upstream) })
+}
+
+func serveProxyTo(t testing.TB, ln net.Listener, holdOn []byte, upstream func() (net.Conn, error)) *engineProxy {
+	p := &engineProxy{ln: ln, holdOn: holdOn, upstream: upstream}
 	t.Cleanup(func() {
 		ln.Close()
-		mu.Lock()
-		for _, c := range open {
-			c.Close()
-		}
-		mu.Unlock()
+		p.cut()
 		p.wg.Wait()
 	})
 	p.wg.Add(1)
@@ -184,15 +210,15 @@ func serveProxy(t testing.TB, ln net.Listener, holdOn []byte) *engineProxy {
 				c.Close() // a client that does not trust us, or that we do not trust
 				continue
 			}
-			up, err := net.Dial("unix", upstream)
+			up, err := p.upstream()
 			if err != nil {
 				c.Close()
 				continue
 			}
 			p.conns.Add(1)
-			mu.Lock()
-			open = append(open, c, up)
-			mu.Unlock()
+			p.mu.Lock()
+			p.open = append(p.open, c, up)
+			p.mu.Unlock()
 			p.wg.Add(1)
 			go func() {
 				defer p.wg.Done()

@@ -176,6 +176,19 @@ func TestResolveEndpointTLS(t *testing.T) {
 	}
 }
 
+// pinnedOver is a sub-command's environment: hostile, with ep's PinEnv
+// (made in the plugin's environment env) over it.
+func pinnedOver(hostile map[string]string, ep dockerb.Endpoint, env map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range hostile {
+		out[k] = v
+	}
+	for k, v := range ep.PinEnv(func(k string) string { return env[k] }) {
+		out[k] = v
+	}
+	return out
+}
+
 // PinEnv makes a sub-command (a job's view, git's bridge) resolve the same
 // endpoint whatever its own environment says.
 func TestPinEnvResolvesTheSameEndpoint(t *testing.T) {
@@ -204,13 +217,7 @@ func TestPinEnvResolvesTheSameEndpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		env := map[string]string{}
-		for k, v := range hostile {
-			env[k] = v
-		}
-		for k, v := range ep.PinEnv(func(k string) string { return c.env[k] }) {
-			env[k] = v
-		}
+		env := pinnedOver(hostile, ep, c.env)
 		again, err := dockerb.ResolveEndpoint("", func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatalf("resolving the pinned env %v: %v", env, err)

@@ -112,7 +112,11 @@ func (b *Backend) runGit(ctx context.Context, ctr, mark string, timeout time.Dur
 	defer cancel()
 	cmd := exec.Command("git", args...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
-	pin := b.cfg.Endpoint.PinEnv(os.Getenv) // the bridge git runs addresses this Engine
+	pin, unpin, err := b.bridgePin(gctx) // the bridge git runs addresses this Engine
+	if err != nil {
+		return nil, err
+	}
+	defer unpin()
 	for _, k := range sortedKeys(pin) {
 		cmd.Env = append(cmd.Env, k+"="+pin[k])
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // localRepo makes a local repository with n commits and returns it and HEAD.
-func localRepo(t *testing.T, n int) (string, string) {
+func localRepo(t testing.TB, n int) (string, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "local repo") // a space: ext:: escaping
 	g := func(args ...string) string { t.Helper(); return testutil.Git(t, dir, args...) }

@@ -20,10 +20,15 @@ const ReachTimeout = 2 * time.Second
 // Nothing is asked of the Engine before the handshake; the first call pings
 // it, bounded by ReachTimeout (which also negotiates the API version, so
 // the call's own requests do not ping again), and later calls go straight
-// through. An endpoint the plugin cannot use (ssh://) is its human error.
+// through. An ssh:// endpoint's SSH connection is made (or made again,
+// once it dropped) first, bounded by the call and the SSH layer's
+// ConnectTimeout: its errors (a host key or a key a person must fix) are
+// the call's.
 func (b *Backend) reach(ctx context.Context) error {
-	if b.engineErr != nil {
-		return b.engineErr
+	if b.ssh != nil {
+		if _, err := b.ssh.connect(ctx); err != nil {
+			return err
+		}
 	}
 	if b.reached.Load() {
 		return nil
@@ -37,11 +42,9 @@ func (b *Backend) reach(ctx context.Context) error {
 
 // ping asks the Engine for its API version within ReachTimeout. Its error
 // names the endpoint, says what to check, and is retryable: nothing was
-// done.
+// done. The SSH dialer's own answer (a socket the SSH user may not open) is
+// passed on as it is.
 func (b *Backend) ping(ctx context.Context) (client.PingResult, error) {
-	if b.engineErr != nil {
-		return client.PingResult{}, b.engineErr
-	}
 	pctx, cancel := context.WithTimeout(ctx, ReachTimeout)
 	defer cancel()
 	res, err := b.api.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true})
@@ -50,6 +53,11 @@ func (b *Backend) ping(ctx context.Context) (client.PingResult, error) {
 	}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
+	}
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pctx.Err() == nil {
+		b.log.Warn("the Docker Engine cannot be reached", "endpoint", b.cfg.Endpoint.Host, "from", b.cfg.Endpoint.Source, "err", pe.Message)
+		return res, pe
 	}
 	what := "is unreachable"
 	if errors.Is(err, context.DeadlineExceeded) {

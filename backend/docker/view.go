@@ -43,11 +43,11 @@ func View(ctx context.Context, args []string) int {
 }
 
 func view(ctx context.Context, ctr, root, handle string, w io.Writer) error {
-	ep, err := ResolveEndpoint("", os.Getenv)
+	ep, err := pinnedEndpoint(os.Getenv)
 	if err != nil {
 		return err
 	}
-	api, err := ep.NewClient()
+	api, err := ep.NewClient(nil)
 	if err != nil {
 		return err
 	}

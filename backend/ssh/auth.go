@@ -306,14 +306,14 @@ func (a *auth) failureText(r *Resolved, err error, copyID func(key string) strin
 			"%s refused the keys offered, and %s is passphrase-protected and not in ssh-agent", target, strings.Join(a.locked, ", "))
 	}
 	if len(a.signers) == 0 {
-		return protocol.HumanError(fmt.Sprintf("create a key (`ssh-keygen -t ed25519`) and install it on the host (`%s`), or pass --identity, or load your key into the agent (%s)", copyID(""), a.agentSrc),
+		return protocol.HumanError(fmt.Sprintf("create a key (`ssh-keygen -t ed25519`) and install it on the host (`%s`), or pass %s, or load your key into the agent (%s)", copyID(""), flagName(r.flagPrefix, "identity"), a.agentSrc),
 			"no SSH key to offer to %s", target)
 	}
 	more := ""
 	if !r.IdentitiesOnly && len(a.tried) >= maxKeys {
 		more = "; or set IdentitiesOnly yes for this host so only its IdentityFile is offered"
 	}
-	return protocol.HumanError(fmt.Sprintf("install one of these keys in %s's ~/.ssh/authorized_keys on the host (`%s`), or pass --identity with the right key%s", r.User, copyID("KEY"), more),
+	return protocol.HumanError(fmt.Sprintf("install one of these keys in %s's ~/.ssh/authorized_keys on the host (`%s`), or pass %s with the right key%s", r.User, copyID("KEY"), flagName(r.flagPrefix, "identity"), more),
 		"%s refused the keys offered (%s): %v", target, strings.Join(a.tried, ", "), err)
 }
 

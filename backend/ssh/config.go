@@ -65,6 +65,8 @@ type Resolved struct {
 	kv   map[string][]string // every option as resolved, lower-case keys
 	src  *origins            // where each option was set
 	hide map[string]string   // expanded value -> as written, when it used ${VAR}
+
+	flagPrefix string // Config.FlagPrefix, for messages
 }
 
 // Addr is "hostname:port".
@@ -100,6 +102,7 @@ type resolver struct {
 	configFile string   // --config; "" is OpenSSH's default files
 	options    []string // --option Key=Value, as ssh -o (the destination only, as ssh -J does)
 	sshBin     string   // "" when no ssh client is installed
+	flagPrefix string   // Config.FlagPrefix: how the embedding plugin names --option, --identity
 }
 
 func newResolver(configFile string, options []string) *resolver {
@@ -156,7 +159,10 @@ func (r *resolver) resolve(ctx context.Context, dest string, opts []string) (*Re
 		return nil, protocol.HumanError(fmt.Sprintf("check the SSH configuration for this host (`%s`)", r.sshCommand("-G", dest)),
 			"cannot resolve %s: %v", safeName(dest), err)
 	}
-	res.Alias = dest
+	res.Alias, res.flagPrefix = dest, r.flagPrefix
+	if res.src != nil {
+		res.src.optionFlag = flagName(r.flagPrefix, "option")
+	}
 	if err := res.read(); err != nil {
 		return nil, err
 	}

@@ -118,9 +118,7 @@ func (p *pool) dial(ctx context.Context, dest string) (*conn, error) {
 	}
 	c := &conn{r: cl.Resolved, cl: cl, client: cl.Client, done: cl.Done(), slots: newSlots(p.maxSessions - 2)}
 	if !cl.Master {
-		// A master keeps its own connection alive, and drops a proxy client
-		// that sends it a global request.
-		go c.keepalive(p.log)
+		go cl.KeepAlive(p.log)
 	}
 	c.warmControl()
 	return c, nil
@@ -139,11 +137,14 @@ func (c *conn) close() {
 	c.cl.Close()
 }
 
-// keepalive sends keepalive@openssh.com every ServerAliveInterval (OpenSSH
+// KeepAlive sends keepalive@openssh.com every ServerAliveInterval (OpenSSH
 // answers with a failure; any answer means alive) and closes the connection
-// after ServerAliveCountMax unanswered ones, so its calls fail fast.
-func (c *conn) keepalive(log *slog.Logger) {
-	every := c.r.ServerAliveInterval
+// after ServerAliveCountMax unanswered ones, so its calls fail fast. It
+// returns once the connection is gone. Not for a connection through a
+// ControlMaster: the master keeps its own connection alive, and drops a
+// proxy client that sends it a global request.
+func (c *Client) KeepAlive(log *slog.Logger) {
+	every := c.Resolved.ServerAliveInterval
 	if every <= 0 {
 		every = defaultAliveInterval
 	}
@@ -158,7 +159,7 @@ func (c *conn) keepalive(log *slog.Logger) {
 		}
 		answered := make(chan struct{})
 		go func() {
-			_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+			_, _, err := c.SendRequest("keepalive@openssh.com", true, nil)
 			if err == nil {
 				close(answered)
 			}
@@ -170,9 +171,9 @@ func (c *conn) keepalive(log *slog.Logger) {
 			return
 		case <-time.After(every):
 			missed++
-			if missed >= c.r.ServerAliveCountMax {
-				log.Warn("connection unresponsive; closing", "host", c.r.Alias)
-				c.close()
+			if missed >= c.Resolved.ServerAliveCountMax {
+				log.Warn("connection unresponsive; closing", "host", c.Resolved.Alias)
+				c.Close()
 				return
 			}
 		}

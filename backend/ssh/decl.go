@@ -31,12 +31,21 @@ type Config struct {
 	MaxSessions int      // --max-sessions: the server's MaxSessions (default 10); scripts get two fewer
 	Options     []string // --option Key=Value (repeatable): ssh's -o, for the destination
 	ShimExe     string   // the binary git runs as GIT_SSH ("" is this executable)
+	// FlagPrefix names the four flags above in messages and remedies, for
+	// a plugin that embeds this SSH layer under its own flag names: "" is
+	// mu-plugin-ssh's --config, --option, --known-hosts and --identity;
+	// "ssh-" is mu-plugin-docker's --ssh-config, --ssh-option ….
+	FlagPrefix string
 }
+
+// flagName is the embedding plugin's name for one of the SSH flags.
+func flagName(prefix, name string) string { return "--" + prefix + name }
 
 // Check refuses flags the plugin cannot work with: files that cannot be
 // read, fewer than two sessions.
 func (c Config) Check() error {
-	for flag, f := range map[string]string{"--config": c.SSHConfig, "--known-hosts": c.KnownHosts, "--identity": c.Identity} {
+	for name, f := range map[string]string{"config": c.SSHConfig, "known-hosts": c.KnownHosts, "identity": c.Identity} {
+		flag := flagName(c.FlagPrefix, name)
 		if f == "" {
 			continue
 		}
@@ -53,7 +62,7 @@ func (c Config) Check() error {
 		return fmt.Errorf("--instance must be 1-128 characters, got %d", n)
 	}
 	for _, o := range c.Options {
-		if err := checkOption(o); err != nil {
+		if err := checkOption(flagName(c.FlagPrefix, "option"), o); err != nil {
 			return err
 		}
 	}
@@ -62,15 +71,15 @@ func (c Config) Check() error {
 
 // checkOption reads --option as ssh reads -o: Key=Value or "Key Value",
 // a keyword ssh_config knows. Include and Match are not options.
-func checkOption(o string) error {
+func checkOption(flag, o string) error {
 	k, v := splitKeyword(o)
 	switch lk := strings.ToLower(k); {
-	case k == "" || v == "":
-		return fmt.Errorf("--option %q: want Key=Value, as ssh -o", o)
+	case k == "" || v == "" || strings.ContainsAny(o, "\n\r\x00"):
+		return fmt.Errorf("%s %q: want Key=Value, as ssh -o", flag, o)
 	case lk == "include" || lk == "match" || lk == "host":
-		return fmt.Errorf("--option %q: %s is not allowed here (ssh -o refuses it too)", o, k)
+		return fmt.Errorf("%s %q: %s is not allowed here (ssh -o refuses it too)", flag, o, k)
 	case optionPolicies[lk].name == "":
-		return fmt.Errorf("--option %q: %s is not an ssh_config option the plugin knows", o, k)
+		return fmt.Errorf("%s %q: %s is not an ssh_config option the plugin knows", flag, o, k)
 	}
 	return nil
 }

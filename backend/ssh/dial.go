@@ -35,7 +35,9 @@ func NewDialer(cfg Config, log *slog.Logger) *Dialer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Dialer{res: newResolver(cfg.SSHConfig, cfg.Options), knownHosts: cfg.KnownHosts, identity: cfg.Identity, log: log}
+	res := newResolver(cfg.SSHConfig, cfg.Options)
+	res.flagPrefix = cfg.FlagPrefix
+	return &Dialer{res: res, knownHosts: cfg.KnownHosts, identity: cfg.Identity, log: log}
 }
 
 // Client is one authenticated SSH connection to a destination. Close it

@@ -215,10 +215,14 @@ func (r *Resolved) refusal(name, value, reason, remedy string) error {
 	if fix != "" {
 		fix += "; "
 	}
-	fix += fmt.Sprintf("to override it for this registration only, add `--option %s=…` to the plugin's argv", name)
+	fix += fmt.Sprintf("to override it for this registration only, add `%s %s=…` to the plugin's argv", flagName(r.flagPrefix, "option"), name)
+	layer := "mu-plugin-ssh"
+	if r.flagPrefix != "" {
+		layer = "the plugin's SSH layer (mu-plugin-ssh's)"
+	}
 	return protocol.HumanError(fix,
-		"%s: ssh_config option %s %s (%s) is not supported by mu-plugin-ssh: %s, so the plugin would connect differently from ssh",
-		safeName(r.Alias), name, value, where, reason)
+		"%s: ssh_config option %s %s (%s) is not supported by %s: %s, so the plugin would connect differently from ssh",
+		safeName(r.Alias), name, value, where, layer, reason)
 }
 
 // invalid is the hand-back for a value ssh itself would reject.

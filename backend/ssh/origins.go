@@ -19,6 +19,8 @@ type origins struct {
 	files   []string // config files read, in order
 	regions []region
 
+	optionFlag string // how the plugin names --option ("" is --option)
+
 	mu    sync.Mutex
 	lines map[string][]string
 }
@@ -83,7 +85,11 @@ func appendNew(list []string, s string) []string {
 func (o *origins) find(key string) (where, value string, ok bool) {
 	for _, opt := range o.options {
 		if k, v := splitKeyword(opt); strings.EqualFold(k, key) {
-			return "--option " + opt, v, true
+			flag := o.optionFlag
+			if flag == "" {
+				flag = "--option"
+			}
+			return flag + " " + opt, v, true
 		}
 	}
 	for _, rg := range o.regions {

@@ -1,0 +1,4 @@
+package docker
+
+// PinnedEndpoint is pinnedEndpoint, for the external tests.
+var PinnedEndpoint = pinnedEndpoint
