@@ -158,11 +158,11 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 	tm := newLocalTmux(t)
 	tm.openView(t, "sshview", v)
 	tm.shows(t, "sshview", "mu test agent: ready")
-	waitBaseline(t, ctx, p, jt)
+	drive.Baseline(t, ctx, p, jt)
 	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "over ssh", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}
-	if o := settled(t, ctx, p, jt, 0); o.Runs != 1 || o.LastText != "agent: over ssh" {
+	if o := drive.Settled(t, ctx, p, jt, 0); o.Runs != 1 || o.LastText != "agent: over ssh" {
 		t.Fatalf("the settled turn: %+v", o)
 	}
 	tm.shows(t, "sshview", "[settled turn 1]")
@@ -236,18 +236,18 @@ func TestSSHEndpointErrors(t *testing.T) {
 			p := startEnv(t, e.env(), e.flags...)
 			key := "key-ssh-" + c.name
 			err := p.call(t, "host.acquire", acquireParams(key, nil), nil)
-			if err == nil || err.Data.Kind != c.want.kind {
+			if err == nil || string(err.Kind) != c.want.kind {
 				t.Fatalf("acquire: %v, want %s", err, c.want.kind)
 			}
-			t.Logf("%s: %s (remedy: %s)", err.Data.Kind, err.Message, err.Data.Remedy)
+			t.Logf("%s: %s (remedy: %s)", err.Kind, err.Message, err.Remedy)
 			for _, w := range append(c.want.msg, e.host) {
 				if !strings.Contains(strings.ToLower(err.Message), strings.ToLower(w)) {
 					t.Errorf("message %q lacks %q", err.Message, w)
 				}
 			}
 			for _, w := range c.want.remedy {
-				if !strings.Contains(err.Data.Remedy, w) {
-					t.Errorf("remedy %q lacks %q", err.Data.Remedy, w)
+				if !strings.Contains(err.Remedy, w) {
+					t.Errorf("remedy %q lacks %q", err.Remedy, w)
 				}
 			}
 			if c.want.kind == "retryable" {
@@ -319,7 +319,7 @@ func TestSSHEndpointRedials(t *testing.T) {
 			switch {
 			case err == nil:
 				ok = r.Stdout == "after\n"
-			case err.Data.Kind != "retryable" && err.Data.Kind != "unknown-outcome":
+			case err.Kind != "retryable" && err.Kind != "unknown-outcome":
 				t.Fatalf("exec after cut %d: %v", cut, err)
 			}
 		}
