@@ -197,7 +197,7 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	if *st.Baseline != *long.Baseline {
 		t.Fatalf("a steer's baseline %d, want the turn in progress %d", *st.Baseline, *long.Baseline)
 	}
-	ir := drive.Call[protocol.InterruptResult](t, p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: protocol.Base{Target: a.t}, Text: "stop that", MsgID: "m5", TimeoutMs: 1000})
+	ir := drive.Call[protocol.InterruptResult](t, p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: protocol.Base{Target: a.t}, Text: "stop that [[ms:600000]]", MsgID: "m5", TimeoutMs: 1000})
 	if !ir.WasBusy || ir.Runs == nil || *ir.Runs != 2 || ir.MsgID != "m5" {
 		t.Fatalf("interrupt: %s", mustJSON(ir))
 	}
