@@ -63,6 +63,14 @@ for op in "$tmux"/*.sh; do
 done
 joined backend/docker/scripts/kill.sh backend/docker/scripts/agent.sh
 joined backend/docker/scripts/kill.sh backend/docker/scripts/stop.sh
+# tmuxjob's harness adapters (adapters.go) and the doubles of their CLIs.
+ad=backend/tmuxjob/adapters
+for a in codex claude-print; do
+	joined "$ad/lib.sh" "$ad/$a.sh" "$ad/print.sh"
+done
+for d in codex claude; do
+	joined backend/tmuxjob/agent/doubles/lib.sh "backend/tmuxjob/agent/doubles/$d.sh"
+done
 joined backend/ssh/scripts/arm.sh backend/ssh/scripts/exec.sh backend/ssh/scripts/disarm.sh
 
 # Every other script: a host's alone, as POSIX sh; a tool's by its shebang.
