@@ -20,7 +20,7 @@ import (
 type printCase struct{ harness, cmd, who string }
 
 var printCases = []printCase{
-	{"", "codex", "codex"},                // chosen by the program cmd runs
+	{"", "codex", "codex"},               // chosen by the program cmd runs
 	{"claude-print", "claude", "claude"}, // chosen by spec.harness
 }
 
