@@ -54,8 +54,13 @@ func (a *adapterHost) start(t *testing.T, c printCase, key, role string) protoco
 	t.Helper()
 	s := spec(c.cmd)
 	s.Harness, s.Role, s.Cwd = c.harness, role, a.cwd
-	s.Env = map[string]string{"PATH": a.bin + ":" + os.Getenv("PATH"), "HOME": a.root,
-		"MU_TEST_SECRET": "canary-" + key}
+	s.Env = map[string]string{"PATH": a.bin + ":" + os.Getenv("PATH"), "HOME": a.root}
+	return a.startSpec(t, key, s)
+}
+
+// startSpec starts the job s under key and waits for its first state.
+func (a *adapterHost) startSpec(t *testing.T, key string, s protocol.JobSpec) protocol.Target {
+	t.Helper()
 	drive.Call[protocol.JobStartResult](t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
 	jt := base(key).Target
 	t.Cleanup(func() { _ = drive.Err(t, a.p, protocol.MethodJobStop, protocol.KeyParams{Base: base(key), Key: key}) })
