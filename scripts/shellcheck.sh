@@ -68,9 +68,10 @@ ad=backend/tmuxjob/adapters
 for a in codex claude-print; do
 	joined "$ad/lib.sh" "$ad/$a.sh" "$ad/print.sh"
 done
-for d in codex claude; do
-	joined backend/tmuxjob/agent/doubles/lib.sh "backend/tmuxjob/agent/doubles/$d.sh"
-done
+joined "$ad/lib.sh" "$ad/claude.sh"
+db=backend/tmuxjob/agent/doubles
+joined "$db/lib.sh" "$db/codex.sh"
+joined "$db/lib.sh" "$db/claude-tui.sh" "$db/claude.sh"
 joined backend/ssh/scripts/arm.sh backend/ssh/scripts/exec.sh backend/ssh/scripts/disarm.sh
 
 # Every other script: a host's alone, as POSIX sh; a tool's by its shebang.

@@ -17,7 +17,7 @@ import (
 // the double (passed whole, `sh -c DOUBLE NAME`, so no install step).
 func TestContractSuiteAdapters(t *testing.T) {
 	testimage.Ensure(t)
-	for _, c := range []struct{ harness, cli string }{{"codex", "codex"}, {"claude-print", "claude"}} {
+	for _, c := range []struct{ harness, cli string }{{"codex", "codex"}, {"claude-print", "claude"}, {"claude", "claude"}} {
 		t.Run(c.harness, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()
@@ -36,7 +36,7 @@ func TestContractSuiteAdapters(t *testing.T) {
 			}
 			t.Cleanup(cleanupRun)
 			// Print mode has no dialogs: channel/answer skips (nothing to answer).
-			skipsOK := map[string]bool{"job/dedupe": true, "channel/steer": true, "channel/answer": true}
+			skipsOK := map[string]bool{"job/dedupe": true, "channel/steer": true, "channel/answer": c.harness != "claude"}
 			for _, r := range rep.Results {
 				switch {
 				case r.Status == contract.Fail:

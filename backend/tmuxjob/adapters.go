@@ -31,6 +31,7 @@ type adapter struct {
 // JobSpec.harness (or the program spec.cmd runs) gives.
 var adapters = map[string]adapter{
 	"codex":        {parts: []string{"lib.sh", "json.awk", "codex.sh", "print.sh"}, roles: []string{"full-access", "read-only"}},
+	"claude":       {parts: []string{"lib.sh", "json.awk", "claude.sh"}, roles: []string{"full-access", "read-only"}},
 	"claude-print": {parts: []string{"lib.sh", "json.awk", "claude-print.sh", "print.sh"}, roles: []string{"full-access", "read-only"}},
 }
 

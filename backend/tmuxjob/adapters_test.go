@@ -177,9 +177,10 @@ func TestPrintAdaptersInterrupt(t *testing.T) {
 }
 
 // The read-only role reaches the CLI as its own read-only setting (the
-// double refuses the write); full-access lets it write.
-func TestPrintAdaptersReadOnlyRole(t *testing.T) {
-	for _, c := range printCases {
+// double refuses the write: codex's sandbox, Claude Code's plan mode);
+// full-access lets it write.
+func TestAdaptersReadOnlyRole(t *testing.T) {
+	for _, c := range append(printCases, claudeTUI) {
 		t.Run(c.who, func(t *testing.T) {
 			a := newAdapterHost(t)
 			jt := a.start(t, c, "ro-"+c.who, "read-only")

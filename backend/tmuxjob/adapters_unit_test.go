@@ -49,8 +49,14 @@ func TestAdapterScriptsAreWhole(t *testing.T) {
 	}
 	for _, n := range Harnesses() {
 		s := adapterScript(n)
-		if !strings.Contains(s, "json_awk='") || !strings.Contains(s, "cli_turn()") || !strings.HasPrefix(s, "#!/bin/sh") {
-			t.Errorf("%s: the program lacks a part", n)
+		if !strings.HasPrefix(s, "#!/bin/sh") {
+			t.Errorf("%s: the program does not start with lib.sh", n)
+		}
+		for _, p := range adapters[n].parts {
+			b, err := adapterFS.ReadFile("adapters/" + p)
+			if err != nil || !strings.Contains(s, string(b)) && !strings.Contains(s, shQuote(string(b))) {
+				t.Errorf("%s: the program lacks %s (%v)", n, p, err)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 # json.awk: prints the value of the top-level string member `key` (awk -v
 # key=NAME) of the JSON on stdin, decoded to UTF-8, with nothing added;
 # exit 1 when there is none. On JSON lines, the first object that has it.
+# With -v deep=1: the last string member `key` at any depth.
 # Run it with LC_ALL=C: a decoded character is written byte by byte.
 BEGIN { RS = "\001"; hex = "0123456789abcdef" }
 { s = (NR > 1 ? s "\001" : "") $0 }
@@ -57,19 +58,25 @@ END {
 	i = 1
 	depth = 0
 	wantkey = 0
-	cur = ""
+	found = 0
 	while (i <= n) {
 		c = substr(s, i, 1)
 		if (c == "\"") {
-			if (depth == 1 && wantkey) { cur = str(1); wantkey = 0; continue }
-			if (depth == 1 && cur == key) { str(2); exit 0 }
+			if (wantkey) { cur[depth] = str(1); wantkey = 0; continue }
+			if ((depth == 1 || deep) && ctype[depth] == "{" && cur[depth] == key) {
+				if (!deep) { str(2); exit 0 }
+				last = str(1)
+				found = 1
+				continue
+			}
 			str(0)
 			continue
 		}
-		if (c == "{" || c == "[") { depth++; if (depth == 1) { wantkey = (c == "{"); cur = "" } }
-		else if (c == "}" || c == "]") depth--
-		else if (c == "," && depth == 1) wantkey = 1
+		if (c == "{" || c == "[") { depth++; ctype[depth] = c; wantkey = (c == "{"); cur[depth] = "" }
+		else if (c == "}" || c == "]") { depth--; wantkey = 0 }
+		else if (c == ",") wantkey = (ctype[depth] == "{")
 		i++
 	}
+	if (found) { printf "%s", last; exit 0 }
 	exit 1
 }

@@ -19,18 +19,28 @@ var doublesFS embed.FS
 // DoubleNames are the CLIs with a double: the program names they stand for.
 var DoubleNames = []string{"claude", "codex"}
 
-// Double is the program of the named CLI's double (its shared part, then
-// its own); nil for a CLI without one.
+// doubleParts are the files each double is made of, in order.
+var doubleParts = map[string][]string{
+	"claude": {"lib.sh", "claude-tui.sh", "claude.sh"},
+	"codex":  {"lib.sh", "codex.sh"},
+}
+
+// Double is the program of the named CLI's double; nil for a CLI without
+// one.
 func Double(name string) []byte {
-	lib, err := doublesFS.ReadFile("doubles/lib.sh")
-	if err != nil {
-		panic(err)
-	}
-	body, err := doublesFS.ReadFile("doubles/" + name + ".sh")
-	if err != nil {
+	parts, ok := doubleParts[name]
+	if !ok {
 		return nil
 	}
-	return append(append(lib, '\n'), body...)
+	var b []byte
+	for _, p := range parts {
+		body, err := doublesFS.ReadFile("doubles/" + p)
+		if err != nil {
+			panic(err)
+		}
+		b = append(append(b, body...), '\n')
+	}
+	return b
 }
 
 // InstallDouble writes the named CLI's double to path on the host r

@@ -1,4 +1,5 @@
-# claude: a test double of Claude Code's CLI. Print mode (-p/--print):
+# claude: a test double of Claude Code's CLI. Interactive (no -p): see
+# claude-tui.sh; --settings FILE (a path) gives its hooks. Print mode (-p/--print):
 # the prompt as an argument, else stdin; --output-format text|json;
 # -r/--resume SESSION_ID; --session-id UUID; --permission-mode MODE
 # (plan: nothing is written); --model, --settings, --allowedTools taken.
@@ -9,7 +10,7 @@
 # resuming an unknown one prints "No conversation found with session ID:
 # ID" and exits 1.
 home=${CLAUDE_CONFIG_DIR:-$HOME/.claude}
-print=0 fmt=text sid='' newsid='' pmode=default prompt=''
+print=0 fmt=text sid='' newsid='' pmode=default prompt='' settings=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	-p | --print) print=1 ;;
@@ -17,7 +18,7 @@ while [ $# -gt 0 ]; do
 	-r | --resume) sid=$2 && shift ;;
 	--session-id) newsid=$2 && shift ;;
 	--permission-mode) pmode=$2 && shift ;;
-	--settings) shift ;;
+	--settings) settings=$2 && shift ;;
 	--model | --allowedTools | --allowed-tools | --disallowedTools | --append-system-prompt) shift ;;
 	--verbose | --dangerously-skip-permissions) ;;
 	-*) die 1 "error: unknown option '$1'" ;;
@@ -31,15 +32,18 @@ readonly=0
 [ "$pmode" = plan ] && readonly=1
 proj=$home/projects/$(pwd | tr '/.' '--')
 mkdir -p "$proj" || exit 1
-[ "$print" = 1 ] || die 1 "claude (test double): only print mode (-p) is implemented"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"; stty sane 2>/dev/null' EXIT
+if [ "$print" = 0 ]; then
+	interactive
+	exit 0
+fi
 if [ -n "$sid" ]; then
 	[ -f "$proj/$sid.jsonl" ] || die 1 "No conversation found with session ID: $sid"
 else
 	sid=${newsid:-$(uuid)}
 	: >"$proj/$sid.jsonl"
 fi
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 if [ -n "$prompt" ]; then printf '%s' "$prompt" >"$tmp/p"; else cat >"$tmp/p"; fi
 t0=$(now_ms)
 ok=1
