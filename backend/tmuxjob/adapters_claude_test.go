@@ -85,18 +85,11 @@ func TestClaudeTUIInterruptFreshCommand(t *testing.T) {
 	a := newAdapterHost(t)
 	key := "ci"
 	jt := a.start(t, claudeTUI, key, "full-access")
-	a.send(t, key, "m1", "long [[ms:60000]]")
-	testutil.Eventually(t, "busy", func() bool { return a.reading(t, key).State == protocol.TurnBusy })
-	drive.Call[protocol.InterruptResult](t, a.p, protocol.MethodChannelInterrupt,
-		protocol.InterruptParams{Base: base(key), Text: "after", MsgID: "m2", TimeoutMs: 30000})
-	if o := a.settled(t, jt, 0); o.LastError != "interrupted" {
-		t.Fatalf("the cut turn: %+v", o)
-	}
-	if o := a.settled(t, jt, 1); o.LastText != claudeReply(1, "after") {
-		t.Fatalf("the interrupt's turn: %+v", o)
+	if cut, next := a.interrupt(t, key, jt, 0, "after"); cut.LastError != "interrupted" || next.LastText != claudeReply(1, "after") {
+		t.Fatalf("the cut turn %+v, the interrupt's %+v", cut, next)
 	}
 	inc := a.reading(t, key).Incarnation
-	drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelFresh, protocol.FreshParams{Base: base(key), Text: "anew", MsgID: "m3"})
+	a.fresh(t, key, "m3", "anew")
 	if o := a.settled(t, jt, 2); o.LastText != claudeReply(1, "anew") || o.Incarnation != inc {
 		t.Fatalf("fresh: %+v (incarnation was %s)", o, inc)
 	}
@@ -104,11 +97,11 @@ func TestClaudeTUIInterruptFreshCommand(t *testing.T) {
 	if o := a.settled(t, jt, 3); o.LastText != claudeReply(2, "again") {
 		t.Fatalf("after fresh: %q", o.LastText)
 	}
-	drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelCommand, protocol.CommandParams{Base: base(key), Name: "review", Instructions: "the\nplan"})
+	a.command(t, key, "review", "the\nplan")
 	if o := a.settled(t, jt, 4); o.LastText != "claude[3]: /review the plan" {
 		t.Fatalf("a custom command: %q", o.LastText)
 	}
-	drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelCommand, protocol.CommandParams{Base: base(key), Name: "compact"})
+	a.command(t, key, "compact", "")
 	if o := a.settled(t, jt, 5); o.LastText != "" || o.LastError != "" {
 		t.Fatalf("a built-in command: %+v", o)
 	}

@@ -45,6 +45,16 @@ func newAdapterHost(t *testing.T) *adapterHost {
 		Seams:    tmuxjob.Seams("tmux", "tmux-test", nil),
 		Handlers: tmuxjob.Handlers(func(context.Context, protocol.Target) (*tmuxjob.Jobs, error) { return h.jobs, nil })}
 	a.p = drive.Start(t, caller.Config{Name: "tmuxtest", Local: &opts})
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		logs, _ := filepath.Glob(filepath.Join(h.root, "jobs", "*", "log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			t.Logf("the terminal of %s:\n%s", l, b[max(0, len(b)-3000):])
+		}
+	})
 	return a
 }
 
@@ -74,6 +84,43 @@ func (a *adapterHost) send(t *testing.T, key, msgID, text string) protocol.SendR
 		protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
 }
 
+func (a *adapterHost) fresh(t *testing.T, key, msgID, text string) {
+	t.Helper()
+	drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelFresh, protocol.FreshParams{Base: base(key), Text: text, MsgID: msgID})
+}
+
+func (a *adapterHost) command(t *testing.T, key, name, instructions string) {
+	t.Helper()
+	drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelCommand, protocol.CommandParams{Base: base(key), Name: name, Instructions: instructions})
+}
+
+// interrupt starts a long turn (after `after` settled turns), interrupts it
+// with text, and returns the cut turn's and the interrupt's observations.
+func (a *adapterHost) interrupt(t *testing.T, key string, jt protocol.Target, after int64, text string) (cut, next protocol.Observation) {
+	t.Helper()
+	a.send(t, key, "long", "long [[ms:60000]]")
+	testutil.Eventually(t, "busy", func() bool { return a.reading(t, key).State == protocol.TurnBusy })
+	res := drive.Call[protocol.InterruptResult](t, a.p, protocol.MethodChannelInterrupt,
+		protocol.InterruptParams{Base: base(key), Text: text, MsgID: "intr", TimeoutMs: 30000})
+	if res.Pending {
+		t.Fatalf("interrupt: %+v", res)
+	}
+	return a.settled(t, jt, after), a.settled(t, jt, after+1)
+}
+
+// eachPrint runs test for each print-mode adapter, on a host of its own,
+// with a job of the adapter started (full-access) under a key made of
+// prefix.
+func eachPrint(t *testing.T, prefix string, test func(t *testing.T, a *adapterHost, c printCase, key string, jt protocol.Target)) {
+	for _, c := range printCases {
+		t.Run(c.who, func(t *testing.T) {
+			a := newAdapterHost(t)
+			key := prefix + "-" + c.who
+			test(t, a, c, key, a.start(t, c, key, "full-access"))
+		})
+	}
+}
+
 func (a *adapterHost) settled(t *testing.T, jt protocol.Target, after int64) protocol.Observation {
 	t.Helper()
 	return drive.Settled(t, context.Background(), a.p.Plugin, jt, after)
@@ -83,97 +130,73 @@ func (a *adapterHost) settled(t *testing.T, jt protocol.Target, after int64) pro
 // own process resuming the one session: the double numbers a session's
 // turns.
 func TestPrintAdaptersDeliverExactlyOnceInOrder(t *testing.T) {
-	for _, c := range printCases {
-		t.Run(c.who, func(t *testing.T) {
-			a := newAdapterHost(t)
-			key := "pe-" + c.who
-			jt := a.start(t, c, key, "full-access")
-			texts := []string{
-				`quotes ' " \ and $(touch pwned) $HOME ` + "`id`",
-				"lines\none\n\ntwo\r\n\ttab\n",
-				strings.Repeat("0123456789abcdef", 200<<10/16) + "\n[end]",
-				"-p --resume x", // an option-like text is still the prompt
+	eachPrint(t, "pe", func(t *testing.T, a *adapterHost, c printCase, key string, jt protocol.Target) {
+		texts := []string{
+			`quotes ' " \ and $(touch pwned) $HOME ` + "`id`",
+			"lines\none\n\ntwo\r\n\ttab\n",
+			strings.Repeat("0123456789abcdef", 200<<10/16) + "\n[end]",
+			"-p --resume x", // an option-like text is still the prompt
+		}
+		for i, text := range texts {
+			a.send(t, key, "m"+string(rune('a'+i)), text)
+		}
+		for i, text := range texts {
+			o := a.settled(t, jt, int64(i))
+			want := c.who + "[" + string(rune('1'+i)) + "]: " + text
+			if o.LastText != want || o.LastError != "" {
+				t.Fatalf("turn %d: lastText %.80q (%d bytes), error %q; want %.80q (%d bytes)", i+1, o.LastText, len(o.LastText), o.LastError, want, len(want))
 			}
-			for i, text := range texts {
-				a.send(t, key, "m"+string(rune('a'+i)), text)
-			}
-			for i, text := range texts {
-				o := a.settled(t, jt, int64(i))
-				want := c.who + "[" + string(rune('1'+i)) + "]: " + text
-				if o.LastText != want || o.LastError != "" {
-					t.Fatalf("turn %d: lastText %.80q (%d bytes), error %q; want %.80q (%d bytes)", i+1, o.LastText, len(o.LastText), o.LastError, want, len(want))
-				}
-			}
-			if _, err := os.Stat(filepath.Join(a.cwd, "pwned")); err == nil {
-				t.Fatal("a delivery's $(…) ran")
-			}
-			// A resend of an accepted msgId makes no second turn.
-			r := a.send(t, key, "ma", texts[0])
-			if r.Baseline == nil || *r.Baseline != 0 {
-				t.Fatalf("the resend answered %+v, not the first one's baseline 0", r)
-			}
-			a.send(t, key, "mz", "last")
-			if o := a.settled(t, jt, int64(len(texts))); o.LastText != c.who+"[5]: last" {
-				t.Fatalf("after the resend: %q", o.LastText)
-			}
-			turns, _ := filepath.Glob(filepath.Join(a.jobs.ChannelDir(key), "out", "turns", "*"))
-			if len(turns) != len(texts)+1 {
-				t.Fatalf("%d turn records, want %d", len(turns), len(texts)+1)
-			}
-		})
-	}
+		}
+		if _, err := os.Stat(filepath.Join(a.cwd, "pwned")); err == nil {
+			t.Fatal("a delivery's $(…) ran")
+		}
+		// A resend of an accepted msgId makes no second turn.
+		r := a.send(t, key, "ma", texts[0])
+		if r.Baseline == nil || *r.Baseline != 0 {
+			t.Fatalf("the resend answered %+v, not the first one's baseline 0", r)
+		}
+		a.send(t, key, "mz", "last")
+		if o := a.settled(t, jt, int64(len(texts))); o.LastText != c.who+"[5]: last" {
+			t.Fatalf("after the resend: %q", o.LastText)
+		}
+		turns, _ := filepath.Glob(filepath.Join(a.jobs.ChannelDir(key), "out", "turns", "*"))
+		if len(turns) != len(texts)+1 {
+			t.Fatalf("%d turn records, want %d", len(turns), len(texts)+1)
+		}
+	})
 }
 
 // fresh starts a new session; a command reaches the CLI as `/NAME
 // instructions`; a failed turn settles with the CLI's error.
 func TestPrintAdaptersFreshCommandError(t *testing.T) {
-	for _, c := range printCases {
-		t.Run(c.who, func(t *testing.T) {
-			a := newAdapterHost(t)
-			key := "pf-" + c.who
-			jt := a.start(t, c, key, "full-access")
-			a.send(t, key, "m1", "one")
-			a.send(t, key, "m2", "two")
-			a.settled(t, jt, 1)
-			drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelFresh, protocol.FreshParams{Base: base(key), Text: "anew", MsgID: "m3"})
-			if o := a.settled(t, jt, 2); o.LastText != c.who+"[1]: anew" {
-				t.Fatalf("fresh: %q, want a new session's first turn", o.LastText)
-			}
-			drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelCommand, protocol.CommandParams{Base: base(key), Name: "compact", Instructions: "keep the plan"})
-			if o := a.settled(t, jt, 3); o.LastText != c.who+"[2]: /compact keep the plan" {
-				t.Fatalf("command: %q", o.LastText)
-			}
-			a.send(t, key, "m4", "fail [[error:boom]]")
-			if o := a.settled(t, jt, 4); !strings.Contains(o.LastError, "exited 1") {
-				t.Fatalf("a failed turn: text %q, error %q", o.LastText, o.LastError)
-			}
-		})
-	}
+	eachPrint(t, "pf", func(t *testing.T, a *adapterHost, c printCase, key string, jt protocol.Target) {
+		a.send(t, key, "m1", "one")
+		a.send(t, key, "m2", "two")
+		a.settled(t, jt, 1)
+		a.fresh(t, key, "m3", "anew")
+		if o := a.settled(t, jt, 2); o.LastText != c.who+"[1]: anew" {
+			t.Fatalf("fresh: %q, want a new session's first turn", o.LastText)
+		}
+		a.command(t, key, "compact", "keep the plan")
+		if o := a.settled(t, jt, 3); o.LastText != c.who+"[2]: /compact keep the plan" {
+			t.Fatalf("command: %q", o.LastText)
+		}
+		a.send(t, key, "m4", "fail [[error:boom]]")
+		if o := a.settled(t, jt, 4); !strings.Contains(o.LastError, "exited 1") {
+			t.Fatalf("a failed turn: text %q, error %q", o.LastText, o.LastError)
+		}
+	})
 }
 
 // An interrupt cuts the CLI's turn (settled interrupted) and its text
 // makes the next turn.
 func TestPrintAdaptersInterrupt(t *testing.T) {
-	for _, c := range printCases {
-		t.Run(c.who, func(t *testing.T) {
-			a := newAdapterHost(t)
-			key := "pi-" + c.who
-			jt := a.start(t, c, key, "full-access")
-			a.send(t, key, "m1", "long [[ms:60000]]")
-			testutil.Eventually(t, "busy", func() bool { return a.reading(t, key).State == protocol.TurnBusy })
-			res := drive.Call[protocol.InterruptResult](t, a.p, protocol.MethodChannelInterrupt,
-				protocol.InterruptParams{Base: base(key), Text: "after", MsgID: "m2", TimeoutMs: 30000})
-			if res.Pending {
-				t.Fatalf("interrupt: %+v", res)
-			}
-			if o := a.settled(t, jt, 0); o.LastError != "interrupted" {
-				t.Fatalf("the cut turn: %+v", o)
-			}
-			if o := a.settled(t, jt, 1); !strings.HasSuffix(o.LastText, "]: after") || o.LastError != "" {
-				t.Fatalf("the interrupt's turn: %+v", o)
-			}
-		})
-	}
+	eachPrint(t, "pi", func(t *testing.T, a *adapterHost, c printCase, key string, jt protocol.Target) {
+		cut, next := a.interrupt(t, key, jt, 0, "after")
+		if cut.LastError != "interrupted" || !strings.HasSuffix(next.LastText, "]: after") || next.LastError != "" {
+			t.Fatalf("the cut turn %+v, the interrupt's %+v", cut, next)
+		}
+	})
 }
 
 // The read-only role reaches the CLI as its own read-only setting (the

@@ -13,7 +13,7 @@ cli_turn() {
 	set -- -p --output-format json --permission-mode "$PMODE"
 	sid=$(cat "$H/session" 2>/dev/null)
 	[ -n "$sid" ] && set -- "$@" --resume "$sid"
-	run_cli "$@" <"$in" >"$events"
+	run_bg "$in" "$events" "$@"
 	rc=$?
 	jget result "$events" >"$reply"
 	s=$(jget session_id "$events") && printf '%s\n' "$s" >"$H/session"

@@ -17,7 +17,7 @@ cli_turn() {
 	else
 		set -- "$@" -
 	fi
-	run_cli exec "$@" <"$in" >"$events"
+	run_bg "$in" "$events" exec "$@"
 	rc=$?
 	if [ -z "$sid" ]; then
 		sid=$(jget thread_id "$events") && printf '%s\n' "$sid" >"$H/session"

@@ -5,11 +5,13 @@
 #     (its stdin), resuming $H/session when it holds an id; write the final
 #     text to REPLY and the session's id to $H/session; set err (one line,
 #     empty on success).
-# An interrupt (C-c: SIGINT to the terminal's foreground group, the CLI
-# included) settles the turn at once with error=interrupted.
+# The CLI runs in a process group of its own (run_bg): an interrupt (C-c:
+# SIGINT to the terminal's foreground group, the adapter) ends that group
+# and settles the turn at once with error=interrupted.
 intr=0 tick=0
 POLL_S=${MU_ADAPTER_POLL_S:-5}
-trap 'intr=1' INT
+cpid=''
+trap 'intr=1; [ -n "$cpid" ] && kill -TERM -"$cpid" 2>/dev/null' INT
 trap 'tick=1' USR1
 ticker=
 if [ "$POLL_S" -gt 0 ]; then
@@ -19,6 +21,28 @@ if [ "$POLL_S" -gt 0 ]; then
 fi
 trap '[ -n "$ticker" ] && kill "$ticker" 2>/dev/null' EXIT
 stty -echo 2>/dev/null
+
+# run_bg IN OUT ARGS…: spec.cmd with ARGS appended, stdin from IN, stdout
+# to OUT, in a session of its own (setsid), waited for; an interrupt, even
+# one before it started, ends it.
+run_bg() {
+	i=$1 o=$2
+	shift 2
+	setsid /bin/sh -c "$CMD"' "$@"' "$CMD" "$@" <"$i" >"$o" &
+	cpid=$!
+	[ "$intr" = 1 ] && kill -TERM -"$cpid" 2>/dev/null
+	# An interrupt that came while setsid was still starting found no
+	# group to end: end it (or the process) again until it is gone.
+	while
+		wait "$cpid"
+		rc=$?
+		kill -0 "$cpid" 2>/dev/null
+	do
+		[ "$intr" = 1 ] && { kill -TERM -"$cpid" 2>/dev/null || kill -TERM "$cpid" 2>/dev/null; }
+	done
+	cpid=''
+	return "$rc"
+}
 
 turn() {
 	e=$1
