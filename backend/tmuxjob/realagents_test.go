@@ -24,6 +24,7 @@ func TestRealAgents(t *testing.T) {
 	}{
 		{"codex", "codex", []string{"OPENAI_API_KEY", "CODEX_API_KEY"}},
 		{"claude-print", "claude", []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"}},
+		{"claude", "claude", []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"}},
 	} {
 		t.Run(c.harness, func(t *testing.T) {
 			path, err := exec.LookPath(c.cli)
@@ -41,9 +42,16 @@ func TestRealAgents(t *testing.T) {
 				t.Skipf("skip: none of %s is set", strings.Join(c.keys, ", "))
 			}
 			a := newAdapterHost(t)
-			key := "real-" + c.cli
+			key := "real-" + c.harness
 			s := spec(path)
 			s.Harness, s.Cwd, s.Env = c.harness, a.cwd, env
+			if c.harness == "claude" {
+				// The TUI asks first whether to trust a folder it does not
+				// know: the test runs in one the user trusts.
+				if s.Cwd = os.Getenv("MU_E2E_CLAUDE_DIR"); s.Cwd == "" {
+					t.Skip("skip: set MU_E2E_CLAUDE_DIR to a folder Claude Code trusts (its TUI asks first otherwise)")
+				}
+			}
 			jt := a.startSpec(t, key, s)
 			a.send(t, key, "r1", "Reply with exactly this token and nothing else: MU-ALPHA-7")
 			if o := a.settled(t, jt, 0); !strings.Contains(o.LastText, "MU-ALPHA-7") || o.LastError != "" {
