@@ -162,7 +162,7 @@ interactive() {
 	[ -n "$settings" ] && { flat "$settings" >"$tmp/hooks" || die 1 "invalid settings file $settings"; }
 	new_session
 	start_session startup
-	stty -icanon -echo -isig min 0 time 1 2>/dev/null
+	stty -icanon -echo -isig -icrnl min 0 time 1 2>/dev/null
 	printf 'claude (test double), session %s\n> ' "$sid"
 	line='' ahead=''
 	while :; do

@@ -44,6 +44,7 @@ die() {
 # text. It fails (status 1, the message in $fail) on [[error:E]].
 reply() {
 	work "$2"
+	[ -f "$3" ] || : >"$3"
 	n=$(($(grep -c '^{"turn":' "$3") + 1))
 	printf '{"turn":%s}\n' "$n" >>"$3"
 	fail=$(marker error 'A-Za-z0-9 _.-' "$2")
