@@ -30,8 +30,12 @@ context() {
 		printf 'mu delivered a message of %s bytes, too long to show here: read it whole from the file %s and reply to it as the prompt.\n' \
 			"$n" "$H/message.$(seqof "$1").txt"
 	fi
-	# The transcript's size now: the keeper looks past it for an interrupt.
-	wc -c <"$(cat "$H/transcript" 2>/dev/null || echo /dev/null)" >"$H/tpos" 2>/dev/null
+}
+# mark: the transcript's size as a turn begins: the keeper looks past it
+# for an interrupt.
+mark() {
+	t=$(cat "$H/transcript" 2>/dev/null)
+	if [ -f "$t" ]; then wc -c <"$t" >"$H/tpos"; else echo 0 >"$H/tpos"; fi
 }
 block_prompt() { printf '{"decision":"block","reason":"%s"}\n' "$1"; }
 
@@ -71,6 +75,7 @@ hook_UserPromptSubmit() {
 	if [ -f "$H/then" ]; then
 		e=$(cat "$H/then")
 		rm -f "$H/then"
+		mark
 		context "$e"
 		unlock
 		return 0
@@ -87,6 +92,7 @@ hook_UserPromptSubmit() {
 		return 0
 	fi
 	take "$e"
+	mark
 	case $(kind_of "$e") in
 	fresh)
 		printf '/clear\n' >"$H/type"
