@@ -1,8 +1,7 @@
 # start: $1 key, $2 agent (ws/name), $3 cwd, $4 the job's command line, $5
-# wrapper text, $6 pipe-pane command, $7 the harness adapter's program ("":
-# none), $8 the spec's role; stdin: the env file (its values may be
+# wrapper text, $6 pipe-pane command; stdin: the env file (its values may be
 # secrets: they never travel as arguments).
-key=$1 agent=$2 cwd=$3 cmd=$4 wrap=$5 pipecmd=$6 harness=$7 role=$8
+key=$1 agent=$2 cwd=$3 cmd=$4 wrap=$5 pipecmd=$6
 mkdir -p "$root/jobs" || { say "ERR cannot create $root/jobs"; exit 1; }
 if mkdir "$d" 2>/dev/null; then say "claimed 1"; fi
 [ -d "$d" ] || { say "ERR cannot create $d"; exit 1; }
@@ -20,7 +19,8 @@ if [ ! -e "$d/started" ]; then
 		printf '%s' "$cmd" >"$d/cmd" &&
 		printf '%s' "$wrap" >"$d/wrap" &&
 		cat >"$d/env" &&
-		{ [ -z "$harness" ] || { printf '%s' "$harness" >"$d/harness" && printf '%s' "$role" >"$d/role"; }; } &&
+		# $7: a harness adapter's program ("": none; adapters.go), $8: the role.
+		{ [ -z "${7:-}" ] || { printf '%s' "$7" >"$d/harness" && printf '%s' "${8:-}" >"$d/role"; }; } &&
 		mkdir -p "$c/inbox" "$c/answers" "$c/out/turns" &&
 		: >"$d/log" || { say "ERR cannot write the job's files in $d"; exit 1; }
 	# started is the commit: written before the session, so a start that
