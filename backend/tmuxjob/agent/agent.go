@@ -23,17 +23,12 @@ var installScript string
 // Install writes the agent to path on the host r reaches. A job then runs
 // it with spec.cmd `sh PATH` (quoted).
 func Install(ctx context.Context, r tmuxjob.Runner, path string) error {
-	return install(ctx, r, path, Script, "the test agent")
-}
-
-// install writes b to path (mode 0755) on the host r reaches.
-func install(ctx context.Context, r tmuxjob.Runner, path string, b []byte, what string) error {
-	_, stderr, code, err := r.Run(ctx, []string{"/bin/sh", "-c", installScript, "mu-install", path}, b)
+	_, stderr, code, err := r.Run(ctx, []string{"/bin/sh", "-c", installScript, "mu-install", path}, Script)
 	if err != nil {
 		return err
 	}
 	if code != 0 {
-		return fmt.Errorf("install %s at %s: exit %d: %s", what, path, code, stderr)
+		return fmt.Errorf("install the test agent at %s: exit %d: %s", path, code, stderr)
 	}
 	return nil
 }

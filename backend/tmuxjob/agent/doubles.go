@@ -50,5 +50,13 @@ func InstallDouble(ctx context.Context, r tmuxjob.Runner, name, path string) err
 	if b == nil {
 		return fmt.Errorf("no test double of %q", name)
 	}
-	return install(ctx, r, path, b, "the "+name+" double")
+	// The test agent's installer (scripts/install.sh), as Install runs it.
+	_, stderr, code, err := r.Run(ctx, []string{"/bin/sh", "-c", installScript, "mu-install", path}, b)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("install the %s double at %s: exit %d: %s", name, path, code, stderr)
+	}
+	return nil
 }
