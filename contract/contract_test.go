@@ -101,6 +101,7 @@ var faultCases = []struct {
 	{fake.FaultIgnoreEOF, `{"fault":"ignore-eof"}`, "process/eof-exit", `^(process|registration)/`},
 	{fake.FaultEarlyTimeout, `{"method":"link.exec","fault":"early-timeout"}`, "link/exec-timeout", `^(link|registration)/`},
 	{fake.FaultSetsidRuns, `{"method":"link.exec","fault":"setsid-runs"},{"method":"link.fetch","fault":"setsid-runs"},{"method":"link.push","fault":"setsid-runs"}`, "process/group", `^(link|process|registration)/`},
+	{fake.FaultUnfencedReceipt, `{"method":"channel.receipt","fault":"unfenced-receipt"}`, "channel/receipt-final", `^(channel|registration)/`},
 	{fake.FaultNewestTurn, `{"method":"channel.lastRun","fault":"newest-turn"},{"method":"channel.watch","fault":"newest-turn"}`, "channel/after-runs", `^(channel|registration)/`},
 }
 

@@ -39,7 +39,7 @@ func TestContractSuite(t *testing.T) {
 			t.Errorf("SKIP %s: %s (it applies to mu-plugin-docker)", r.Name, r.Reason)
 		}
 	}
-	for _, name := range []string{"job/start", "job/stop", "channel/send", "channel/receipt", "channel/watch", "channel/runs-dense", "channel/answer", "channel/interrupt"} {
+	for _, name := range []string{"job/start", "job/stop", "channel/send", "channel/receipt", "channel/receipt-final", "channel/watch", "channel/runs-dense", "channel/answer", "channel/interrupt"} {
 		if r, ok := rep.Get(name); !ok || r.Status != contract.Pass {
 			t.Errorf("%s did not pass: %+v", name, r)
 		}

@@ -349,3 +349,54 @@ func TestJobStartRefusesEnvNoProcessCanCarry(t *testing.T) {
 		}
 	}
 }
+
+// TestReceiptNotAcceptedIsFinal: once channel.receipt answered not-accepted
+// for a msgId, no delivery of it is ever taken (docs/protocol.md): a send,
+// fresh or interrupt with it is refused permanent and makes no turn, and its
+// receipt stays not-accepted, across invocations of a persisted world too.
+func TestReceiptNotAcceptedIsFinal(t *testing.T) {
+	state := t.TempDir()
+	p := start(t, "--turn-ms", "50", "--state", state)
+	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
+	receipt := func(p *drive.Plugin, id string) protocol.Receipt {
+		t.Helper()
+		return drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: id})
+	}
+	b := protocol.Base{Target: a.t}
+	late := []struct {
+		method, id string
+		params     any
+	}{
+		{protocol.MethodChannelSend, "m-send", a.sendP("late", "m-send")},
+		{protocol.MethodChannelFresh, "m-fresh", protocol.FreshParams{Base: b, Text: "late", MsgID: "m-fresh"}},
+		{protocol.MethodChannelInterrupt, "m-interrupt", protocol.InterruptParams{Base: b, Text: "late", MsgID: "m-interrupt", TimeoutMs: 1000}},
+	}
+	for _, c := range late {
+		method, id, params := c.method, c.id, c.params
+		if rc := receipt(p, id); rc.State != protocol.ReceiptNotAccepted || rc.ID != id {
+			t.Fatalf("receipt of %s before any delivery: %s", id, mustJSON(rc))
+		}
+		if re := drive.Err(t, p, method, params); re == nil || re.Kind != protocol.Permanent {
+			t.Errorf("%s of msgId %s after its receipt answered not-accepted: %v, want refused permanent", method, id, re)
+		}
+		if rc := receipt(p, id); rc.State != protocol.ReceiptNotAccepted {
+			t.Errorf("receipt of %s after the late %s: %s, want not-accepted still", id, method, mustJSON(rc))
+		}
+	}
+	if rd := a.reading(t); rd.State != protocol.TurnIdle || rd.Runs != 0 {
+		t.Errorf("a refused late delivery made a turn: %s", mustJSON(rd))
+	}
+	// The fence is in the world: another invocation refuses it too.
+	p.Stop()
+	q := start(t, "--turn-ms", "50", "--state", state)
+	if re := drive.Err(t, q, protocol.MethodChannelSend, a.sendP("late", "m-send")); re == nil || re.Kind != protocol.Permanent {
+		t.Errorf("another invocation took a fenced msgId: %v", re)
+	}
+	// A msgId never asked about is still delivered.
+	if r := drive.Call[protocol.SendResult](t, q, protocol.MethodChannelSend, a.sendP("on time", "m-ok")); r.MsgID != "m-ok" {
+		t.Errorf("send: %s", mustJSON(r))
+	}
+	if rc := receipt(q, "m-ok"); rc.State != protocol.ReceiptAccepted {
+		t.Errorf("receipt of a delivered msgId: %s", mustJSON(rc))
+	}
+}
