@@ -22,8 +22,7 @@ func ddState(t *testing.T) string { return filepath.Join(t.TempDir(), "world.jso
 func TestDedupeResendAfterCrashAfter(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	p1 := dd(t, "dedupe", state, "after")
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	first := ddRead(t, state).Hosts["k1"]
 	p2 := dd(t, "dedupe", state, "")
 	out := resolve(t, j, p2, in)
@@ -47,8 +46,7 @@ func TestDedupeResendAfterCrashAfter(t *testing.T) {
 func TestDedupeResendAfterCrashBefore(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	p1 := dd(t, "dedupe", state, "before")
-	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
 	p2 := dd(t, "dedupe", state, "")
 	wantState(t, resolve(t, j, p2, in), Found, "")
 	if w := ddRead(t, state); w.Effects != 1 || w.Jobs["j1"] == "" {
@@ -60,8 +58,7 @@ func TestDedupeResendAfterCrashBefore(t *testing.T) {
 func TestDedupeWindowPassed(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	p1 := dd(t, "dedupe", state, "before")
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	p2 := dd(t, "dedupe", state, "")
 	j.Now = func() time.Time { return time.Now().Add(11 * time.Minute) } // the window is 10 minutes
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonWindowPassed)
@@ -77,8 +74,7 @@ func TestDeliveryDedupedResend(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	p1 := dd(t, "dedupe", state, "after")
 	send := protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "x", MsgID: "m1", Mode: protocol.ModeFollowUp}
-	in := unknownEffect(t, j, p1, protocol.MethodChannelSend, send)
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodChannelSend, send)
 	p2 := dd(t, "dedupe", state, "")
 	wantState(t, resolve(t, j, p2, in), Found, "")
 	if l := calls(p2, protocol.MethodChannelReceipt); len(l) != 0 {
@@ -102,8 +98,7 @@ func TestDeliveryNewerWrittenNoResend(t *testing.T) {
 	mk := func(id string) protocol.SendParams {
 		return protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: id, MsgID: id, Mode: protocol.ModeFollowUp}
 	}
-	in := unknownEffect(t, j, p1, protocol.MethodChannelSend, mk("m1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodChannelSend, mk("m1"))
 	p2 := dd(t, "dedupe", state, "")
 	mustEffect(t, j, p2, protocol.MethodChannelSend, mk("m2"))
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonNewerDelivery)
@@ -119,8 +114,7 @@ func TestDeliveryNewerWrittenNoResend(t *testing.T) {
 func TestFileKindNeverActsOnNone(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	p1 := dd(t, "unfenced", state, "before")
-	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
 	p2 := dd(t, "unfenced", state, "")
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonFileHandle)
 	if l := calls(p2, protocol.MethodJobLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":true`) {
@@ -135,8 +129,7 @@ func TestFileKindNeverActsOnNone(t *testing.T) {
 func TestUnfencedNoneWaitsOutInFlight(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	p1 := dd(t, "unfenced", state, "before")
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	p2 := dd(t, "unfenced", state, "")
 	j.Now = func() time.Time { return time.UnixMilli(in.SentBy) }
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonInFlight)
@@ -156,8 +149,7 @@ func TestUnfencedNoneWaitsOutInFlight(t *testing.T) {
 func TestResolveSettledIntent(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	p1 := dd(t, "dedupe", state, "after")
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	p2 := dd(t, "dedupe", state, "")
 	wantState(t, resolve(t, j, p2, in), Found, "")
 	if _, err := j.Resolve(testutil.Context(t, time.Minute), p2.Plugin, in); !errors.Is(err, ErrNoIntent) {

@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -45,34 +46,48 @@ func TestAcquireCrashAfterLookupFinds(t *testing.T) {
 	wantJournal(t, j, 0)
 }
 
-func TestAcquireCrashBeforeFencedNoneThenRefused(t *testing.T) {
-	state, j := t.TempDir(), openJ(t)
-	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-before"))
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
-	p2 := fake(t, state, nil)
-	wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
-	wantJournal(t, j, 0)
-	// The first acquire, delayed (its exact params arriving now), refuses.
-	r, err := caller.NewRequest(in.Method, in.Params)
-	if err != nil {
-		t.Fatal(err)
+// A crash before the effect: the fenced lookup's none is final (the
+// intent settled), and the first call, delayed (its exact params arriving
+// now), is refused; the world holds nothing of it.
+func TestCrashBeforeFencedNoneThenRefused(t *testing.T) {
+	cases := []struct {
+		name, method string
+		params       any
+		left         func(w fakeWorld) string // what the world wrongly holds
+	}{
+		{"host.acquire", protocol.MethodHostAcquire, acquireP("k1"), func(w fakeWorld) string {
+			if len(w.Hosts) != 0 || !w.Fenced["host:k1"] {
+				return fmt.Sprintf("hosts %v, fenced %v", w.Hosts, w.Fenced)
+			}
+			return ""
+		}},
+		{"job.start", protocol.MethodJobStart, jobP("j1", "ws", "a1"), func(w fakeWorld) string {
+			if len(w.Jobs) != 0 {
+				return fmt.Sprintf("jobs %+v", w.Jobs)
+			}
+			return ""
+		}},
 	}
-	_, err = p2.Send(testutil.Context(t, time.Minute), r, 0)
-	var re *caller.RemoteError
-	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
-		t.Fatalf("the delayed acquire after a fenced none: %v, want a permanent refusal", err)
-	}
-	if w := world(t, state); len(w.Hosts) != 0 || !w.Fenced["host:k1"] {
-		t.Fatalf("world: hosts %v, fenced %v", w.Hosts, w.Fenced)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			state, j := t.TempDir(), openJ(t)
+			p1 := fake(t, state, crash(c.method, "crash-before"))
+			in := crashed(t, j, p1, c.method, c.params)
+			p2 := fake(t, state, nil)
+			wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
+			wantJournal(t, j, 0)
+			wantRefused(t, p2, in)
+			if left := c.left(world(t, state)); left != "" {
+				t.Fatalf("world: %s", left)
+			}
+		})
 	}
 }
 
 func TestJobStartCrashAfterLookupFinds(t *testing.T) {
 	state, j := t.TempDir(), openJ(t)
 	p1 := fake(t, state, crash(protocol.MethodJobStart, "crash-after"))
-	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
 	p2 := fake(t, state, nil)
 	out := resolve(t, j, p2, in)
 	wantState(t, out, Found, "")
@@ -89,24 +104,6 @@ func TestJobStartCrashAfterLookupFinds(t *testing.T) {
 	wantJournal(t, j, 0)
 }
 
-func TestJobStartCrashBeforeFencedNoneThenRefused(t *testing.T) {
-	state, j := t.TempDir(), openJ(t)
-	p1 := fake(t, state, crash(protocol.MethodJobStart, "crash-before"))
-	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	gone(t, p1)
-	p2 := fake(t, state, nil)
-	wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
-	r, _ := caller.NewRequest(in.Method, in.Params)
-	_, err := p2.Send(testutil.Context(t, time.Minute), r, 0)
-	var re *caller.RemoteError
-	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
-		t.Fatalf("the delayed start after a fenced none: %v, want a permanent refusal", err)
-	}
-	if w := world(t, state); len(w.Jobs) != 0 {
-		t.Fatalf("world jobs %+v", w.Jobs)
-	}
-}
-
 // An at-start kind's lookup found carries baseline runs 0: the fake's
 // does, and the resolver accepts it.
 func TestJobStartAtStartCrashAfter(t *testing.T) {
@@ -114,8 +111,7 @@ func TestJobStartAtStartCrashAfter(t *testing.T) {
 	p1 := fake(t, state, crash(protocol.MethodJobStart, "crash-after"), "--first-turn", "at-start")
 	jp := jobP("j1", "ws", "a1")
 	jp.Spec.FirstPrompt = &protocol.FirstPrompt{Text: "brief", MsgID: "m0"}
-	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jp)
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodJobStart, jp)
 	p2 := fake(t, state, nil, "--first-turn", "at-start")
 	out := resolve(t, j, p2, in)
 	wantState(t, out, Found, "")
@@ -133,8 +129,7 @@ func TestHostReleaseReissued(t *testing.T) {
 	p1 := fake(t, state, crash(protocol.MethodHostRelease, "crash-after"))
 	mustEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	rel := protocol.KeyParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "pool"}}}, Key: "k1"}
-	in := unknownEffect(t, j, p1, protocol.MethodHostRelease, rel)
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodHostRelease, rel)
 	p2 := fake(t, state, nil)
 	wantState(t, resolve(t, j, p2, in), Done, "")
 	l := calls(p2, protocol.MethodHostRelease)
@@ -152,8 +147,7 @@ func TestJobStopReissued(t *testing.T) {
 	state, j := t.TempDir(), openJ(t)
 	p1 := fake(t, state, crash(protocol.MethodJobStop, "crash-before"))
 	mustEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	in := unknownEffect(t, j, p1, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Key: "j1"})
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Key: "j1"})
 	if w := world(t, state); w.Jobs["j1"].State != "running" {
 		t.Fatalf("crash-before stopped the job: %q", w.Jobs["j1"].State)
 	}
@@ -201,8 +195,7 @@ func TestSendCrashBeforeReceiptNotAccepted(t *testing.T) {
 	state, j := t.TempDir(), openJ(t)
 	p1 := fake(t, state, crash(protocol.MethodChannelSend, "crash-before"))
 	mustEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	in := unknownEffect(t, j, p1, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "t", MsgID: "m1", Mode: protocol.ModeFollowUp})
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "t", MsgID: "m1", Mode: protocol.ModeFollowUp})
 	p2 := fake(t, state, nil)
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonNotAccepted)
 	wantJournal(t, j, 1)
@@ -213,8 +206,7 @@ func TestSendCrashBeforeReceiptNotAccepted(t *testing.T) {
 func TestInstanceChangedNothingSent(t *testing.T) {
 	state, j := t.TempDir(), openJ(t)
 	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-after"))
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	p2 := fake(t, state, nil, "--instance", "other")
 	out := resolve(t, j, p2, in)
 	wantState(t, out, Unresolved, ReasonStopChanged)

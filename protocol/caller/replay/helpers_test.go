@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -167,6 +168,30 @@ func unknownEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, par
 		t.Fatalf("the intent of an unknown outcome is gone: %v", lerr)
 	}
 	return in
+}
+
+// crashed runs an effect through p1, a plugin that dies around it: the
+// outcome is unknown, its intent kept, and p1's group is gone on return.
+func crashed(t *testing.T, j *Journal, p1 *drive.Plugin, method string, params any) *Intent {
+	t.Helper()
+	in := unknownEffect(t, j, p1, method, params)
+	gone(t, p1)
+	return in
+}
+
+// wantRefused: the intent's effect, delayed (its exact params arriving
+// only now, at p), is refused permanent: a fenced none was final.
+func wantRefused(t *testing.T, p *drive.Plugin, in *Intent) {
+	t.Helper()
+	r, err := caller.NewRequest(in.Method, in.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Send(testutil.Context(t, time.Minute), r, 0)
+	var re *caller.RemoteError
+	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
+		t.Fatalf("the delayed %s after a fenced none: %v, want a permanent refusal", in.Method, err)
+	}
 }
 
 func mustEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, params any) json.RawMessage {
