@@ -17,25 +17,37 @@ import (
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
 
-// jobDrill is one host shared by a drill's trials, and its journal.
-type jobDrill struct {
-	e    *Env
-	s    spec
-	p    *started // the long-lived plugin: set-up and clean-up calls
-	host protocol.Target
-	j    *replay.Journal
-	run  string
+// drill is what a kill drill's trials share: the environment, the plugin's
+// spec, a long-lived plugin for set-up and clean-up calls, the journal, and
+// the run's tag for its keys.
+type drill struct {
+	e   *Env
+	s   spec
+	p   *started
+	j   *replay.Journal
+	run string
 }
 
-func newJobDrill(t *testing.T) *jobDrill {
+func newDrill(t *testing.T) *drill {
 	e := getEnv(t)
-	d := &jobDrill{e: e, s: e.drillDocker(), run: randHex(4)}
-	d.p = startPlugin(t, d.s)
-	d.host = acquireHost(t, d.p, "jobs-"+d.run)
+	d := &drill{e: e, s: e.drillDocker(), run: randHex(4)}
 	var err error
 	if d.j, err = replay.Open(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
+	d.p = startPlugin(t, d.s)
+	return d
+}
+
+// jobDrill is one host shared by a drill's trials.
+type jobDrill struct {
+	*drill
+	host protocol.Target
+}
+
+func newJobDrill(t *testing.T) *jobDrill {
+	d := &jobDrill{drill: newDrill(t)}
+	d.host = acquireHost(t, d.p, "jobs-"+d.run)
 	return d
 }
 
