@@ -61,6 +61,15 @@ func status(t *testing.T, rep *Report, name string) Result {
 	return r
 }
 
+// wantResult fails the test unless rep's result for name is st, with a
+// reason that holds has ("" holds in any).
+func wantResult(t *testing.T, rep *Report, name string, st Status, has string) {
+	t.Helper()
+	if r := status(t, rep, name); r.Status != st || !strings.Contains(r.Reason, has) {
+		t.Errorf("%s %s (%s), want %s with a reason holding %q", name, r.Status, r.Reason, st, has)
+	}
+}
+
 // TestCleanFake: against the fake with no fault every check passes, or
 // skips saying why; so with its job kind's firstTurn at-start.
 func TestCleanFake(t *testing.T) {
