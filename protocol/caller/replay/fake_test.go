@@ -131,12 +131,7 @@ func TestHostReleaseReissued(t *testing.T) {
 	rel := protocol.KeyParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "pool"}}}, Key: "k1"}
 	in := crashed(t, j, p1, protocol.MethodHostRelease, rel)
 	p2 := fake(t, state, nil)
-	wantState(t, resolve(t, j, p2, in), Done, "")
-	l := calls(p2, protocol.MethodHostRelease)
-	if len(l) != 1 {
-		t.Fatalf("releases sent: %q, want one", l)
-	}
-	sameButDeadline(t, l[0], in)
+	wantReissued(t, j, p2, in)
 	if w := world(t, state); w.Hosts["k1"].State != "released" {
 		t.Fatalf("host k1 is %q", w.Hosts["k1"].State)
 	}
@@ -152,12 +147,7 @@ func TestJobStopReissued(t *testing.T) {
 		t.Fatalf("crash-before stopped the job: %q", w.Jobs["j1"].State)
 	}
 	p2 := fake(t, state, nil)
-	wantState(t, resolve(t, j, p2, in), Done, "")
-	l := calls(p2, protocol.MethodJobStop)
-	if len(l) != 1 {
-		t.Fatalf("stops sent: %q", l)
-	}
-	sameButDeadline(t, l[0], in)
+	wantReissued(t, j, p2, in)
 	if w := world(t, state); w.Jobs["j1"].State != "ended" {
 		t.Fatalf("job j1 is %q", w.Jobs["j1"].State)
 	}

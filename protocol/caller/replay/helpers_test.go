@@ -230,6 +230,18 @@ func wantJournal(t *testing.T, j *Journal, n int) {
 	}
 }
 
+// wantReissued: resolving in at p sends its effect again, once, with the
+// intent's params (deadline aside), and settles it.
+func wantReissued(t *testing.T, j *Journal, p *drive.Plugin, in *Intent) {
+	t.Helper()
+	wantState(t, resolve(t, j, p, in), Done, "")
+	l := calls(p, in.Method)
+	if len(l) != 1 {
+		t.Fatalf("%s sent: %q, want one", in.Method, l)
+	}
+	sameButDeadline(t, l[0], in)
+}
+
 // sameButDeadline: a resend's params are the intent's, deadline aside.
 func sameButDeadline(t *testing.T, line string, in *Intent) {
 	t.Helper()
