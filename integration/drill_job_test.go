@@ -58,7 +58,7 @@ func (d *jobDrill) startParams(key, name string) protocol.JobStartParams {
 }
 
 func (d *jobDrill) stopParams(key, name string) protocol.KeyParams {
-	return protocol.KeyParams{Base: protocol.Base{Target: jobTarget(d.host, key, "", name)}, Key: key}
+	return protocol.KeyParams{Base: protocol.Base{Target: drive.JobTarget(d.host, "docker", key, "", "it", name)}, Key: key}
 }
 
 // agents waits (bounded) for the key's agent process count to settle at
@@ -164,7 +164,7 @@ func TestDrillKillJobStop(t *testing.T) {
 			t.Errorf("%s: stopped (%s), and %v", key, out.how, err)
 			good = false
 		}
-		st, err := d.p.JobStatus(testutil.Context(t, time.Minute), jobTarget(d.host, key, "", name))
+		st, err := d.p.JobStatus(testutil.Context(t, time.Minute), drive.JobTarget(d.host, "docker", key, "", "it", name))
 		if err != nil || st.State != protocol.JobEnded {
 			t.Errorf("%s: stopped (%s), and job.status %+v %v", key, out.how, st, err)
 			good = false
@@ -192,7 +192,7 @@ func TestDrillKillChannelSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jt := jobTarget(d.host, key, res.Handle, name)
+	jt := drive.JobTarget(d.host, "docker", key, res.Handle, "it", name)
 	drive.Baseline(t, testutil.Context(t, time.Minute), d.p.Plugin, jt)
 	send := func(msgID string) protocol.SendParams {
 		return protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "drill " + msgID, MsgID: msgID, Mode: protocol.ModeFollowUp}

@@ -25,7 +25,7 @@ func BenchmarkStartToBaseline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		jt := jobTarget(host, key, res.Handle, name)
+		jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
 		for {
 			polls++
 			bl, err := p.Baseline(ctx, jt)

@@ -28,7 +28,7 @@ func startAgent(t testing.TB, ctx context.Context, p *caller.Plugin, host protoc
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
-	jt := jobTarget(host, key, res.Handle, name)
+	jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
 	drive.Baseline(t, ctx, p, jt)
 	return jt
 }

@@ -30,16 +30,8 @@ func callerConfig(t testing.TB) caller.Config {
 		Argv: []string{binPath(t), "--prefix", newPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
 			"--label", "org.mu-plugins.testrun=" + runID},
 		Need:   []string{"host", "link", "job", "channel"},
-		Stderr: testLog{t},
+		Stderr: testutil.LogWriter(t, "plugin stderr: "),
 	}
-}
-
-// testLog sends the plugin's stderr to the test log.
-type testLog struct{ t testing.TB }
-
-func (l testLog) Write(b []byte) (int, error) {
-	l.t.Logf("plugin stderr: %s", strings.TrimRight(string(b), "\n"))
-	return len(b), nil
 }
 
 // spawnHost acquires a fresh host and installs the test agent in it.
@@ -68,14 +60,6 @@ func jobSpec(name, cwd string, env map[string]string) protocol.JobSpec {
 	}
 	return protocol.JobSpec{Workstream: "ws", Name: name, Harness: "mu-test-agent", Role: "full-access",
 		Cmd: "exec sh " + agentPath, CommandSource: "test", Cwd: cwd, Env: env}
-}
-
-// jobTarget names a started job and its agent on host.
-func jobTarget(host protocol.Target, key, handle, name string) protocol.Target {
-	t := host
-	t.Job = &protocol.JobRef{Kind: "docker", Key: key, Handle: handle}
-	t.Agent = &protocol.AgentRef{Workstream: "ws", Name: name, Incarnation: 1}
-	return t
 }
 
 // localTmux is a tmux server of the test's own on this machine: mu's panes.

@@ -48,7 +48,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if !strings.HasPrefix(res.Handle, "mu-") || !strings.Contains(res.View.Command, "'view'") {
 		t.Fatalf("job.start: %+v", res)
 	}
-	jt := jobTarget(host, key, res.Handle, name)
+	jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
 
 	// The view, as mu runs it: a local pane, stdin from /dev/null.
 	tm := newLocalTmux(t)

@@ -21,12 +21,12 @@ func TestProxyJump(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(block), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	before := strings.Count(jump.LogText(), "Accepted publickey")
+	before := jump.Logins()
 	d, _ := inproc(t, Config{SSHConfig: cfg})
 	if out := d.mustExec("box", "echo $SSH_CONNECTION"); !strings.Contains(out, fmt.Sprintf(" %d", target.Port)) {
 		t.Fatalf("SSH_CONNECTION %q does not name the target's port", out)
 	}
-	if after := strings.Count(jump.LogText(), "Accepted publickey"); after != before+1 {
+	if after := jump.Logins(); after != before+1 {
 		t.Fatalf("the jump host authenticated %d logins, want 1: the connection did not go through it", after-before)
 	}
 	// A chain of two jumps.
@@ -34,10 +34,10 @@ func TestProxyJump(t *testing.T) {
 	chain := target.HostBlock("box") + "  ProxyJump jump,jump2\n" + jump.HostBlock("jump") + jump2.HostBlock("jump2")
 	cfgChain := filepath.Join(t.TempDir(), "ssh_config")
 	os.WriteFile(cfgChain, []byte(chain), 0o600)
-	before2 := strings.Count(jump2.LogText(), "Accepted publickey")
+	before2 := jump2.Logins()
 	dc, _ := inproc(t, Config{SSHConfig: cfgChain})
 	dc.mustExec("box", "true")
-	if after := strings.Count(jump2.LogText(), "Accepted publickey"); after != before2+1 {
+	if after := jump2.Logins(); after != before2+1 {
 		t.Fatalf("the second jump authenticated %d logins, want 1", after-before2)
 	}
 	// A jump host whose key is unknown is a hand-back naming the jump host.
@@ -117,9 +117,7 @@ func TestSlotsShrink(t *testing.T) {
 func TestStopWithAllSlotsBusy(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{MaxSessions: 4})
 	cfg.MaxSessions = 4
-	old := watchdogSlack
-	watchdogSlack = 120
-	t.Cleanup(func() { watchdogSlack = old })
+	noWatchdog(t)
 	d, _ := inproc(t, cfg)
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
@@ -166,9 +164,7 @@ func TestCwdAndScriptQuoting(t *testing.T) {
 func TestStopWhenMaxSessionsOverstated(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{MaxSessions: 3})
 	cfg.MaxSessions = 10
-	old := watchdogSlack
-	watchdogSlack = 120
-	t.Cleanup(func() { watchdogSlack = old })
+	noWatchdog(t)
 	d, _ := inproc(t, cfg)
 	d.mustExec("box", "true") // the connection, and its control session, exist
 	var wg sync.WaitGroup
@@ -222,9 +218,9 @@ func TestProxyJumpFirstHopProxyCommand(t *testing.T) {
 	if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
 		t.Fatalf("ssh: %v: %s", err, out)
 	}
-	before := strings.Count(jump.LogText(), "Accepted publickey")
+	before := jump.Logins()
 	expectOK(t, Config{SSHConfig: cfg})
-	if after := strings.Count(jump.LogText(), "Accepted publickey"); after != before+1 {
+	if after := jump.Logins(); after != before+1 {
 		t.Fatalf("the jump host saw %d logins, want 1", after-before)
 	}
 }

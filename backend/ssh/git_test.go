@@ -122,9 +122,7 @@ func TestPush(t *testing.T) {
 // out with exitCode null, and the remote git-upload-pack is stopped too.
 func TestFetchTimeoutStops(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{})
-	old := watchdogSlack
-	watchdogSlack = 120
-	t.Cleanup(func() { watchdogSlack = old })
+	noWatchdog(t)
 	d, _ := inproc(t, cfg)
 	d.mustExec("box", "rm -rf hang-repo && git init -q hang-repo && rm hang-repo/.git/HEAD && mkfifo hang-repo/.git/HEAD")
 	local := t.TempDir()
