@@ -6,11 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 func TestProxyJump(t *testing.T) {
@@ -51,22 +51,16 @@ func TestConcurrentExecs(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
 	d, b := inproc(t, cfg)
 	const n = 50
-	var wg sync.WaitGroup
 	errs := make(chan string, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
-			switch {
-			case r != nil:
-				errs <- r.Message
-			case res.ExitCode == nil || *res.ExitCode != 0 || res.Stdout != fmt.Sprintf("%d\n", i):
-				errs <- fmt.Sprintf("call %d: exit %s stdout %q stderr %q", i, fmtExit(res.ExitCode), res.Stdout, res.Stderr)
-			}
-		}(i)
-	}
-	wg.Wait()
+	testutil.Parallel(n, func(i int) {
+		res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
+		switch {
+		case r != nil:
+			errs <- r.Message
+		case res.ExitCode == nil || *res.ExitCode != 0 || res.Stdout != fmt.Sprintf("%d\n", i):
+			errs <- fmt.Sprintf("call %d: exit %s stdout %q stderr %q", i, fmtExit(res.ExitCode), res.Stdout, res.Stderr)
+		}
+	})
 	close(errs)
 	for e := range errs {
 		t.Error(e)
@@ -84,21 +78,15 @@ func TestSlotsShrink(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{MaxSessions: 3})
 	cfg.MaxSessions = 10
 	d, b := inproc(t, cfg)
-	var wg sync.WaitGroup
 	errs := make(chan string, 20)
-	for i := 0; i < 20; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, r := d.exec("box", "sleep 0.3; echo ok", ".", 60*time.Second)
-			if r != nil {
-				errs <- r.Message
-			} else if res.Stdout != "ok\n" {
-				errs <- "stdout " + res.Stdout
-			}
-		}()
-	}
-	wg.Wait()
+	testutil.Parallel(20, func(int) {
+		res, r := d.exec("box", "sleep 0.3; echo ok", ".", 60*time.Second)
+		if r != nil {
+			errs <- r.Message
+		} else if res.Stdout != "ok\n" {
+			errs <- "stdout " + res.Stdout
+		}
+	})
 	close(errs)
 	for e := range errs {
 		t.Error(e)
@@ -119,18 +107,12 @@ func TestStopWithAllSlotsBusy(t *testing.T) {
 	cfg.MaxSessions = 4
 	noWatchdog(t)
 	d, _ := inproc(t, cfg)
-	var wg sync.WaitGroup
-	for i := 0; i < 2; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			res, r := d.exec("box", fmt.Sprintf("sleep 3270%d", i), ".", 1500*time.Millisecond)
-			if r != nil || res.ExitCode != nil {
-				t.Errorf("want a timed-out answer, got %+v %+v", res, r)
-			}
-		}(i)
-	}
-	wg.Wait()
+	testutil.Parallel(2, func(i int) {
+		res, r := d.exec("box", fmt.Sprintf("sleep 3270%d", i), ".", 1500*time.Millisecond)
+		if r != nil || res.ExitCode != nil {
+			t.Errorf("want a timed-out answer, got %+v %+v", res, r)
+		}
+	})
 	if left := waitGone(t, s, "sleep 3270", 10*time.Second); len(left) > 0 {
 		t.Fatalf("still running:\n%s", strings.Join(left, "\n"))
 	}
@@ -167,18 +149,12 @@ func TestStopWhenMaxSessionsOverstated(t *testing.T) {
 	noWatchdog(t)
 	d, _ := inproc(t, cfg)
 	d.mustExec("box", "true") // the connection, and its control session, exist
-	var wg sync.WaitGroup
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			res, r := d.exec("box", fmt.Sprintf("sleep 3280%d", i), ".", 2*time.Second)
-			if r != nil && r.Kind != "retryable" || r == nil && res.ExitCode != nil {
-				t.Errorf("want a timed-out answer or a retryable refusal, got %+v %+v", res, r)
-			}
-		}(i)
-	}
-	wg.Wait()
+	testutil.Parallel(4, func(i int) {
+		res, r := d.exec("box", fmt.Sprintf("sleep 3280%d", i), ".", 2*time.Second)
+		if r != nil && r.Kind != "retryable" || r == nil && res.ExitCode != nil {
+			t.Errorf("want a timed-out answer or a retryable refusal, got %+v %+v", res, r)
+		}
+	})
 	if left := waitGone(t, s, "sleep 3280", 10*time.Second); len(left) > 0 {
 		t.Fatalf("still running:\n%s", strings.Join(left, "\n"))
 	}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -61,19 +60,13 @@ func TestControlMaster(t *testing.T) {
 	}
 
 	t.Run("slots", func(t *testing.T) {
-		var wg sync.WaitGroup
 		errs := make(chan string, 20)
-		for i := 0; i < 20; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
-				if r != nil || res.Stdout != fmt.Sprintf("%d\n", i) {
-					errs <- fmt.Sprintf("call %d: %+v %+v", i, res, r)
-				}
-			}(i)
-		}
-		wg.Wait()
+		testutil.Parallel(20, func(i int) {
+			res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
+			if r != nil || res.Stdout != fmt.Sprintf("%d\n", i) {
+				errs <- fmt.Sprintf("call %d: %+v %+v", i, res, r)
+			}
+		})
 		close(errs)
 		for e := range errs {
 			t.Error(e)

@@ -81,24 +81,18 @@ func TestConcurrentFirstUse(t *testing.T) {
 	once, compiled, loadErr = sync.Once{}, nil, nil
 	good := json.RawMessage(testutil.JSON(examples["link.exec"].results[0]))
 	bad := apply(good, del("/partial"))
-	var wg sync.WaitGroup
 	errs := make(chan string, 64)
-	for i := 0; i < 32; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := Result("link.exec", good); err != nil {
-				errs <- err.Error()
-			}
-			if err := Result("link.exec", bad); err == nil {
-				errs <- "accepted a result without partial"
-			}
-			if !Known("job.start") {
-				errs <- "job.start unknown"
-			}
-		}()
-	}
-	wg.Wait()
+	testutil.Parallel(32, func(int) {
+		if err := Result("link.exec", good); err != nil {
+			errs <- err.Error()
+		}
+		if err := Result("link.exec", bad); err == nil {
+			errs <- "accepted a result without partial"
+		}
+		if !Known("job.start") {
+			errs <- "job.start unknown"
+		}
+	})
 	close(errs)
 	for e := range errs {
 		t.Error(e)
