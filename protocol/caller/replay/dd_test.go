@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -25,11 +24,8 @@ func TestDedupeResendAfterCrashAfter(t *testing.T) {
 	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	first := ddRead(t, state).Hosts["k1"]
 	p2 := dd(t, "dedupe", state, "")
-	out := resolve(t, j, p2, in)
-	wantState(t, out, Found, "")
-	var r protocol.AcquireResult
-	if err := json.Unmarshal(out.Result, &r); err != nil || r.Handle != first {
-		t.Fatalf("resend answered %s, the first landed %q", out.Result, first)
+	if r := resolveFound[protocol.AcquireResult](t, j, p2, in); r.Handle != first {
+		t.Fatalf("resend answered %+v, the first landed %q", r, first)
 	}
 	l := calls(p2, protocol.MethodHostAcquire)
 	if len(l) != 1 {

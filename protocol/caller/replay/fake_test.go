@@ -27,11 +27,9 @@ func TestAcquireCrashAfterLookupFinds(t *testing.T) {
 	}
 	gone(t, p1)
 	p2 := fake(t, state, nil)
-	out := resolve(t, j, p2, in)
-	wantState(t, out, Found, "")
-	var found protocol.AcquireResult
-	if err := json.Unmarshal(out.Result, &found); err != nil || found.Handle == "" {
-		t.Fatalf("found %s: %v", out.Result, err)
+	found := resolveFound[protocol.AcquireResult](t, j, p2, in)
+	if found.Handle == "" {
+		t.Fatalf("found %+v: no handle", found)
 	}
 	w := world(t, state)
 	if len(w.Hosts) != 1 || w.Hosts["k1"].Result.Handle != found.Handle {
@@ -89,11 +87,8 @@ func TestJobStartCrashAfterLookupFinds(t *testing.T) {
 	p1 := fake(t, state, crash(protocol.MethodJobStart, "crash-after"))
 	in := crashed(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
 	p2 := fake(t, state, nil)
-	out := resolve(t, j, p2, in)
-	wantState(t, out, Found, "")
-	var f protocol.JobFound
-	if err := json.Unmarshal(out.Result, &f); err != nil || f.Handle == "" || f.View == nil {
-		t.Fatalf("found %s: %v", out.Result, err)
+	if f := resolveFound[protocol.JobFound](t, j, p2, in); f.Handle == "" || f.View == nil {
+		t.Fatalf("found %+v: want a handle and a view", f)
 	}
 	if w := world(t, state); len(w.Jobs) != 1 || w.Jobs["j1"].State != "running" {
 		t.Fatalf("world jobs %+v", w.Jobs)
@@ -113,11 +108,8 @@ func TestJobStartAtStartCrashAfter(t *testing.T) {
 	jp.Spec.FirstPrompt = &protocol.FirstPrompt{Text: "brief", MsgID: "m0"}
 	in := crashed(t, j, p1, protocol.MethodJobStart, jp)
 	p2 := fake(t, state, nil, "--first-turn", "at-start")
-	out := resolve(t, j, p2, in)
-	wantState(t, out, Found, "")
-	var f protocol.JobFound
-	if err := json.Unmarshal(out.Result, &f); err != nil || f.Baseline == nil || f.Baseline.Runs != 0 {
-		t.Fatalf("found %s: %v", out.Result, err)
+	if f := resolveFound[protocol.JobFound](t, j, p2, in); f.Baseline == nil || f.Baseline.Runs != 0 {
+		t.Fatalf("found %+v: want baseline runs 0", f)
 	}
 	if n := world(t, state).deliveries("ws/a1", "brief"); n != 1 {
 		t.Fatalf("the first prompt was delivered %d times", n)
@@ -164,11 +156,8 @@ func TestSendCrashAfterReceiptAccepted(t *testing.T) {
 	}
 	gone(t, p1)
 	p2 := fake(t, state, nil)
-	out := resolve(t, j, p2, in)
-	wantState(t, out, Found, "")
-	var rc protocol.Receipt
-	if err := json.Unmarshal(out.Result, &rc); err != nil || rc.State != protocol.ReceiptAccepted || rc.ID != "m1" {
-		t.Fatalf("receipt %s: %v", out.Result, err)
+	if rc := resolveFound[protocol.Receipt](t, j, p2, in); rc.State != protocol.ReceiptAccepted || rc.ID != "m1" {
+		t.Fatalf("receipt %+v", rc)
 	}
 	if l := calls(p2, protocol.MethodChannelSend); len(l) != 0 {
 		t.Fatalf("the resolver sent again: %q", l)

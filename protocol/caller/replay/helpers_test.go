@@ -212,6 +212,19 @@ func resolve(t *testing.T, j *Journal, p *drive.Plugin, in *Intent) Outcome {
 	return out
 }
 
+// resolveFound resolves in at p, wants it found, and returns the found
+// result as T.
+func resolveFound[T any](t *testing.T, j *Journal, p *drive.Plugin, in *Intent) T {
+	t.Helper()
+	out := resolve(t, j, p, in)
+	wantState(t, out, Found, "")
+	var v T
+	if err := json.Unmarshal(out.Result, &v); err != nil {
+		t.Fatalf("found %s: %v", out.Result, err)
+	}
+	return v
+}
+
 func wantState(t *testing.T, out Outcome, st State, reason string) {
 	t.Helper()
 	if out.State != st || (reason != "" && out.Reason != reason) {
