@@ -120,8 +120,7 @@ func TestStopWithAllSlotsBusy(t *testing.T) {
 }
 
 func TestCwdAndScriptQuoting(t *testing.T) {
-	_, cfg := server(t, testsshd.Options{})
-	d, _ := inproc(t, cfg)
+	d := onBox(t)
 	dir := `mu dir 'q' "$(x)"`
 	d.mustExec("box", `mkdir -p "$HOME/mu dir 'q' \"\$(x)\""`)
 	res, r := d.exec("box", `pwd; printf '%s\n' "it's \$HOME \"ok\""`, dir, 30*time.Second)

@@ -37,8 +37,7 @@ func pushParams(host, local, remote, rev string, timeout time.Duration) map[stri
 }
 
 func TestFetch(t *testing.T) {
-	_, cfg := server(t, testsshd.Options{})
-	d, _ := inproc(t, cfg)
+	d := onBox(t)
 	head := remoteRepo(t, d, "fetch-src", 30)
 	local := t.TempDir()
 	testutil.Git(t, local, "init", "-q")
@@ -67,8 +66,7 @@ func TestFetch(t *testing.T) {
 }
 
 func TestPush(t *testing.T) {
-	_, cfg := server(t, testsshd.Options{})
-	d, _ := inproc(t, cfg)
+	d := onBox(t)
 	local := t.TempDir()
 	testutil.Git(t, local, "init", "-q")
 	for i := 0; i < 3; i++ {
