@@ -14,6 +14,7 @@ import (
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -32,6 +33,14 @@ func callerConfig(t testing.TB) caller.Config {
 		Need:   []string{"host", "link", "job", "channel"},
 		Stderr: testutil.LogWriter(t, "plugin stderr: "),
 	}
+}
+
+// spawnPlugin starts the plugin as mu drives it, and a fresh host for
+// spawns (spawnHost) on it.
+func spawnPlugin(t testing.TB, ctx context.Context) (*caller.Plugin, protocol.Target) {
+	t.Helper()
+	p := drive.Start(t, callerConfig(t)).Plugin
+	return p, spawnHost(t, ctx, p)
 }
 
 // spawnHost acquires a fresh host and installs the test agent in it.

@@ -21,8 +21,7 @@ import (
 // re-attach, job.stop and host.release.
 func TestSpawnAsMuDoesIt(t *testing.T) {
 	ctx := testutil.Context(t, 5*time.Minute)
-	p := drive.Start(t, callerConfig(t)).Plugin
-	host := spawnHost(t, ctx, p)
+	p, host := spawnPlugin(t, ctx)
 
 	// The site: a local commit pushed, a worktree made from it.
 	local := t.TempDir()
