@@ -17,25 +17,37 @@ import (
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
 
-// jobDrill is one host shared by a drill's trials, and its journal.
-type jobDrill struct {
-	e    *Env
-	s    spec
-	p    *started // the long-lived plugin: set-up and clean-up calls
-	host protocol.Target
-	j    *replay.Journal
-	run  string
+// drill is what a kill drill's trials share: the environment, the plugin's
+// spec, a long-lived plugin for set-up and clean-up calls, the journal, and
+// the run's tag for its keys.
+type drill struct {
+	e   *Env
+	s   spec
+	p   *started
+	j   *replay.Journal
+	run string
 }
 
-func newJobDrill(t *testing.T) *jobDrill {
+func newDrill(t *testing.T) *drill {
 	e := getEnv(t)
-	d := &jobDrill{e: e, s: e.drillDocker(), run: randHex(4)}
-	d.p = startPlugin(t, d.s)
-	d.host = acquireHost(t, d.p, "jobs-"+d.run)
+	d := &drill{e: e, s: e.drillDocker(), run: randHex(4)}
 	var err error
 	if d.j, err = replay.Open(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
+	d.p = startPlugin(t, d.s)
+	return d
+}
+
+// jobDrill is one host shared by a drill's trials.
+type jobDrill struct {
+	*drill
+	host protocol.Target
+}
+
+func newJobDrill(t *testing.T) *jobDrill {
+	d := &jobDrill{drill: newDrill(t)}
+	d.host = acquireHost(t, d.p, "jobs-"+d.run)
 	return d
 }
 
@@ -46,7 +58,7 @@ func (d *jobDrill) startParams(key, name string) protocol.JobStartParams {
 }
 
 func (d *jobDrill) stopParams(key, name string) protocol.KeyParams {
-	return protocol.KeyParams{Base: protocol.Base{Target: jobTarget(d.host, key, "", name)}, Key: key}
+	return protocol.KeyParams{Base: protocol.Base{Target: drive.JobTarget(d.host, "docker", key, "", "it", name)}, Key: key}
 }
 
 // agents waits (bounded) for the key's agent process count to settle at
@@ -152,7 +164,7 @@ func TestDrillKillJobStop(t *testing.T) {
 			t.Errorf("%s: stopped (%s), and %v", key, out.how, err)
 			good = false
 		}
-		st, err := d.p.JobStatus(testutil.Context(t, time.Minute), jobTarget(d.host, key, "", name))
+		st, err := d.p.JobStatus(testutil.Context(t, time.Minute), drive.JobTarget(d.host, "docker", key, "", "it", name))
 		if err != nil || st.State != protocol.JobEnded {
 			t.Errorf("%s: stopped (%s), and job.status %+v %v", key, out.how, st, err)
 			good = false
@@ -180,7 +192,7 @@ func TestDrillKillChannelSend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jt := jobTarget(d.host, key, res.Handle, name)
+	jt := drive.JobTarget(d.host, "docker", key, res.Handle, "it", name)
 	drive.Baseline(t, testutil.Context(t, time.Minute), d.p.Plugin, jt)
 	send := func(msgID string) protocol.SendParams {
 		return protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "drill " + msgID, MsgID: msgID, Mode: protocol.ModeFollowUp}

@@ -17,7 +17,7 @@ import (
 func TestContractSuite(t *testing.T) {
 	rep := runSuite(t, contract.Options{JobCmd: string(agent.Script)},
 		map[string]bool{"host/dedupe": true, "job/dedupe": true, "channel/steer": true},
-		"job/start", "job/stop", "channel/send", "channel/receipt", "channel/watch", "channel/runs-dense", "channel/answer", "channel/interrupt")
+		"job/start", "job/stop", "channel/send", "channel/receipt", "channel/receipt-final", "channel/watch", "channel/runs-dense", "channel/answer", "channel/interrupt")
 	t.Logf("the suite against mu-plugin-docker: %s in %s", rep.Summary(), rep.Elapsed.Round(time.Millisecond))
 }
 

@@ -15,8 +15,7 @@ import (
 // drives it (each call one request on the running plugin).
 func BenchmarkStartToBaseline(b *testing.B) {
 	ctx := testutil.Context(b, 20*time.Minute)
-	p := drive.Start(b, callerConfig(b)).Plugin
-	host := spawnHost(b, ctx, p)
+	p, host := spawnPlugin(b, ctx)
 	polls := 0
 	for i := 0; b.Loop(); i++ {
 		name := fmt.Sprintf("b%d", i)
@@ -25,7 +24,7 @@ func BenchmarkStartToBaseline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		jt := jobTarget(host, key, res.Handle, name)
+		jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
 		for {
 			polls++
 			bl, err := p.Baseline(ctx, jt)
@@ -55,8 +54,7 @@ func BenchmarkStartToBaseline(b *testing.B) {
 func BenchmarkSendToSettled(b *testing.B) {
 	const work = 100 * time.Millisecond
 	ctx := testutil.Context(b, 20*time.Minute)
-	p := drive.Start(b, callerConfig(b)).Plugin
-	host := spawnHost(b, ctx, p)
+	p, host := spawnPlugin(b, ctx)
 	jt := startAgent(b, ctx, p, host, "bs", map[string]string{"MU_TEST_AGENT_MS": fmt.Sprint(work.Milliseconds())})
 	var runs int64
 	var deliver, agentT, notify time.Duration
