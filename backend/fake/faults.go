@@ -40,6 +40,7 @@ const (
 	FaultNewestTurn   = "newest-turn"         // channel.lastRun, channel.watch: the newest settled turn, not turn afterRuns+1 of inc
 	FaultEarlyTimeout = "early-timeout"       // link.exec: a script holding `sleep` answers timed out after 0.5 s, whatever its timeoutMs
 	FaultSetsidRuns   = "setsid-runs"         // link.exec, link.fetch, link.push: each run in a session of its own (setsid)
+	FaultEarlierTurn  = "earlier-turn"        // channel.lastRun, channel.watch: an earlier incarnation's turn afterRuns+1 answers settled, as if kept
 )
 
 // earlyTimeout is how long a run lives under the early-timeout fault.
@@ -51,7 +52,7 @@ var FaultNames = []string{
 	FaultNotJSON, FaultUnknownField, FaultOrphanReply, FaultRequestToMu, FaultBadNotify,
 	FaultDoubleNotify, FaultEarlyNotify, FaultLongLine, FaultInvalidUTF8,
 	FaultEscapeGroup, FaultCanary, FaultIgnoreEOF,
-	FaultNewestTurn, FaultEarlyTimeout, FaultSetsidRuns,
+	FaultNewestTurn, FaultEarlyTimeout, FaultSetsidRuns, FaultEarlierTurn,
 }
 
 // injected are the lines the faults that write beside a reply put on the
@@ -66,7 +67,7 @@ var injected = map[string]string{
 // asks for them with ctxFault.
 var inHandler = map[string]bool{
 	FaultDoubleNotify: true, FaultEarlyNotify: true, FaultNewestTurn: true,
-	FaultEarlyTimeout: true, FaultSetsidRuns: true,
+	FaultEarlyTimeout: true, FaultSetsidRuns: true, FaultEarlierTurn: true,
 }
 
 // replacesReply are the faults whose line is the call's reply: the reply

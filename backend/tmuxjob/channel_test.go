@@ -342,3 +342,39 @@ func TestDeliveryWithoutNudgeIsTaken(t *testing.T) {
 		t.Fatalf("turn: %+v", o)
 	}
 }
+
+// A turn of an earlier incarnation that did settle is not answered:
+// lastRun of that incarnation is null, and a watch on it ends
+// watch/restarted naming the current one (docs/protocol.md, "the settled
+// turn past afterRuns").
+func TestEarlierIncarnationSettledTurnIsNotAnswered(t *testing.T) {
+	h := newHost(t)
+	ctx := testutil.Context(t, 2*time.Minute)
+	key := "ei"
+	h.startAgent(t, key, nil, "")
+	b := h.waitBaseline(t, key)
+	h.send(t, key, "s1", "settles [[ms:10]]")
+	if o := h.lastRun(t, key, 0); o.Incarnation != b.Incarnation {
+		t.Fatalf("turn 1: %+v", o)
+	}
+	h.send(t, key, "r1", "[[restart]]")
+	var now *protocol.Baseline
+	testutil.Eventually(t, "a new incarnation", func() bool {
+		now = h.waitBaseline(t, key)
+		return now.Incarnation != b.Incarnation
+	})
+	o, err := h.jobs.LastRun(ctx, protocol.LastRunParams{Base: base(key), AfterRuns: 0, Inc: b.Incarnation})
+	if err != nil || o != nil {
+		t.Fatalf("lastRun of the earlier incarnation's settled turn: %+v %v, want null", o, err)
+	}
+	zero := int64(0)
+	_, wait, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &zero, Inc: b.Incarnation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	method, params := wait(ctx)
+	rs, ok := params.(protocol.WatchRestarted)
+	if method != protocol.NotifyWatchRestarted || !ok || rs.Incarnation != now.Incarnation {
+		t.Fatalf("watch on the earlier incarnation: %s %+v, want watch/restarted naming %s", method, params, now.Incarnation)
+	}
+}
