@@ -211,9 +211,11 @@ func (j *Jobs) LastRun(ctx context.Context, p protocol.LastRunParams) (*protocol
 // for its one notification (for protocol.Call.Watch): watch/settled once a
 // turn past afterRuns has settled in the incarnation, or watch/restarted
 // when the incarnation changes. It waits on the host, in runs of at most
-// 100 looks (10 s at the default Options.Poll), one every Options.Poll
-// there: one exec per run, not per look. A failed run is tried again; ctx
-// ($/cancel, shutdown) ends it with "".
+// 10 s at the default Options.Poll (waitLooks × Poll): one exec per run.
+// A run wakes on the harness's rename of its state where the host's GNU
+// tail can follow it through inotify, else looks every Options.Poll
+// (scripts/wait.sh; job.checkSteps' watch step says which). A failed run
+// is tried again; ctx ($/cancel, shutdown) ends it with "".
 func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.WatchResult, func(context.Context) (string, any), error) {
 	key, err := jobKey(protocol.MethodChannelWatch, p.Base)
 	if err != nil {
@@ -277,9 +279,9 @@ func (j *Jobs) wait(ctx context.Context, key, inc string, n int64) (snapshot, bo
 	if !validInc(inc) {
 		return snapshot{}, false, fmt.Errorf("tmuxjob: incarnation %q cannot be waited on", inc)
 	}
-	polls := waitLooks
 	every := fmt.Sprintf("%.3f", j.opts.Poll.Seconds())
-	o, err := j.run(ctx, "wait", jobID(key), nil, inc, strconv.FormatInt(n, 10), strconv.Itoa(polls), every)
+	bound := fmt.Sprintf("%.3f", (waitLooks * j.opts.Poll).Seconds())
+	o, err := j.run(ctx, "wait", jobID(key), nil, inc, strconv.FormatInt(n, 10), strconv.Itoa(waitLooks), every, bound)
 	if err != nil {
 		return snapshot{}, false, err
 	}
