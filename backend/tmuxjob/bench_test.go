@@ -124,3 +124,19 @@ func BenchmarkReceipt(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSend: one channel.send on a warm host (the job running, its
+// harness idle or busy with the deliveries before): the delivery script's
+// run, its lock, the entry written and renamed in, and the nudge.
+func BenchmarkSend(b *testing.B) {
+	h := newHost(b)
+	ctx := testutil.Context(b, 2*time.Minute)
+	key := "bd"
+	h.startAgent(b, key, map[string]string{"MU_TEST_AGENT_MS": "0"}, "")
+	for i := 0; b.Loop(); i++ {
+		if _, err := h.jobs.Send(ctx, protocol.SendParams{Base: base(key), MsgID: fmt.Sprintf("m%d", i),
+			Text: "delivered", Mode: protocol.ModeFollowUp}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
