@@ -1,6 +1,6 @@
 # mu job wrapper (tmuxjob): runs the job's command, records its exit code.
 d=$1
-while [ ! -e "$d/go" ]; do sleep 0.02; done
+while [ ! -e "$d/go" ]; do sleep 0.005; done
 printf '%s\n' "$$" >"$d/pid"
 # shellcheck source=/dev/null # the job's env file, written by its start
 . "$d/env"
