@@ -21,7 +21,7 @@ var (
 // started is re-parented to it, not to init. Failing (not Linux ≥ 3.4) it
 // stays as it was: the scans still find whatever keeps its mark.
 func adopt() {
-	adoptOnce.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+	adoptOnce.Do(func() { reaper.Store(unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil) })
 }
 
 // OwnChildren declares that this process starts children only through Run
