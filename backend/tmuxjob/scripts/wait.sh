@@ -30,7 +30,8 @@ if command -v timeout >/dev/null 2>&1 && case $(tail --version 2>/dev/null) in *
 	marked_bg "$T/wake" timeout --foreground "$secs" tail -n +1 -F -s 0.01 "$c/out/state"
 	tp=$!
 	while IFS= read -r _; do
-		settled && { kill "$tp" 2>/dev/null; wait "$tp" 2>/dev/null; exit 0; }
+		# Not waited for: it dies on its own (and carries the mark).
+		settled && { kill "$tp" 2>/dev/null; exit 0; }
 	done <"$T/wake"
 	settled && exit 0
 	say "timeout 1"
