@@ -36,12 +36,7 @@ func treeGone() bool {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	leaders := make(map[int]bool, len(live))
-	for _, c := range live {
-		if c.Process != nil {
-			leaders[c.Process.Pid] = true
-		}
-	}
+	leaders := leadersLocked()
 	for range 2 {
 		if !onlyLeaders(leaders) {
 			return false

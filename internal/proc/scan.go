@@ -175,6 +175,11 @@ func reapDead(pids map[int]bool) {
 func liveLeaders() map[int]bool {
 	mu.Lock()
 	defer mu.Unlock()
+	return leadersLocked()
+}
+
+// leadersLocked is liveLeaders with mu held.
+func leadersLocked() map[int]bool {
 	out := make(map[int]bool, len(live))
 	for _, c := range live {
 		if c.Process != nil {
