@@ -3,6 +3,7 @@ package tmuxjob_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -376,5 +377,35 @@ func TestEarlierIncarnationSettledTurnIsNotAnswered(t *testing.T) {
 	rs, ok := params.(protocol.WatchRestarted)
 	if method != protocol.NotifyWatchRestarted || !ok || rs.Incarnation != now.Incarnation {
 		t.Fatalf("watch on the earlier incarnation: %s %+v, want watch/restarted naming %s", method, params, now.Incarnation)
+	}
+}
+
+// A delivery to a job whose session is gone (the tmux server killed under
+// it) is refused, nothing written: the liveness the delivery reads off the
+// wrapper's own record (no tmux client) says so as tmux would, once the
+// pane's process has died of the hangup (a delivery in that instant is one
+// that came just before the death, as with tmux's own answer).
+func TestSendRefusedOnceTheSessionIsGone(t *testing.T) {
+	h := newHost(t)
+	ctx := testutil.Context(t, 2*time.Minute)
+	key := "sg"
+	h.startAgent(t, key, nil, "")
+	h.send(t, key, "m1", "alive")
+	if err := exec.Command("tmux", "-S", filepath.Join(h.root, "tmux.sock"), "kill-server").Run(); err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	for i := 0; ; i++ {
+		msg = fmt.Sprintf("late-%d", i)
+		_, err := h.jobs.Send(ctx, protocol.SendParams{Base: base(key), Text: "late", MsgID: msg, Mode: protocol.ModeFollowUp})
+		if kindOf(err) == protocol.Permanent && strings.Contains(err.Error(), "not running") {
+			break
+		}
+		if err != nil || i > 1000 {
+			t.Fatalf("send %d to a job whose session is gone: %v", i, err)
+		}
+	}
+	if r, _ := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: msg}); r.State != protocol.ReceiptNotAccepted {
+		t.Fatalf("the refused send was accepted: %+v", r)
 	}
 }

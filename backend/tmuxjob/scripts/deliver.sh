@@ -10,9 +10,10 @@ lock
 # A msgId a receipt answered not-accepted for never lands (receipt.sh).
 case $kind in command | answer) ;; *) [ -e "$d/notaccepted/$h" ] && { say "refused notaccepted"; exit 0; } ;; esac
 [ -e "$d/stopped" ] && { say "refused stopped"; exit 0; }
-# The session's liveness: one tmux client when it lives (the hot path);
-# only a failure asks alive for why (no session, or no tmux at all).
-if ! t has-session -t "=$sess" 2>/dev/null; then
+# The session's liveness: its wrapper still running (no fork: the hot
+# path), else one tmux client; only a failure asks alive for why (no
+# session, or no tmux at all).
+if ! wrapper_runs && ! t has-session -t "=$sess" 2>/dev/null; then
 	a=$(alive)
 	case $a in err:*) say "ERR ${a#err:}"; exit 1 ;; no) say "refused notrunning"; exit 0 ;; esac
 fi

@@ -61,6 +61,21 @@ alive() {
 	*) echo "err:$(oneline "$e")" ;;
 	esac
 }
+# wrapper_runs: the job's wrapper (the pane's process) still runs: its pid
+# and start time are the ones it recorded, and it is no zombie. The session
+# lives while it does (its pane's process). Builtins only; false when it
+# cannot tell (no /proc, no record yet): then ask tmux.
+wrapper_runs() {
+	[ -f "$d/self" ] && [ ! -e "$d/exit" ] || return 1
+	read -r wp ws <"$d/self" || return 1
+	read -r st <"/proc/$wp/stat" 2>/dev/null || return 1
+	set -f
+	# shellcheck disable=SC2086 # the fields after "(comm) ", split on purpose
+	set -- ${st##*) }
+	set +f
+	case $1 in Z | X | x) return 1 ;; esac
+	[ "${20}" = "$ws" ]
+}
 # marked: the pids of the processes whose environment carries the job's
 # mark (MU_CHANNEL_DIR=$c), which every process of the job inherits.
 marked() {
