@@ -112,6 +112,7 @@ var faultCases = []struct {
 	{fake.FaultSetsidRuns, `{"method":"link.exec","fault":"setsid-runs"},{"method":"link.fetch","fault":"setsid-runs"},{"method":"link.push","fault":"setsid-runs"}`, "process/group", `^(link|process|registration)/`},
 	{fake.FaultUnfencedReceipt, `{"method":"channel.receipt","fault":"unfenced-receipt"}`, "channel/receipt-final", `^(channel|registration)/`},
 	{fake.FaultNewestTurn, `{"method":"channel.lastRun","fault":"newest-turn"},{"method":"channel.watch","fault":"newest-turn"}`, "channel/after-runs", `^(channel|registration)/`},
+	{fake.FaultEarlierTurn, `{"method":"channel.lastRun","fault":"earlier-turn"},{"method":"channel.watch","fault":"earlier-turn"}`, "channel/after-runs", `^(channel|registration)/`},
 }
 
 // TestFaultsCaught: the suite is able to fail. Each fault the fake injects

@@ -100,7 +100,7 @@ func (f *Fake) lastRun(ctx context.Context, call *protocol.Call, p protocol.Last
 	if p.AfterRuns < 0 {
 		return nil, protocol.Errorf(protocol.Permanent, "channel.lastRun: afterRuns %d is negative", p.AfterRuns)
 	}
-	newest := ctxFault(ctx, FaultNewestTurn)
+	newest, earlier := ctxFault(ctx, FaultNewestTurn), ctxFault(ctx, FaultEarlierTurn)
 	var out *protocol.Observation
 	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
 		if a == nil {
@@ -114,6 +114,10 @@ func (f *Fake) lastRun(ctx context.Context, call *protocol.Call, p protocol.Last
 			return nil
 		}
 		if p.Inc != "" && p.Inc != a.Inc {
+			if earlier && w.hadInc(p.Inc) { // the fault: an earlier incarnation's turn, as if kept
+				o := earlierObs(p.Inc, p.AfterRuns+1, now)
+				out = &o
+			}
 			return nil
 		}
 		rec, forgotten := a.turn(p.AfterRuns + 1)
@@ -140,6 +144,7 @@ func (f *Fake) watch(ctx context.Context, call *protocol.Call, p protocol.WatchP
 	var res protocol.WatchResult
 	var after int64
 	var inc string
+	var wasEarlier bool // inc is an incarnation the fake had before
 	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
 		if a == nil {
 			return protocol.Errorf(protocol.Permanent, "channel.watch: no such agent in this fake's world")
@@ -155,6 +160,7 @@ func (f *Fake) watch(ctx context.Context, call *protocol.Call, p protocol.WatchP
 			return errForgotten(call.Method, after+1, a)
 		}
 		res.Initial = a.observation()
+		wasEarlier = inc != a.Inc && w.hadInc(inc)
 		return nil
 	})
 	if err != nil {
@@ -173,8 +179,13 @@ func (f *Fake) watch(ctx context.Context, call *protocol.Call, p protocol.WatchP
 	}
 	double := ctxFault(ctx, FaultDoubleNotify)
 	newest := ctxFault(ctx, FaultNewestTurn)
+	earlier := ctxFault(ctx, FaultEarlierTurn)
 	call.Watch(res.WatchID, func(wctx context.Context) (string, any) {
 		method, params := f.awaitSettle(wctx, t, res.WatchID, after, inc, newest)
+		if earlier && wasEarlier && method == protocol.NotifyWatchRestarted {
+			// The fault: an earlier incarnation's turn, as if kept.
+			method, params = protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: res.WatchID, Observation: earlierObs(inc, after+1, time.Now().UnixMilli())}
+		}
 		if double && method != "" {
 			f.faults.wire.inject(notification(method, params))
 		}
@@ -398,4 +409,10 @@ func (f *Fake) answer(ctx context.Context, call *protocol.Call, p protocol.Answe
 		a.event(now, "user", fmt.Sprintf("answers %s: %v", t.Block, keys))
 		return protocol.AnswerResult{Keys: keys, Ack: protocol.AckConfirmed}, a.Runs, nil
 	})
+}
+
+// earlierObs is the earlier-turn fault's answer: turn n of an earlier
+// incarnation inc, settled, as a channel that kept it would answer.
+func earlierObs(inc string, n, now int64) protocol.Observation {
+	return protocol.Observation{Status: protocol.TurnIdle, Settled: true, Since: now, Runs: n, Incarnation: inc, LastText: "an earlier incarnation's turn"}
 }

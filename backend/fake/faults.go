@@ -41,6 +41,7 @@ const (
 	FaultEarlyTimeout    = "early-timeout"       // link.exec: a script holding `sleep` answers timed out after 0.5 s, whatever its timeoutMs
 	FaultSetsidRuns      = "setsid-runs"         // link.exec, link.fetch, link.push: each run in a session of its own (setsid)
 	FaultUnfencedReceipt = "unfenced-receipt"    // channel.receipt: a not-accepted that is not final (no fence: a later delivery of the msgId is taken)
+	FaultEarlierTurn     = "earlier-turn"        // channel.lastRun, channel.watch: an earlier incarnation's turn afterRuns+1 answers settled, as if kept
 )
 
 // earlyTimeout is how long a run lives under the early-timeout fault.
@@ -52,7 +53,7 @@ var FaultNames = []string{
 	FaultNotJSON, FaultUnknownField, FaultOrphanReply, FaultRequestToMu, FaultBadNotify,
 	FaultDoubleNotify, FaultEarlyNotify, FaultLongLine, FaultInvalidUTF8,
 	FaultEscapeGroup, FaultCanary, FaultIgnoreEOF,
-	FaultNewestTurn, FaultEarlyTimeout, FaultSetsidRuns, FaultUnfencedReceipt,
+	FaultNewestTurn, FaultEarlyTimeout, FaultSetsidRuns, FaultUnfencedReceipt, FaultEarlierTurn,
 }
 
 // injected are the lines the faults that write beside a reply put on the
@@ -67,7 +68,7 @@ var injected = map[string]string{
 // asks for them with ctxFault.
 var inHandler = map[string]bool{
 	FaultDoubleNotify: true, FaultEarlyNotify: true, FaultNewestTurn: true,
-	FaultEarlyTimeout: true, FaultSetsidRuns: true, FaultUnfencedReceipt: true,
+	FaultEarlyTimeout: true, FaultSetsidRuns: true, FaultUnfencedReceipt: true, FaultEarlierTurn: true,
 }
 
 // replacesReply are the faults whose line is the call's reply: the reply

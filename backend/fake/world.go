@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mu-org/mu-plugins/protocol"
@@ -83,6 +84,13 @@ func (w *World) fill() {
 
 // next hands out the world's next number.
 func (w *World) next() int64 { w.Seq++; return w.Seq }
+
+// hadInc reports whether inc is an incarnation this world issued
+// ("inc-<n>", n already drawn from next).
+func (w *World) hadInc(inc string) bool {
+	n, err := strconv.ParseInt(strings.TrimPrefix(inc, "inc-"), 10, 64)
+	return strings.HasPrefix(inc, "inc-") && err == nil && n >= 1 && n <= w.Seq
+}
 
 // hostByHandle finds a host record by its handle.
 func (w *World) hostByHandle(handle string) *Host {

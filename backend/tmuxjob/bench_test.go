@@ -2,6 +2,8 @@ package tmuxjob_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -128,4 +130,71 @@ func BenchmarkReceipt(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkSend: one channel.send on a warm host (the job running, its
+// harness idle or busy with the deliveries before): the delivery script's
+// run, its lock, the entry written and renamed in, and the nudge.
+func BenchmarkSend(b *testing.B) {
+	h := newHost(b)
+	ctx := testutil.Context(b, 2*time.Minute)
+	key := "bd"
+	h.startAgent(b, key, map[string]string{"MU_TEST_AGENT_MS": "0"}, "")
+	for i := 0; b.Loop(); i++ {
+		if _, err := h.jobs.Send(ctx, protocol.SendParams{Base: base(key), MsgID: fmt.Sprintf("m%d", i),
+			Text: "delivered", Mode: protocol.ModeFollowUp}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWatchWake: the plugin's own part of settle to notification. A
+// job whose "harness" is this benchmark: it writes a turn's record and
+// renames the state into place (as docs/harness.md asks) while a watch
+// waits; wake-ms is from the rename to the watch's notification, at the
+// default Options.Poll.
+func BenchmarkWatchWake(b *testing.B) {
+	h := newHost(b)
+	ctx := testutil.Context(b, 2*time.Minute)
+	key := "bw"
+	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sleep 1000")}); err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(h.jobs.ChannelDir(key), "out")
+	state := func(runs int) {
+		tmp := filepath.Join(out, "tmp.state")
+		if err := os.WriteFile(tmp, fmt.Appendf(nil, "inc=bw1\nstate=idle\nsince=1\nruns=%d\ncursor=0\n", runs), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(out, "state")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	state(0)
+	var wake time.Duration
+	runs := 0
+	for b.Loop() {
+		after := int64(runs)
+		_, wait, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &after})
+		if err != nil {
+			b.Fatal(err)
+		}
+		done := make(chan time.Time, 1)
+		go func() {
+			if m, _ := wait(ctx); m != protocol.NotifyWatchSettled {
+				b.Error("watch ended", m)
+			}
+			done <- time.Now()
+		}()
+		time.Sleep(50 * time.Millisecond) // the wait run is on the host
+		runs++
+		rec := fmt.Appendf(nil, "at=1\nmsg=\nerror=\n\nturn %d", runs)
+		if err := os.WriteFile(filepath.Join(out, "turns", fmt.Sprintf("bw1.%d", runs)), rec, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		state(runs)
+		wake += (<-done).Sub(t0)
+	}
+	b.ReportMetric(float64(wake.Microseconds())/1000/float64(runs), "wake-ms")
 }

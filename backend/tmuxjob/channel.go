@@ -184,7 +184,8 @@ func receiptLockWait(ctx context.Context, now time.Time) time.Duration {
 }
 
 // LastRun is channel.lastRun: the settled turn afterRuns+1 of inc (the
-// current incarnation when empty), or nil while it has not settled.
+// current incarnation when empty), or nil while it has not settled or when
+// inc is not the current incarnation.
 func (j *Jobs) LastRun(ctx context.Context, p protocol.LastRunParams) (*protocol.Observation, error) {
 	key, err := jobKey(protocol.MethodChannelLastRun, p.Base)
 	if err != nil {
@@ -197,14 +198,12 @@ func (j *Jobs) LastRun(ctx context.Context, p protocol.LastRunParams) (*protocol
 	if !found {
 		return nil, noJob(protocol.MethodChannelLastRun)
 	}
-	if s.turn == nil {
+	// Only the current incarnation's turns answer: one of an earlier
+	// incarnation, even one that settled, is null (docs/protocol.md).
+	if s.turn == nil || s.state == nil || (p.Inc != "" && p.Inc != s.state.Inc) {
 		return nil, nil
 	}
-	inc := p.Inc
-	if inc == "" && s.state != nil {
-		inc = s.state.Inc
-	}
-	o := j.settledObs(inc, p.AfterRuns+1, *s.turn)
+	o := j.settledObs(s.state.Inc, p.AfterRuns+1, *s.turn)
 	return &o, nil
 }
 
@@ -212,9 +211,11 @@ func (j *Jobs) LastRun(ctx context.Context, p protocol.LastRunParams) (*protocol
 // for its one notification (for protocol.Call.Watch): watch/settled once a
 // turn past afterRuns has settled in the incarnation, or watch/restarted
 // when the incarnation changes. It waits on the host, in runs of at most
-// 100 looks (10 s at the default Options.Poll), one every Options.Poll
-// there: one exec per run, not per look. A failed run is tried again; ctx
-// ($/cancel, shutdown) ends it with "".
+// 10 s at the default Options.Poll (waitLooks × Poll): one exec per run.
+// A run wakes on the harness's rename of its state where the host's GNU
+// tail can follow it through inotify, else looks every Options.Poll
+// (scripts/wait.sh; job.checkSteps' watch step says which). A failed run
+// is tried again; ctx ($/cancel, shutdown) ends it with "".
 func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.WatchResult, func(context.Context) (string, any), error) {
 	key, err := jobKey(protocol.MethodChannelWatch, p.Base)
 	if err != nil {
@@ -247,12 +248,13 @@ func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.Watc
 		for {
 			s, found, err := j.wait(ctx, key, inc, after+1)
 			if err == nil && found && s.state != nil {
-				// A turn that settled before a restart still settled.
-				if s.turn != nil {
-					return protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: id, Observation: j.settledObs(inc, after+1, *s.turn)}
-				}
+				// Another incarnation now: restarted, even when the
+				// asked turn settled before the restart (docs/protocol.md).
 				if s.state.Inc != inc {
 					return protocol.NotifyWatchRestarted, protocol.WatchRestarted{WatchID: id, Incarnation: s.state.Inc}
+				}
+				if s.turn != nil {
+					return protocol.NotifyWatchSettled, protocol.WatchSettled{WatchID: id, Observation: j.settledObs(inc, after+1, *s.turn)}
 				}
 			}
 			if ctx.Err() != nil {
@@ -277,9 +279,9 @@ func (j *Jobs) wait(ctx context.Context, key, inc string, n int64) (snapshot, bo
 	if !validInc(inc) {
 		return snapshot{}, false, fmt.Errorf("tmuxjob: incarnation %q cannot be waited on", inc)
 	}
-	polls := waitLooks
 	every := fmt.Sprintf("%.3f", j.opts.Poll.Seconds())
-	o, err := j.run(ctx, "wait", jobID(key), nil, inc, strconv.FormatInt(n, 10), strconv.Itoa(polls), every)
+	bound := fmt.Sprintf("%.3f", (waitLooks * j.opts.Poll).Seconds())
+	o, err := j.run(ctx, "wait", jobID(key), nil, inc, strconv.FormatInt(n, 10), strconv.Itoa(waitLooks), every, bound)
 	if err != nil {
 		return snapshot{}, false, err
 	}

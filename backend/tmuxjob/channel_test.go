@@ -3,6 +3,7 @@ package tmuxjob_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -330,5 +331,71 @@ func TestDeliveryWithoutNudgeIsTaken(t *testing.T) {
 	}
 	if o := h.lastRun(t, key, 0); o.LastText != "agent: no nudge" {
 		t.Fatalf("turn: %+v", o)
+	}
+}
+
+// A turn of an earlier incarnation that did settle is not answered:
+// lastRun of that incarnation is null, and a watch on it ends
+// watch/restarted naming the current one (docs/protocol.md, "the settled
+// turn past afterRuns").
+func TestEarlierIncarnationSettledTurnIsNotAnswered(t *testing.T) {
+	h := newHost(t)
+	ctx := testutil.Context(t, 2*time.Minute)
+	key := "ei"
+	h.startAgent(t, key, nil, "")
+	b := h.waitBaseline(t, key)
+	h.send(t, key, "s1", "settles [[ms:10]]")
+	if o := h.lastRun(t, key, 0); o.Incarnation != b.Incarnation {
+		t.Fatalf("turn 1: %+v", o)
+	}
+	h.send(t, key, "r1", "[[restart]]")
+	var now *protocol.Baseline
+	testutil.Eventually(t, "a new incarnation", func() bool {
+		now = h.waitBaseline(t, key)
+		return now.Incarnation != b.Incarnation
+	})
+	o, err := h.jobs.LastRun(ctx, protocol.LastRunParams{Base: base(key), AfterRuns: 0, Inc: b.Incarnation})
+	if err != nil || o != nil {
+		t.Fatalf("lastRun of the earlier incarnation's settled turn: %+v %v, want null", o, err)
+	}
+	zero := int64(0)
+	_, wait, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &zero, Inc: b.Incarnation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	method, params := wait(ctx)
+	rs, ok := params.(protocol.WatchRestarted)
+	if method != protocol.NotifyWatchRestarted || !ok || rs.Incarnation != now.Incarnation {
+		t.Fatalf("watch on the earlier incarnation: %s %+v, want watch/restarted naming %s", method, params, now.Incarnation)
+	}
+}
+
+// A delivery to a job whose session is gone (the tmux server killed under
+// it) is refused, nothing written: the liveness the delivery reads off the
+// wrapper's own record (no tmux client) says so as tmux would, once the
+// pane's process has died of the hangup (a delivery in that instant is one
+// that came just before the death, as with tmux's own answer).
+func TestSendRefusedOnceTheSessionIsGone(t *testing.T) {
+	h := newHost(t)
+	ctx := testutil.Context(t, 2*time.Minute)
+	key := "sg"
+	h.startAgent(t, key, nil, "")
+	h.send(t, key, "m1", "alive")
+	if err := exec.Command("tmux", "-S", filepath.Join(h.root, "tmux.sock"), "kill-server").Run(); err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	for i := 0; ; i++ {
+		msg = fmt.Sprintf("late-%d", i)
+		_, err := h.jobs.Send(ctx, protocol.SendParams{Base: base(key), Text: "late", MsgID: msg, Mode: protocol.ModeFollowUp})
+		if kindOf(err) == protocol.Permanent && strings.Contains(err.Error(), "not running") {
+			break
+		}
+		if err != nil || i > 1000 {
+			t.Fatalf("send %d to a job whose session is gone: %v", i, err)
+		}
+	}
+	if r, _ := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: msg}); r.State != protocol.ReceiptNotAccepted {
+		t.Fatalf("the refused send was accepted: %+v", r)
 	}
 }

@@ -2,21 +2,23 @@ package tmuxjob
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // CheckSteps is job.checkSteps for any phase: whether the host has what
-// jobs need (tmux 3.2+, the scripts' tools, a writable state root). Step
-// names: tmux, tools, state-root.
+// jobs need (tmux 3.2+, the scripts' tools, a writable state root), and
+// how a watch waits (on the change itself, or by looks). Step names: tmux,
+// tools, state-root, watch.
 func (j *Jobs) CheckSteps(ctx context.Context, phase string) ([]protocol.Step, error) {
-	o, err := j.run(ctx, "check", "0", nil)
+	o, err := j.run(ctx, "check", "0", nil, fmt.Sprintf("%.3f", j.opts.Poll.Seconds()))
 	if err != nil {
 		return []protocol.Step{{Step: "tmux", OK: protocol.StepFailed, Detail: err.Error()}}, nil
 	}
 	var steps []protocol.Step
-	for _, name := range []string{"tmux", "tools", "state-root"} {
+	for _, name := range []string{"tmux", "tools", "state-root", "watch"} {
 		s := protocol.Step{Step: name, OK: protocol.StepSkipped, Detail: "not reported"}
 		for _, l := range o.all("step") {
 			n, rest, _ := strings.Cut(l, " ")

@@ -387,16 +387,30 @@ func TestCheckStepsSayWhatIsMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps, err := j.CheckSteps(ctx, protocol.PhaseReach)
-	if err != nil || len(steps) != 3 {
+	if err != nil || len(steps) != 4 {
 		t.Fatalf("%+v %v", steps, err)
 	}
-	for _, s := range steps {
+	for _, s := range steps[:3] {
 		if s.OK != protocol.StepFailed || s.Detail == "" {
 			t.Fatalf("step %s: %+v", s.Step, s)
 		}
 	}
 	if !strings.Contains(steps[0].Detail, "tmux is not installed") {
 		t.Fatalf("tmux step: %+v", steps[0])
+	}
+	// Without GNU tail a watch still works, by looks: said, not failed.
+	if w := steps[3]; w.Step != "watch" || w.OK != protocol.StepPassed || !strings.Contains(w.Detail, "a look every 0.100s") {
+		t.Fatalf("watch step: %+v", w)
+	}
+}
+
+// On this machine (GNU coreutils, Linux) a watch wakes on the change
+// itself, and the check step says so.
+func TestCheckStepsSayHowAWatchWaits(t *testing.T) {
+	h := newHost(t)
+	steps, err := h.jobs.CheckSteps(testutil.Context(t, 2*time.Minute), protocol.PhaseReach)
+	if err != nil || len(steps) != 4 || steps[3].Step != "watch" || !strings.HasPrefix(steps[3].Detail, "inotify") {
+		t.Fatalf("%+v %v", steps, err)
 	}
 }
 

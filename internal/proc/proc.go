@@ -122,7 +122,9 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (Result, error) {
 		killTree(mark, cmd.Process.Pid, since)
 		werr = <-done
 	}
-	if opts.KillLeftovers || stopped {
+	// A run that ended by itself and left no process in its tree needs no
+	// scan of /proc (treeGone); any doubt, or a stopped run, scans.
+	if stopped || (opts.KillLeftovers && !treeGone()) {
 		killTree(mark, cmd.Process.Pid, since)
 	}
 	if out != nil {
@@ -172,6 +174,7 @@ func KillAll() {
 func KillTree(mark string, leader int) { killTree(mark, leader, 0) }
 
 func killTree(mark string, leader int, since uint64) {
+	scans.Add(1)
 	want := []byte(MarkVar + "=" + mark + "\x00")
 	kill(func(env []byte) bool { return containsEnv(env, want) }, leader, since, false)
 }

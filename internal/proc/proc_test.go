@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // A timed-out run leaves nothing behind: its & and nohup children and a
@@ -193,4 +194,34 @@ func withArgv(argv ...string) []int {
 		}
 	}
 	return out
+}
+
+// A run that leaves nothing ends without a scan of /proc (the subreaper
+// sees no stray child); one that leaves an orphan is scanned, and the
+// orphan killed.
+func TestRunEndsWithoutScanOnlyWhenNothingIsLeft(t *testing.T) {
+	// The orphans earlier tests' escapes left died here as zombies (a test
+	// binary does not OwnChildren, so no scan reaps them): reap them first.
+	for {
+		var ws unix.WaitStatus
+		if n, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil); n <= 0 || err != nil {
+			break
+		}
+	}
+	run := func(script string) int64 {
+		before := scans.Load()
+		if _, err := Run(context.Background(), exec.Command("/bin/sh", "-c", script), Options{KillLeftovers: true}); err != nil {
+			t.Fatal(err)
+		}
+		return scans.Load() - before
+	}
+	if n := run("true"); n != 0 || !reaper.Load() {
+		t.Fatalf("a run that left nothing: %d scans (subreaper %v), want none", n, reaper.Load())
+	}
+	if n := run("setsid sleep 631 </dev/null >/dev/null 2>&1 &"); n == 0 {
+		t.Fatalf("a run that left an orphan ended without a scan")
+	}
+	if left := WithArgv("sleep", "631"); len(left) > 0 {
+		t.Fatalf("the orphan survived: %v", left)
+	}
 }

@@ -21,7 +21,7 @@ var (
 // started is re-parented to it, not to init. Failing (not Linux ≥ 3.4) it
 // stays as it was: the scans still find whatever keeps its mark.
 func adopt() {
-	adoptOnce.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+	adoptOnce.Do(func() { reaper.Store(unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil) })
 }
 
 // OwnChildren declares that this process starts children only through Run
@@ -175,6 +175,11 @@ func reapDead(pids map[int]bool) {
 func liveLeaders() map[int]bool {
 	mu.Lock()
 	defer mu.Unlock()
+	return leadersLocked()
+}
+
+// leadersLocked is liveLeaders with mu held.
+func leadersLocked() map[int]bool {
 	out := make(map[int]bool, len(live))
 	for _, c := range live {
 		if c.Process != nil {

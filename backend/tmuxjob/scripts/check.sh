@@ -1,5 +1,6 @@
 # check: the host's tools and state root, one "step NAME ok|fail detail"
-# line each.
+# line each. $1 the watch's look interval (seconds), for its fallback.
+every=$1
 step() { say "step $1 $2 $3"; }
 if command -v tmux >/dev/null 2>&1; then
 	v=$(tmux -V 2>&1)
@@ -20,3 +21,13 @@ else
 	step tools fail "missing:$missing"
 fi
 if mkdir -p "$root/jobs" 2>/dev/null && [ -w "$root/jobs" ]; then step state-root ok "$root"; else step state-root fail "$root/jobs is not writable"; fi
+# watch: how a channel.watch waits for a turn (scripts/wait.sh).
+if command -v timeout >/dev/null 2>&1 && case $(tail --version 2>/dev/null) in *GNU*) true ;; *) false ;; esac; then
+	if [ -d /proc/sys/fs/inotify ]; then
+		step watch ok "inotify: GNU tail -F wakes on the harness's rename of its state"
+	else
+		step watch ok "a look every 10 ms by GNU tail -F (no inotify on this host)"
+	fi
+else
+	step watch ok "a look every ${every}s (no GNU tail and timeout on this host)"
+fi

@@ -10,8 +10,13 @@ lock
 # A msgId a receipt answered not-accepted for never lands (receipt.sh).
 case $kind in command | answer) ;; *) [ -e "$d/notaccepted/$h" ] && { say "refused notaccepted"; exit 0; } ;; esac
 [ -e "$d/stopped" ] && { say "refused stopped"; exit 0; }
-a=$(alive)
-case $a in err:*) say "ERR ${a#err:}"; exit 1 ;; no) say "refused notrunning"; exit 0 ;; esac
+# The session's liveness: its wrapper still running (no fork: the hot
+# path), else one tmux client; only a failure asks alive for why (no
+# session, or no tmux at all).
+if ! wrapper_runs && ! t has-session -t "=$sess" 2>/dev/null; then
+	a=$(alive)
+	case $a in err:*) say "ERR ${a#err:}"; exit 1 ;; no) say "refused notrunning"; exit 0 ;; esac
+fi
 readstate "$c/out/state" || { say "refused notready"; exit 0; }
 inc=$st_inc state=$st_state runs=$st_runs cursor=$st_cursor since=$st_since
 q=$c/inbox
@@ -79,9 +84,10 @@ busy=0
 case $state in busy | blocked) busy=1 ;; esac
 baseline=$((runs + busy + queued))
 num "$last"
-seq=$(printf '%010d' $((N + 1)))
+seq=$((N + 1))
+while [ ${#seq} -lt 10 ]; do seq=0$seq; done
 e=$q/.tmp.$h.$$
-rm -rf "$e"
+[ ! -e "$e" ] || rm -rf "$e"
 # One chain, one rollback: any step failing removes the entry written aside.
 # shellcheck disable=SC2015
 mkdir "$e" &&

@@ -4,8 +4,23 @@
 #   operation's own arguments follow.
 # Output is line-based: "KEY value" lines, and "@KEY <base64>" blobs.
 # The runners' marks (internal/proc, the docker backend's pooled runs) must not
-# reach the tmux server a script starts: a run's cleanup would kill it.
+# reach the tmux server a script starts: a run's cleanup would kill it. They
+# are kept aside for a helper that must die with the run (marked_bg).
+mk_plugin=${MU_PLUGIN_RUN-} mk_docker=${MU_DOCKER_RUN-}
 unset MU_PLUGIN_RUN MU_DOCKER_RUN
+# marked_bg OUT CMD ARGS...: CMD in the background, its stdout to OUT (opened
+# there, so a FIFO's open does not block this shell) and its stderr to
+# /dev/null, with the run's marks back: a run that is stopped or cancelled
+# stops it too.
+marked_bg() {
+	(
+		o=$1
+		shift
+		[ -z "$mk_plugin" ] || export MU_PLUGIN_RUN="$mk_plugin"
+		[ -z "$mk_docker" ] || export MU_DOCKER_RUN="$mk_docker"
+		exec "$@" >"$o" 2>/dev/null
+	) &
+}
 umask 077
 export LC_ALL=C
 root=$1 id=$2 sock=$3
@@ -45,6 +60,21 @@ alive() {
 	*"can't find session"* | *"no current target"* | *"no server running"* | *"error connecting to"*"No such file"* | *"error connecting to"*"Connection refused"* | *"server exited unexpectedly"*) echo no ;;
 	*) echo "err:$(oneline "$e")" ;;
 	esac
+}
+# wrapper_runs: the job's wrapper (the pane's process) still runs: its pid
+# and start time are the ones it recorded, and it is no zombie. The session
+# lives while it does (its pane's process). Builtins only; false when it
+# cannot tell (no /proc, no record yet): then ask tmux.
+wrapper_runs() {
+	[ -f "$d/self" ] && [ ! -e "$d/exit" ] || return 1
+	read -r wp ws <"$d/self" || return 1
+	read -r st <"/proc/$wp/stat" 2>/dev/null || return 1
+	set -f
+	# shellcheck disable=SC2086 # the fields after "(comm) ", split on purpose
+	set -- ${st##*) }
+	set +f
+	case $1 in Z | X | x) return 1 ;; esac
+	[ "${20}" = "$ws" ]
 }
 # marked: the pids of the processes whose environment carries the job's
 # mark (MU_CHANNEL_DIR=$c), which every process of the job inherits.

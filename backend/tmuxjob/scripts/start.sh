@@ -2,15 +2,16 @@
 # wrapper text, $6 pipe-pane command; stdin: the env file (its values may be
 # secrets: they never travel as arguments).
 key=$1 agent=$2 cwd=$3 cmd=$4 wrap=$5 pipecmd=$6
-mkdir -p "$root/jobs" || { say "ERR cannot create $root/jobs"; exit 1; }
+[ -d "$root/jobs" ] || mkdir -p "$root/jobs" || { say "ERR cannot create $root/jobs"; exit 1; }
 if mkdir "$d" 2>/dev/null; then say "claimed 1"; fi
 [ -d "$d" ] || { say "ERR cannot create $d"; exit 1; }
 lock
 [ -e "$d/fenced" ] && { say "refused fenced"; exit 0; }
 [ -e "$d/stopped" ] && { say "refused stopped"; exit 0; }
 if [ ! -e "$d/started" ]; then
-	a=$(alive)
-	case $a in err:*) say "ERR ${a#err:}"; exit 1 ;; esac
+	# No tmux at all is refused before anything is written; any other
+	# failure of tmux is new-session's, below.
+	command -v tmux >/dev/null 2>&1 || { say "ERR tmux is not installed on the host"; exit 1; }
 	# Any write that fails ends the chain in the one error below.
 	# shellcheck disable=SC2015
 	printf '%s' "$key" >"$d/key" &&
@@ -41,8 +42,11 @@ if [ ! -e "$d/started" ]; then
 	say "new 1"
 fi
 if [ ! -e "$d/go" ]; then
-	if [ "$(alive)" = yes ]; then
-		e=$(t pipe-pane -t "=$sess:" -o "$pipecmd" 2>&1) || { say "ERR tmux pipe-pane: $(oneline "$e")"; exit 1; }
+	# A session that is already gone (its command ended at once) has no
+	# pane to pipe: only a live one's failure is an error.
+	if ! e=$(t pipe-pane -t "=$sess:" -o "$pipecmd" 2>&1) && [ "$(alive)" = yes ]; then
+		say "ERR tmux pipe-pane: $(oneline "$e")"
+		exit 1
 	fi
 	: >"$d/go"
 fi
