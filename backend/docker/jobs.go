@@ -2,10 +2,9 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"path"
-	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -73,17 +72,13 @@ func (b *Backend) jobsRoot(ctx context.Context, ctr string) (string, error) {
 	if ok {
 		return root, nil
 	}
-	out, _, code, err := b.Runner(ctr).Run(ctx, []string{"/bin/sh", "-c", `cd && pwd -P`}, nil)
-	if err != nil {
+	root, err := tmuxjob.LoginRoot(ctx, b.Runner(ctr), JobsDir)
+	var re *tmuxjob.RootError
+	switch {
+	case errors.As(err, &re):
+		return "", protocol.Errorf(protocol.Permanent, "container %s: %s", short(ctr), re.Why)
+	case err != nil:
 		return "", protocol.Wrap(protocol.Retryable, err, "finding the login directory in container "+short(ctr))
-	}
-	home := strings.TrimSpace(string(out))
-	if code != 0 || !path.IsAbs(home) {
-		return "", protocol.Errorf(protocol.Permanent, "container %s: the image's user has no usable login directory (%q)", short(ctr), home)
-	}
-	root = path.Join(home, JobsDir)
-	if home == "/" {
-		root = "/" + JobsDir
 	}
 	b.mu.Lock()
 	b.roots[ctr] = root
