@@ -95,7 +95,27 @@ func (b *Backend) jobHandlers() protocol.Methods {
 	h[protocol.MethodJobLookup] = b.reachable(h[protocol.MethodJobLookup], func(why string) any {
 		return protocol.JobLookupResult{Unknown: why}
 	})
+	h[protocol.MethodJobCheckSteps] = protocol.Handle(b.jobCheckSteps)
 	return h
+}
+
+// jobCheckSteps serves job.checkSteps: in the agent phase, tmuxjob's steps
+// (tmux, tools, state-root) and sftp. A host that cannot be reached fails
+// the first step with the connection's error; the reach phase's steps say
+// more.
+func (b *Backend) jobCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
+	if p.Phase != protocol.PhaseAgent {
+		return []protocol.Step{}, nil
+	}
+	j, err := b.jobsFor(ctx, p.Target)
+	if err != nil {
+		return []protocol.Step{{Step: "tmux", OK: protocol.StepFailed, Detail: "the host cannot be reached: " + err.Error()}}, nil
+	}
+	steps, err := j.CheckSteps(ctx, p.Phase)
+	if err != nil {
+		return nil, err
+	}
+	return append(steps, b.sftpStep(ctx, p.Target.Host.Name)), nil
 }
 
 // reachable serves next once the call's host is connected; when it cannot
@@ -131,6 +151,7 @@ func (b *Backend) jobsFor(ctx context.Context, t protocol.Target) (*tmuxjob.Jobs
 func (b *Backend) newJobs(dest, root string) (*tmuxjob.Jobs, error) {
 	return tmuxjob.New(b.Runner(dest), tmuxjob.Options{
 		Root: root, Kind: JobKind, Channel: b.cfg.Channel,
+		RootRemedy: "Give the SSH user a writable home, or register the plugin with --jobs-root DIR naming a directory it can write (absolute, or under its login directory)",
 		View: func(handle, _ string) protocol.View {
 			return tmuxjob.ViewArgv(nil, b.viewArgv(dest, root, handle)...)
 		},

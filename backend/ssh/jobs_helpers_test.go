@@ -60,8 +60,13 @@ func (h *jobHost) argv(t testing.TB, extra ...string) []string {
 }
 
 // start starts the built plugin on this host as mu does.
-func (h *jobHost) start(t testing.TB) *caller.Plugin {
-	return drive.Start(t, caller.Config{Name: "ssh", Argv: h.argv(t), Need: []string{"link", "job", "channel"}}).Plugin
+func (h *jobHost) start(t testing.TB) *caller.Plugin { return startJobsPlugin(t, h.s, h.root) }
+
+// startJobsPlugin starts the built plugin as mu does, for s's hosts, with
+// --jobs-root root.
+func startJobsPlugin(t testing.TB, s *testsshd.Server, root string) *caller.Plugin {
+	argv := []string{pluginBin(t), "--config", s.Config, "--jobs-root", root}
+	return drive.Start(t, caller.Config{Name: "ssh", Argv: argv, Need: []string{"link", "job", "channel"}}).Plugin
 }
 
 // host is the target of the server's alias.

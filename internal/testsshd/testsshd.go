@@ -38,6 +38,7 @@ type Options struct {
 	HostCert    bool     // also sign the host key with a CA (Server.CAPub)
 	Extra       []string // more sshd_config lines
 	Alias       string   // the client config's Host alias; default "box"
+	NoSFTP      bool     // serve no sftp subsystem (a host without one)
 }
 
 // Server is one running sshd.
@@ -164,7 +165,9 @@ func (s *Server) sshdConfig(t testing.TB, o Options) []string {
 		"PermitRootLogin prohibit-password",
 		"MaxStartups 200:30:400",
 		"LogLevel VERBOSE",
-		"Subsystem sftp internal-sftp",
+	}
+	if !o.NoSFTP {
+		cfg = append(cfg, "Subsystem sftp internal-sftp")
 	}
 	if o.MaxSessions > 0 {
 		cfg = append(cfg, fmt.Sprintf("MaxSessions %d", o.MaxSessions))
