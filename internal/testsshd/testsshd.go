@@ -284,6 +284,24 @@ func (s *Server) answers() bool {
 	return strings.HasPrefix(line, "SSH-2.0-")
 }
 
+// Restart stops sshd (the listener and every connection's process, as a
+// crash or a restart of the service does) and starts it again on the same
+// port with the same configuration. What its sessions left detached (a
+// tmux server) runs on.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.stop()
+	path := filepath.Join(s.Dir, "sshd_config")
+	var err error
+	for attempt := 0; attempt < 50; attempt++ {
+		if err = s.start(path); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("testsshd: restarting: %v\n%s", err, s.LogText())
+}
+
 func (s *Server) stop() {
 	if s.cmd == nil {
 		return
