@@ -23,7 +23,7 @@ type jobHost struct {
 	agent string // the test agent's absolute path on the host
 }
 
-func newJobHost(t *testing.T, o testsshd.Options) *jobHost {
+func newJobHost(t testing.TB, o testsshd.Options) *jobHost {
 	t.Helper()
 	s := testsshd.Start(t, o)
 	var rb [6]byte
@@ -42,7 +42,7 @@ func newJobHost(t *testing.T, o testsshd.Options) *jobHost {
 }
 
 // cleanup kills the jobs' tmux server and removes the jobs root.
-func (h *jobHost) cleanup(t *testing.T) {
+func (h *jobHost) cleanup(t testing.TB) {
 	dir := path.Join(h.s.Home, h.root)
 	b := New(Config{SSHConfig: h.s.Config}, nil)
 	defer b.Close()
