@@ -21,7 +21,9 @@ func BenchmarkStartToBaseline(b *testing.B) {
 	drive.StartToBaseline(b, ctx, p, func(i int) protocol.JobStartParams {
 		name := fmt.Sprintf("b%d", i)
 		return protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: "bench-" + name + "-" + prefix, Spec: jobSpec(name, ".", nil)}
-	}, func(key, handle string, i int) protocol.Target { return jobTarget(host, key, handle, fmt.Sprintf("b%d", i)) })
+	}, func(key, handle string, i int) protocol.Target {
+		return jobTarget(host, key, handle, fmt.Sprintf("b%d", i))
+	})
 }
 
 // BenchmarkSendToSettled: channel.send to its watch/settled, on a test

@@ -24,7 +24,9 @@ func BenchmarkJobStartToBaseline(b *testing.B) {
 	prefix := newKey("bench")
 	drive.StartToBaseline(b, ctx, p, func(i int) protocol.JobStartParams {
 		return protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: fmt.Sprintf("%s-%d", prefix, i), Spec: h.spec(fmt.Sprintf("b%d", i), ".", nil)}
-	}, func(key, handle string, i int) protocol.Target { return h.jobTarget(key, handle, fmt.Sprintf("b%d", i)) })
+	}, func(key, handle string, i int) protocol.Target {
+		return h.jobTarget(key, handle, fmt.Sprintf("b%d", i))
+	})
 }
 
 // BenchmarkJobSendToSettled: channel.send to its watch/settled, on a test
