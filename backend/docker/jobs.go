@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -66,24 +65,7 @@ func (b *Backend) viewEnv() map[string]string {
 // jobsRoot is ctr's jobs directory: $HOME/.mu-jobs of the image's user
 // (asked once per container per invocation).
 func (b *Backend) jobsRoot(ctx context.Context, ctr string) (string, error) {
-	b.mu.Lock()
-	root, ok := b.roots[ctr]
-	b.mu.Unlock()
-	if ok {
-		return root, nil
-	}
-	root, err := tmuxjob.LoginRoot(ctx, b.Runner(ctr), JobsDir)
-	var re *tmuxjob.RootError
-	switch {
-	case errors.As(err, &re):
-		return "", protocol.Errorf(protocol.Permanent, "container %s: %s", short(ctr), re.Why)
-	case err != nil:
-		return "", protocol.Wrap(protocol.Retryable, err, "finding the login directory in container "+short(ctr))
-	}
-	b.mu.Lock()
-	b.roots[ctr] = root
-	b.mu.Unlock()
-	return root, nil
+	return b.roots.Get(ctx, ctr, b.Runner(ctr), JobsDir, "container "+short(ctr))
 }
 
 // ctrState is what the Engine says of a container, for the job calls.

@@ -121,7 +121,7 @@ type Backend struct {
 
 	mu    sync.Mutex
 	runs  map[*run]struct{}
-	roots map[string]string // destination → its jobs root
+	roots tmuxjob.Roots // destination → its jobs root
 }
 
 // New builds the backend.
@@ -143,7 +143,7 @@ func New(cfg Config, log *slog.Logger) *Backend {
 	if cfg.Channel == "" {
 		cfg.Channel = ChannelName
 	}
-	b := &Backend{cfg: cfg, log: log, runs: map[*run]struct{}{}, roots: map[string]string{}}
+	b := &Backend{cfg: cfg, log: log, runs: map[*run]struct{}{}}
 	b.pool = newPool(NewDialer(cfg, log), cfg.MaxSessions, log)
 	return b
 }

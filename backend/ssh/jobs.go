@@ -177,22 +177,5 @@ func (b *Backend) viewArgv(dest, root, handle string) []string {
 // jobsRoot is dest's jobs directory (--jobs-root, under the login
 // directory unless absolute), asked once per host per invocation.
 func (b *Backend) jobsRoot(ctx context.Context, dest string) (string, error) {
-	b.mu.Lock()
-	root, ok := b.roots[dest]
-	b.mu.Unlock()
-	if ok {
-		return root, nil
-	}
-	root, err := tmuxjob.LoginRoot(ctx, b.Runner(dest), b.cfg.JobsRoot)
-	var re *tmuxjob.RootError
-	switch {
-	case errors.As(err, &re):
-		return "", protocol.Errorf(protocol.Permanent, "host %s: %s", safeName(dest), re.Why)
-	case err != nil:
-		return "", protocol.Wrap(protocol.Retryable, err, "finding the login directory on "+safeName(dest))
-	}
-	b.mu.Lock()
-	b.roots[dest] = root
-	b.mu.Unlock()
-	return root, nil
+	return b.roots.Get(ctx, dest, b.Runner(dest), b.cfg.JobsRoot, "host "+safeName(dest))
 }
