@@ -1,6 +1,7 @@
 package ssh
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // A job on an SSH host through the caller side, as mu drives it: the
@@ -96,5 +98,26 @@ func TestJobOnSSHHost(t *testing.T) {
 	tm.Shows(t, "view2", "[the view exited: 0]")
 	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop again: %v", err)
+	}
+}
+
+// A start whose command line passes the one-argument bound (docs/ssh.md,
+// Jobs: the Runner) fails as an unknown outcome, and the fenced lookup
+// resolves it none: nothing started.
+func TestJobStartTooLongForTheCommandLine(t *testing.T) {
+	ctx := testutil.Context(t, 2*time.Minute)
+	h := newJobHost(t, testsshd.Options{})
+	p := h.start(t)
+	key := newKey("long")
+	sp := h.spec("a", ".", nil)
+	sp.Cmd = ": " + strings.Repeat("x", 200<<10)
+	_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
+	var re *caller.RemoteError
+	if !errors.As(err, &re) || re.Kind != protocol.UnknownOutcome {
+		t.Fatalf("job.start of a 200 KiB spec.cmd: %v, want unknown-outcome", err)
+	}
+	lr, err := p.JobLookup(ctx, protocol.LookupParams{Base: protocol.Base{Target: h.host()}, Key: key, Fence: true})
+	if err != nil || !lr.None {
+		t.Fatalf("the fenced lookup: %+v %v, want none", lr, err)
 	}
 }
