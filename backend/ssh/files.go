@@ -92,7 +92,7 @@ func (b *Backend) sftpClient(ctx context.Context, c *conn) (*sftp.Client, error)
 // withSFTP runs fn on dest's SFTP client within ctx (and fileTimeout). When
 // ctx ends first the client is closed (fn's request is abandoned) and the
 // next call opens another. ok is false when the host has no SFTP
-// subsystem: nothing was done.
+// subsystem: nothing was done. fn has returned when withSFTP does.
 func (b *Backend) withSFTP(ctx context.Context, dest string, fn func(*sftp.Client) error) (ok bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, fileTimeout)
 	defer cancel()
@@ -113,7 +113,10 @@ func (b *Backend) withSFTP(ctx context.Context, dest string, fn func(*sftp.Clien
 	case err := <-done:
 		return true, err
 	case <-ctx.Done():
+		// Closing the client fails fn's pending request at once; fn has
+		// returned (and let go of what it wrote) before this does.
 		cl.Close()
+		<-done
 		return true, ctx.Err()
 	}
 }
