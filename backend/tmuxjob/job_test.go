@@ -382,7 +382,7 @@ func TestCheckStepsSayWhatIsMissing(t *testing.T) {
 	ctx := testutil.Context(t, 2*time.Minute)
 	// A host whose PATH has none of the tools, and a root no one can make.
 	j, err := tmuxjob.New(tmuxjob.LocalRunner{Env: []string{"PATH=/nonexistent", "HOME=/"}},
-		tmuxjob.Options{Root: "/proc/mu-jobs", Kind: "tmux", Channel: "c", RootRemedy: "pick another --root"})
+		tmuxjob.Options{Root: "/proc/mu-jobs", Kind: "tmux", Channel: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,13 +397,6 @@ func TestCheckStepsSayWhatIsMissing(t *testing.T) {
 	}
 	if !strings.Contains(steps[0].Detail, "tmux is not installed") {
 		t.Fatalf("tmux step: %+v", steps[0])
-	}
-	// Each failure names its remedy: the package to install, or the
-	// backend's own for its root.
-	for i, want := range []string{"apt-get install tmux", "coreutils, gawk (or mawk), grep, sed, util-linux", "pick another --root"} {
-		if !strings.Contains(steps[i].Detail, want) {
-			t.Errorf("step %s: %q does not name its remedy %q", steps[i].Step, steps[i].Detail, want)
-		}
 	}
 }
 
