@@ -7,7 +7,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -s -w -X github.com/mu-org/mu-plugins/internal/cli.Version=$(VERSION)
 PLUGINS   := $(patsubst cmd/%/main.go,%,$(wildcard cmd/*/main.go))
 
-.PHONY: help build test unit lint fuzz bench integration demo image deps clean k8s-up k8s-down
+.PHONY: help build test unit lint fuzz bench integration demo image agent-image e2e-agents deps clean k8s-up k8s-down
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -37,8 +37,15 @@ bench: build ## every benchmark, ours beside the peer, with ratios
 integration: build ## the docker-compose suite: up, test, always down
 	@scripts/integration.sh
 
-image: ## build the test image (no registry: mmdebstrap + docker import + Dockerfile.test)
+image: ## build the test image (no registry: mmdebstrap + docker import + Dockerfile.test); AGENTS=1 also the agent-ready image
 	@integration/image/build.sh
+	@if [ -n "$(AGENTS)" ]; then $(MAKE) --no-print-directory agent-image; fi
+
+agent-image: ## build an agent-ready job image (Dockerfile.agent: tmux, flock, git and the agent CLIs; needs the npm registry)
+	docker build -f Dockerfile.agent -t $(or $(AGENT_IMAGE),mu-plugins-agent:latest) .
+
+e2e-agents: ## the harness adapters against the real agent CLIs on PATH (claude, codex), with their keys from the environment; a skip line each otherwise
+	MU_E2E_AGENTS=1 $(GO) test -count=1 -v -run 'TestRealAgents' ./backend/tmuxjob/
 
 k8s-up: ## bring up the test cluster by hand (NAME=dev; builds Kubernetes once); KUBECONFIG=/var/lib/mu-k8s/dev/kubeconfig
 	@integration/k8s/up.sh $(or $(NAME),dev)

@@ -33,6 +33,7 @@ func channelChecks() []check {
 		c("channel/baseline", checkChannelBaseline),
 		c("channel/send", checkChannelSend),
 		c("channel/receipt", checkChannelReceipt),
+		c("channel/receipt-final", checkChannelReceiptFinal),
 		c("channel/watch", checkChannelWatch),
 		c("channel/last-run", checkChannelLastRun),
 		c("channel/after-runs", checkChannelAfterRuns),
@@ -96,6 +97,38 @@ func checkChannelReceipt(t *T, ch *chanSession) {
 	n := ch.receipt(other)
 	t.Check(n.ID == other, "channel.receipt echoed id %q, asked %q", n.ID, other)
 	t.Check(n.State != protocol.ReceiptAccepted, "the receipt of a msgId never sent is accepted")
+}
+
+// checkChannelReceiptFinal (channel/receipt-final): a `not-accepted`
+// receipt is final (docs/protocol.md): a later delivery of that msgId is
+// refused `permanent`, makes no turn, and its receipt stays not accepted
+// (SKIP unless `receipt: "exact"`, or when the receipt is `unreachable`).
+func checkChannelReceiptFinal(t *T, ch *chanSession) {
+	if ch.caps().Receipt != "exact" {
+		t.Skipf("receipt is %q: mu never asks channel.receipt", ch.caps().Receipt)
+	}
+	b := ch.settledBaseline()
+	msg := t.Unique("late")
+	switch r := ch.receipt(msg); r.State {
+	case protocol.ReceiptAccepted:
+		t.Failf("the receipt of a msgId never sent is accepted")
+	case protocol.ReceiptUnreachable:
+		t.Skipf("the receipt of a msgId never sent is unreachable (%s): no not-accepted to hold to", r.Reason)
+	}
+	_, err := ch.p.ChannelSend(t.Ctx(), protocol.SendParams{Base: ch.base(), Text: textHello, MsgID: msg, Mode: protocol.ModeFollowUp})
+	var re *caller.RemoteError
+	switch {
+	case err == nil:
+		t.Check(false, "channel.send of msgId %s after its receipt answered not-accepted was taken: a not-accepted receipt must be final", msg)
+	case errors.As(err, &re):
+		t.Check(re.Kind == protocol.Permanent, "channel.send of a msgId whose receipt answered not-accepted: %s error, want permanent (nothing happened, and a retry cannot help)", re.Kind)
+	default:
+		t.Failf("channel.send: %v", err)
+	}
+	r := ch.receipt(msg)
+	t.Check(r.State != protocol.ReceiptAccepted, "after its receipt answered not-accepted, msgId %s reads accepted: the late delivery was taken", msg)
+	rd := ch.read()
+	t.Check(rd.Runs == b && rd.State == protocol.TurnIdle, "after a refused late delivery the agent reads %s at runs %d, want idle at %d: it made a turn", rd.State, rd.Runs, b)
 }
 
 // checkChannelWatch (channel/watch): `channel.watch` answers, then sends

@@ -50,6 +50,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(params, "param", "a host.acquire param k=v (repeatable)")
 	fs.StringVar(&opts.Name, "name", "", "the registered name (default: from the basename mu-plugin-NAME)")
 	fs.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "bound on each check (call: on the call)")
+	fs.StringVar(&opts.JobHarness, "job-harness", "", `spec.harness of the jobs the checks start (default "contract")`)
 	fs.StringVar(&opts.JobCmd, "job-cmd", "", `spec.cmd of the jobs the checks start (default "true"): an agent that follows the channel's contract`)
 	fs.BoolVar(&opts.Verbose, "v", false, "print the whole wire transcript of a failed check")
 	fs.Usage = func() {

@@ -61,6 +61,15 @@ func status(t *testing.T, rep *Report, name string) Result {
 	return r
 }
 
+// wantResult fails the test unless rep's result for name is st, with a
+// reason that holds has ("" holds in any).
+func wantResult(t *testing.T, rep *Report, name string, st Status, has string) {
+	t.Helper()
+	if r := status(t, rep, name); r.Status != st || !strings.Contains(r.Reason, has) {
+		t.Errorf("%s %s (%s), want %s with a reason holding %q", name, r.Status, r.Reason, st, has)
+	}
+}
+
 // TestCleanFake: against the fake with no fault every check passes, or
 // skips saying why; so with its job kind's firstTurn at-start.
 func TestCleanFake(t *testing.T) {
@@ -101,6 +110,7 @@ var faultCases = []struct {
 	{fake.FaultIgnoreEOF, `{"fault":"ignore-eof"}`, "process/eof-exit", `^(process|registration)/`},
 	{fake.FaultEarlyTimeout, `{"method":"link.exec","fault":"early-timeout"}`, "link/exec-timeout", `^(link|registration)/`},
 	{fake.FaultSetsidRuns, `{"method":"link.exec","fault":"setsid-runs"},{"method":"link.fetch","fault":"setsid-runs"},{"method":"link.push","fault":"setsid-runs"}`, "process/group", `^(link|process|registration)/`},
+	{fake.FaultUnfencedReceipt, `{"method":"channel.receipt","fault":"unfenced-receipt"}`, "channel/receipt-final", `^(channel|registration)/`},
 	{fake.FaultNewestTurn, `{"method":"channel.lastRun","fault":"newest-turn"},{"method":"channel.watch","fault":"newest-turn"}`, "channel/after-runs", `^(channel|registration)/`},
 }
 

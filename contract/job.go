@@ -172,6 +172,9 @@ func (t *T) newJob(p *caller.Plugin) *job {
 	if t.s.opts.JobCmd != "" {
 		j.spec.Cmd = t.s.opts.JobCmd
 	}
+	if t.s.opts.JobHarness != "" {
+		j.spec.Harness = t.s.opts.JobHarness
+	}
 	if d.FirstTurn == protocol.FirstTurnAtStart {
 		j.spec.FirstPrompt = &protocol.FirstPrompt{Text: "first prompt from the contract suite", MsgID: t.Unique("msg")}
 	}

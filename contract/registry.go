@@ -57,6 +57,10 @@ type Options struct {
 	// runs an agent following its channel's contract (for
 	// mu-plugin-docker, backend/tmuxjob/agent's test agent).
 	JobCmd string
+	// JobHarness is the spec.harness of those jobs (default "contract"):
+	// for a kind that wires known agent CLIs itself (tmuxjob's adapters),
+	// the one to run.
+	JobHarness string
 	// Timeout bounds each check (default 2 minutes).
 	Timeout time.Duration
 	// Verbose prints the whole wire transcript of a failed check, not only

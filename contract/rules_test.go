@@ -94,38 +94,22 @@ func TestHandshakeRules(t *testing.T) {
 	t.Run("name", func(t *testing.T) {
 		other := copyFake(t, "mu-plugin-other", 0o755)
 		rep := run(t, Options{Argv: []string{other}, Run: `^(handshake|link/exec-streams)`})
-		if r := status(t, rep, "handshake/name"); r.Status != Fail || !strings.Contains(r.Reason, `"fake"`) {
-			t.Errorf("handshake/name %s: %s", r.Status, r.Reason)
-		}
-		if r := status(t, rep, "handshake/within-10s"); r.Status != Pass {
-			t.Errorf("handshake/within-10s %s: %s", r.Status, r.Reason)
-		}
-		if r := status(t, rep, "link/exec-streams"); r.Status != Fail {
-			t.Errorf("a plugin mu refuses: link/exec-streams %s", r.Status)
-		}
+		wantResult(t, rep, "handshake/name", Fail, `"fake"`)
+		wantResult(t, rep, "handshake/within-10s", Pass, "")
+		wantResult(t, rep, "link/exec-streams", Fail, "") // a plugin mu refuses
 	})
 	t.Run("digest", func(t *testing.T) {
 		argv, env := testPlugin(t, "digest")
 		rep := run(t, Options{Argv: argv, Env: env, Run: `^handshake/`})
-		if r := status(t, rep, "handshake/digest"); r.Status != Fail {
-			t.Errorf("handshake/digest %s", r.Status)
-		}
-		if r := status(t, rep, "handshake/name"); r.Status != Pass {
-			t.Errorf("handshake/name %s: %s", r.Status, r.Reason)
-		}
-		if r := status(t, rep, "handshake/load-rules"); r.Status != Skip {
-			t.Errorf("handshake/load-rules %s, want SKIP (refused earlier)", r.Status)
-		}
+		wantResult(t, rep, "handshake/digest", Fail, "")
+		wantResult(t, rep, "handshake/name", Pass, "")
+		wantResult(t, rep, "handshake/load-rules", Skip, "") // refused earlier
 	})
 	t.Run("load", func(t *testing.T) {
 		argv, env := testPlugin(t, "load")
 		rep := run(t, Options{Argv: argv, Env: env, Run: `^handshake/`})
-		if r := status(t, rep, "handshake/load-rules"); r.Status != Fail || !strings.Contains(r.Reason, "host-needs-link-and-job") {
-			t.Errorf("handshake/load-rules %s: %s", r.Status, r.Reason)
-		}
-		if r := status(t, rep, "handshake/digest"); r.Status != Pass {
-			t.Errorf("handshake/digest %s: %s", r.Status, r.Reason)
-		}
+		wantResult(t, rep, "handshake/load-rules", Fail, "host-needs-link-and-job")
+		wantResult(t, rep, "handshake/digest", Pass, "")
 	})
 }
 
@@ -142,9 +126,7 @@ func TestLeakyLink(t *testing.T) {
 		"link/fetch": Skip, "link/push": Skip, "host/acquire": Skip,
 	}
 	for name, st := range want {
-		if r := status(t, rep, name); r.Status != st {
-			t.Errorf("%s %s (%s), want %s", name, r.Status, r.Reason, st)
-		}
+		wantResult(t, rep, name, st, "")
 	}
 	if r := status(t, rep, "secrets/canary"); !strings.Contains(r.Reason, "a message") {
 		t.Errorf("secrets/canary names no message: %s", r.Reason)

@@ -55,7 +55,7 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
-	jt := jobTarget(host, key, res.Handle, name)
+	jt := drive.JobTarget(host, "docker", key, res.Handle, "it", name)
 	if b := drive.Baseline(t, ctx, p.Plugin, jt); b.Runs != 0 || b.Incarnation == "" {
 		t.Fatalf("baseline: %+v", b)
 	}
@@ -130,7 +130,7 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 		t.Errorf("%s: job.start: %v", hostKey, err)
 		return false
 	}
-	jt := jobTarget(host, key, res.Handle, "k")
+	jt := drive.JobTarget(host, "docker", key, res.Handle, "it", "k")
 	drive.Baseline(t, ctx, p.Plugin, jt)
 	if _, err := dockerCLI(ctx, "kill", host.Host.Handle); err != nil {
 		t.Errorf("%s: %v", hostKey, err)

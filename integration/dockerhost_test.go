@@ -47,13 +47,6 @@ func agentSpec(name, key, cwd string, ms int) protocol.JobSpec {
 		Env: map[string]string{"MU_IT_JOBKEY": key, "MU_TEST_AGENT_MS": strconv.Itoa(ms), "MU_TEST_AGENT_POLL_S": "1"}}
 }
 
-func jobTarget(host protocol.Target, key, handle, name string) protocol.Target {
-	t := host
-	t.Job = &protocol.JobRef{Kind: "docker", Key: key, Handle: handle}
-	t.Agent = &protocol.AgentRef{Workstream: "it", Name: name, Incarnation: 1}
-	return t
-}
-
 // countScript counts, in the container: arg "job" KEY, the test agents
 // running for the job key (by MU_IT_JOBKEY in their environment; a
 // subshell the agent forked is the same agent); arg

@@ -39,14 +39,8 @@ func hostContainers(t testing.TB, e *Env, key string) (hosts, fences int) {
 // resolution (a fenced lookup) the key has exactly one container when the
 // acquire is found, none when it resolved none.
 func TestDrillKillHostAcquire(t *testing.T) {
-	e := getEnv(t)
-	s := e.drillDocker()
-	j, err := replay.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := randHex(4)
-	p := startPlugin(t, s)
+	d := newDrill(t)
+	e, s, j, run, p := d.e, d.s, d.j, d.run, d.p
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
 		return effectCall{protocol.MethodHostAcquire, key, acquireParams(key)}, func() error {
@@ -111,14 +105,8 @@ func releaseKey(t *testing.T, s spec, key string) {
 // TestDrillKillHostRelease: host.release SIGKILLed at random points; once
 // reissued by the replay rules, the key has no container left.
 func TestDrillKillHostRelease(t *testing.T) {
-	e := getEnv(t)
-	s := e.drillDocker()
-	j, err := replay.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := randHex(4)
-	p := startPlugin(t, s)
+	d := newDrill(t)
+	e, s, j, run, p := d.e, d.s, d.j, d.run, d.p
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
 		_, err := p.HostAcquire(testutil.Context(t, time.Minute), acquireParams(key))

@@ -17,14 +17,33 @@ import (
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
 
-// jobDrill is one host shared by a drill's trials, and its journal: a
-// docker host (newJobDrill) or an SSH host (newSSHJobDrill).
+// drill is what a kill drill's trials share: the environment, the plugin's
+// spec, a long-lived plugin for set-up and clean-up calls, the journal, and
+// the run's tag for its keys.
+type drill struct {
+	e   *Env
+	s   spec
+	p   *started
+	j   *replay.Journal
+	run string
+}
+
+func newDrill(t *testing.T) *drill {
+	e := getEnv(t)
+	d := &drill{e: e, s: e.drillDocker(), run: randHex(4)}
+	var err error
+	if d.j, err = replay.Open(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	d.p = startPlugin(t, d.s)
+	return d
+}
+
+// jobDrill is one host shared by a drill's trials: a docker host
+// (newJobDrill) or an SSH host (newSSHJobDrill).
 type jobDrill struct {
-	s     spec
-	p     *started // the long-lived plugin: set-up and clean-up calls
+	*drill
 	host  protocol.Target
-	j     *replay.Journal
-	run   string
 	kind  string                                    // the job seam's kind
 	agent string                                    // the test agent's path on the host
 	count counter                                   // the host's agents and deliveries
@@ -32,18 +51,12 @@ type jobDrill struct {
 }
 
 func newJobDrill(t *testing.T) *jobDrill {
-	e := getEnv(t)
-	d := &jobDrill{s: e.drillDocker(), run: randHex(4), kind: "docker", agent: agentPath}
-	d.p = startPlugin(t, d.s)
+	d := &jobDrill{drill: newDrill(t), kind: "docker", agent: agentPath}
 	d.host = acquireHost(t, d.p, "jobs-"+d.run)
 	ctr := d.host.Host.Handle
 	d.count = countInCtr(ctr)
 	d.inbox = func(ctx context.Context) (string, error) {
 		return dockerRetry(ctx, "exec", ctr, "sh", "-c", `for f in "$1"/jobs/*/chan/inbox/*/msgid; do [ -f "$f" ] && { cat "$f"; echo; }; done; echo end`, "sh", jobsRoot)
-	}
-	var err error
-	if d.j, err = replay.Open(t.TempDir()); err != nil {
-		t.Fatal(err)
 	}
 	return d
 }
@@ -56,9 +69,7 @@ func (d *jobDrill) startParams(key, name string) protocol.JobStartParams {
 
 // target names the job key and its agent.
 func (d *jobDrill) target(key, handle, name string) protocol.Target {
-	t := jobTarget(d.host, key, handle, name)
-	t.Job.Kind = d.kind
-	return t
+	return drive.JobTarget(d.host, d.kind, key, handle, "it", name)
 }
 
 func (d *jobDrill) stopParams(key, name string) protocol.KeyParams {

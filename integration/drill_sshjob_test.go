@@ -46,9 +46,9 @@ func newSSHJobDrill(t *testing.T) *jobDrill {
 	run := randHex(4)
 	rel := "mu-jobs-drill-" + run
 	root := filepath.Join(s.Home, rel)
-	d := &jobDrill{run: run, kind: ssh.JobKind, agent: filepath.Join(root, "bin", "mu-test-agent"),
-		s:    spec{"ssh", []string{filepath.Join(bin, "mu-plugin-ssh"), "--config", s.Config, "--jobs-root", rel, "--max-sessions", "30"}},
-		host: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}
+	d := &jobDrill{kind: ssh.JobKind, agent: filepath.Join(root, "bin", "mu-test-agent"),
+		drill: &drill{run: run, s: spec{"ssh", []string{filepath.Join(bin, "mu-plugin-ssh"), "--config", s.Config, "--jobs-root", rel, "--max-sessions", "30"}}},
+		host:  protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}
 	b := ssh.New(ssh.Config{SSHConfig: s.Config}, nil)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -64,6 +64,15 @@ done
 joined backend/docker/scripts/kill.sh backend/docker/scripts/agent.sh
 joined backend/docker/scripts/kill.sh backend/docker/scripts/stop.sh
 joined backend/ssh/scripts/arm.sh backend/ssh/scripts/exec.sh backend/ssh/scripts/disarm.sh
+# tmuxjob's harness adapters (adapters.go) and the doubles of their CLIs.
+ad=backend/tmuxjob/adapters
+for a in codex claude-print; do
+	joined "$ad/lib.sh" "$ad/$a.sh" "$ad/print.sh"
+done
+joined "$ad/lib.sh" "$ad/claude.sh"
+db=backend/tmuxjob/agent/doubles
+joined "$db/lib.sh" "$db/codex.sh"
+joined "$db/lib.sh" "$db/claude-tui.sh" "$db/claude.sh"
 
 # Every other script: a host's alone, as POSIX sh; a tool's by its shebang.
 while IFS= read -r f; do

@@ -28,15 +28,7 @@ func BenchmarkAcquire(b *testing.B) {
 	})
 	b.Run("docker-cli", func(b *testing.B) {
 		for b.Loop() {
-			out, err := exec.Command("docker", "run", "-d", "--label", "org.mu-plugins.test=1",
-				"--label", "org.mu-plugins.testrun="+runID, image, "sleep", "infinity").Output()
-			if err != nil {
-				b.Fatal(err)
-			}
-			id := string(out[:len(out)-1])
-			if err := exec.Command("docker", "exec", id, "true").Run(); err != nil {
-				b.Fatal(err)
-			}
+			id := cliHost(b, image)
 			b.StopTimer()
 			_ = exec.Command("docker", "rm", "-f", id).Run()
 			b.StartTimer()
@@ -46,6 +38,21 @@ func BenchmarkAcquire(b *testing.B) {
 
 // BenchmarkExecTrue compares link.exec of `true` (over the plugin's pooled
 // exec channel) with `docker exec CTR true`, on one container.
+// cliHost is the docker CLI's way to the same host as an acquire: a
+// container of image started, and one command run in it; its id.
+func cliHost(b *testing.B, image string) string {
+	out, err := exec.Command("docker", "run", "-d", "--label", "org.mu-plugins.test=1",
+		"--label", "org.mu-plugins.testrun="+runID, image, "sleep", "infinity").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := string(out[:len(out)-1])
+	if err := exec.Command("docker", "exec", id, "true").Run(); err != nil {
+		b.Fatal(err)
+	}
+	return id
+}
+
 func BenchmarkExecTrue(b *testing.B) {
 	p := start(b)
 	h := p.acquire(b, "bench-exec", nil).Handle
@@ -80,15 +87,7 @@ func BenchmarkAcquireInterleaved(b *testing.B) {
 		plugin += time.Since(t0)
 
 		t0 = time.Now()
-		out, err := exec.Command("docker", "run", "-d", "--label", "org.mu-plugins.test=1",
-			"--label", "org.mu-plugins.testrun="+runID, image, "sleep", "infinity").Output()
-		if err != nil {
-			b.Fatal(err)
-		}
-		id := string(out[:len(out)-1])
-		if err := exec.Command("docker", "exec", id, "true").Run(); err != nil {
-			b.Fatal(err)
-		}
+		id := cliHost(b, image)
 		cli += time.Since(t0)
 		n++
 

@@ -49,9 +49,6 @@ func (e sshEndpoint) env() map[string]string {
 	return map[string]string{"DOCKER_HOST": e.host, "DOCKER_CONTEXT": "", "DOCKER_TLS_VERIFY": "", "DOCKER_TLS": ""}
 }
 
-// logins counts the SSH logins sshd accepted so far.
-func (e sshEndpoint) logins() int { return strings.Count(e.srv.LogText(), "Accepted publickey") }
-
 // The whole host flow over an ssh:// endpoint whose path names the socket
 // (a relay in front of the Engine that counts connections): every Engine
 // call, the pooled exec channels (six at once, on a server whose
@@ -71,7 +68,7 @@ func TestSSHEndpoint(t *testing.T) {
 	if want := (dockerb.Endpoint{Host: e.host}).Instance(); p.decl.Instance != want {
 		t.Errorf("instance %q, want %q (from the address)", p.decl.Instance, want)
 	}
-	if n := e.logins(); n != 0 {
+	if n := e.srv.Logins(); n != 0 {
 		t.Errorf("%d SSH logins before the first call: the handshake must not dial", n)
 	}
 	hostFlow(t, p, "key-ssh") // acquire, exec, push (the bridge), release
@@ -95,7 +92,7 @@ func TestSSHEndpoint(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := e.logins(); n != 1 {
+	if n := e.srv.Logins(); n != 1 {
 		t.Errorf("%d SSH logins, want 1: the plugin's one connection carries everything, git's bridge included", n)
 	}
 
@@ -154,7 +151,7 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 	if v.Env["DOCKER_CONTEXT"] != "remote" || v.Env["DOCKER_CONFIG"] != store.dir || v.Env["MU_DOCKER_SSH_CONFIG"] != s.Config {
 		t.Fatalf("the view's environment does not pin the endpoint: %v", v.Env)
 	}
-	jt := jobTarget(host, key, res.Handle, name)
+	jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
 	tm := testutil.NewPanes(t)
 	tm.Open(t, "sshview", v.Command, v.Env)
 	tm.Shows(t, "sshview", "mu test agent: ready")
@@ -170,7 +167,7 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 		t.Fatalf("job.stop: %v", err)
 	}
 	tm.Shows(t, "sshview", "[mu: the job")
-	if n := strings.Count(s.LogText(), "Accepted publickey"); n < 2 {
+	if n := s.Logins(); n < 2 {
 		t.Errorf("%d SSH logins: the plugin and the view each log in", n)
 	}
 }
@@ -437,7 +434,7 @@ func TestSSHEndpointThroughAControlMaster(t *testing.T) {
 		t.Errorf("ssh step: %+v", s)
 	}
 	p.must(t, "host.release", keyParams("key-ssh-master-pool"), nil)
-	if n := strings.Count(s.LogText(), "Accepted publickey"); n != 1 {
+	if n := s.Logins(); n != 1 {
 		t.Errorf("%d SSH logins, want the master's alone", n)
 	}
 }

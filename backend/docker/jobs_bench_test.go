@@ -15,14 +15,13 @@ import (
 // drives it (each call one request on the running plugin).
 func BenchmarkStartToBaseline(b *testing.B) {
 	ctx := testutil.Context(b, 20*time.Minute)
-	p := drive.Start(b, callerConfig(b)).Plugin
-	host := spawnHost(b, ctx, p)
+	p, host := spawnPlugin(b, ctx)
 	prefix := newPrefix()
 	drive.StartToBaseline(b, ctx, p, func(i int) protocol.JobStartParams {
 		name := fmt.Sprintf("b%d", i)
 		return protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: "bench-" + name + "-" + prefix, Spec: jobSpec(name, ".", nil)}
 	}, func(key, handle string, i int) protocol.Target {
-		return jobTarget(host, key, handle, fmt.Sprintf("b%d", i))
+		return drive.JobTarget(host, "docker", key, handle, "ws", fmt.Sprintf("b%d", i))
 	})
 }
 
@@ -32,8 +31,7 @@ func BenchmarkStartToBaseline(b *testing.B) {
 func BenchmarkSendToSettled(b *testing.B) {
 	const work = 100 * time.Millisecond
 	ctx := testutil.Context(b, 20*time.Minute)
-	p := drive.Start(b, callerConfig(b)).Plugin
-	host := spawnHost(b, ctx, p)
+	p, host := spawnPlugin(b, ctx)
 	jt := startAgent(b, ctx, p, host, "bs", map[string]string{"MU_TEST_AGENT_MS": fmt.Sprint(work.Milliseconds())})
 	drive.SendToSettled(b, ctx, p, jt, work)
 }

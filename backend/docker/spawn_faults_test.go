@@ -28,7 +28,7 @@ func startAgent(t testing.TB, ctx context.Context, p *caller.Plugin, host protoc
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
-	jt := jobTarget(host, key, res.Handle, name)
+	jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
 	drive.Baseline(t, ctx, p, jt)
 	return jt
 }
@@ -54,8 +54,7 @@ func jobStatus(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.
 // and host.status say each truthfully.
 func TestContainerRestartedKilledRemoved(t *testing.T) {
 	ctx := testutil.Context(t, 5*time.Minute)
-	p := drive.Start(t, callerConfig(t)).Plugin
-	host := spawnHost(t, ctx, p)
+	p, host := spawnPlugin(t, ctx)
 	ctr := host.Host.Handle
 	send := func(jt protocol.Target, text string) {
 		t.Helper()
@@ -116,8 +115,7 @@ func asRemote(err error, re **caller.RemoteError) bool { return errors.As(err, r
 // resend delivers nothing twice.
 func TestDeliveryResolvedByReceiptAfterAKill(t *testing.T) {
 	ctx := testutil.Context(t, 5*time.Minute)
-	p := drive.Start(t, callerConfig(t)).Plugin
-	host := spawnHost(t, ctx, p)
+	p, host := spawnPlugin(t, ctx)
 	ctr := host.Host.Handle
 	jt := startAgent(t, ctx, p, host, "k", map[string]string{"MU_TEST_AGENT_MS": "50"})
 	root := "/home/mu/.mu-jobs"

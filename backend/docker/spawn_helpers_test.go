@@ -3,12 +3,13 @@ package docker_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -25,16 +26,16 @@ func callerConfig(t testing.TB) caller.Config {
 		Argv: []string{binPath(t), "--prefix", newPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
 			"--label", "org.mu-plugins.testrun=" + runID},
 		Need:   []string{"host", "link", "job", "channel"},
-		Stderr: testLog{t},
+		Stderr: testutil.LogWriter(t, "plugin stderr: "),
 	}
 }
 
-// testLog sends the plugin's stderr to the test log.
-type testLog struct{ t testing.TB }
-
-func (l testLog) Write(b []byte) (int, error) {
-	l.t.Logf("plugin stderr: %s", strings.TrimRight(string(b), "\n"))
-	return len(b), nil
+// spawnPlugin starts the plugin as mu drives it, and a fresh host for
+// spawns (spawnHost) on it.
+func spawnPlugin(t testing.TB, ctx context.Context) (*caller.Plugin, protocol.Target) {
+	t.Helper()
+	p := drive.Start(t, callerConfig(t)).Plugin
+	return p, spawnHost(t, ctx, p)
 }
 
 // spawnHost acquires a fresh host and installs the test agent in it.
@@ -63,14 +64,6 @@ func jobSpec(name, cwd string, env map[string]string) protocol.JobSpec {
 	}
 	return protocol.JobSpec{Workstream: "ws", Name: name, Harness: "mu-test-agent", Role: "full-access",
 		Cmd: "exec sh " + agentPath, CommandSource: "test", Cwd: cwd, Env: env}
-}
-
-// jobTarget names a started job and its agent on host.
-func jobTarget(host protocol.Target, key, handle, name string) protocol.Target {
-	t := host
-	t.Job = &protocol.JobRef{Kind: "docker", Key: key, Handle: handle}
-	t.Agent = &protocol.AgentRef{Workstream: "ws", Name: name, Incarnation: 1}
-	return t
 }
 
 func mustExec(t testing.TB, ctx context.Context, p *caller.Plugin, host protocol.Target, script string) string {

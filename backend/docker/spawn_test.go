@@ -21,8 +21,7 @@ import (
 // re-attach, job.stop and host.release.
 func TestSpawnAsMuDoesIt(t *testing.T) {
 	ctx := testutil.Context(t, 5*time.Minute)
-	p := drive.Start(t, callerConfig(t)).Plugin
-	host := spawnHost(t, ctx, p)
+	p, host := spawnPlugin(t, ctx)
 
 	// The site: a local commit pushed, a worktree made from it.
 	local := t.TempDir()
@@ -48,7 +47,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if !strings.HasPrefix(res.Handle, "mu-") || !strings.Contains(res.View.Command, "'view'") {
 		t.Fatalf("job.start: %+v", res)
 	}
-	jt := jobTarget(host, key, res.Handle, name)
+	jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
 
 	// The view, as mu runs it: a local pane, stdin from /dev/null.
 	tm := testutil.NewPanes(t)

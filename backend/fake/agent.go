@@ -21,8 +21,11 @@ type Agent struct {
 	Turns      []TurnRec            `json:"turns,omitempty"`  // the settled turns of Inc, the newest last (bounded: limits.go)
 	Forgot     int                  `json:"forgot,omitempty"` // deliveries forgotten (bounded: limits.go)
 	Deliveries map[string]*Delivery `json:"deliveries"`       // by msgId
-	Events     []Event              `json:"events,omitempty"`
-	TurnMs     int64                `json:"turnMs"`
+	// NotAccepted fences the msgIds a receipt answered not-accepted for
+	// (when): none of them is ever delivered (bounded: limits.go).
+	NotAccepted map[string]int64 `json:"notAccepted,omitempty"`
+	Events      []Event          `json:"events,omitempty"`
+	TurnMs      int64            `json:"turnMs"`
 }
 
 // Msg is a delivery waiting for, or making, a turn. Text is kept cut to

@@ -133,3 +133,21 @@ func TestAgentKeepsTextsBounded(t *testing.T) {
 		t.Fatalf("an old turn past the text budget: %+v (forgotten %v), want kept, its text dropped", first, forgotten)
 	}
 }
+
+// TestFencesBounded: an agent fences at most maxFences msgIds, and never
+// drops one: past the bound a receipt cannot answer a final not-accepted,
+// so it answers unreachable.
+func TestFencesBounded(t *testing.T) {
+	a := newAgent()
+	for i := 0; i < maxFences; i++ {
+		if !fence(a, fmt.Sprint("m", i), int64(i)) {
+			t.Fatalf("fence %d of %d refused", i+1, maxFences)
+		}
+	}
+	if fence(a, "one-more", 1) || len(a.NotAccepted) != maxFences || a.NotAccepted["m0"] == 0 {
+		t.Fatalf("past the bound: %d fences held, m0 %d", len(a.NotAccepted), a.NotAccepted["m0"])
+	}
+	if r := fencesFull("one-more"); r.State != protocol.ReceiptUnreachable || r.ID != "one-more" || r.Reason == "" {
+		t.Fatalf("the receipt past the bound: %+v", r)
+	}
+}

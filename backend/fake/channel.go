@@ -65,16 +65,27 @@ func (f *Fake) baseline(ctx context.Context, call *protocol.Call, p protocol.Bas
 	return out, err
 }
 
+// receipt answers accepted for a delivery it remembers, else not-accepted,
+// and then final: the msgId is fenced, so no delivery of it is ever taken
+// (effect refuses it). The world's lock makes the answer and the fence one
+// step with any delivery (docs/protocol.md).
 func (f *Fake) receipt(ctx context.Context, call *protocol.Call, p protocol.ReceiptParams) (any, error) {
 	out := protocol.Receipt{State: protocol.ReceiptNotAccepted, ID: p.MsgID}
-	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
+	unfenced := ctxFault(ctx, FaultUnfencedReceipt)
+	err := f.withAgent(ctx, p.Target, true, func(w *World, a *Agent, j *Job, now int64) error {
 		switch {
 		case a == nil:
 			out = protocol.Receipt{State: protocol.ReceiptUnreachable, ID: p.MsgID, Reason: "no such agent in this fake's world"}
 		case a.Deliveries[p.MsgID] != nil:
 			out = a.Deliveries[p.MsgID].Receipt
+		case a.NotAccepted[p.MsgID] != 0:
 		case a.Forgot > 0:
 			out = forgottenReceipt(a, p.MsgID)
+		case unfenced: // the fault: not-accepted, and no fence
+		default:
+			if !fence(a, p.MsgID, now) {
+				out = fencesFull(p.MsgID)
+			}
 		}
 		return nil
 	})
@@ -246,6 +257,10 @@ func (f *Fake) effect(ctx context.Context, call *protocol.Call, msgID, expectInc
 			}
 			out = d.Reply
 			return nil
+		}
+		if msgID != "" && a.NotAccepted[msgID] != 0 {
+			return protocol.Errorf(protocol.Permanent, "%s: refused: a channel.receipt already answered not-accepted for msgId %s, "+
+				"and that answer is final: nothing was delivered (send the text under a new msgId)", call.Method, msgID)
 		}
 		if j == nil || j.State != stateRunning {
 			return protocol.Errorf(protocol.Permanent, "%s: the agent's job is not running", call.Method)

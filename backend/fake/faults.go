@@ -19,27 +19,28 @@ import (
 
 // Fault names: every fault a scenario can inject (docs/fake.md).
 const (
-	FaultDelay        = "delay"               // sleep ms before the call runs (ctx ends it early)
-	FaultError        = "error"               // answer with an error of kind (message, remedy)
-	FaultHang         = "hang"                // never answer, not even to $/cancel
-	FaultCrashBefore  = "crash-before"        // exit before the effect lands
-	FaultCrashAfter   = "crash-after"         // exit after the effect landed, before the reply
-	FaultReply        = "reply"               // answer with result instead (after the call ran)
-	FaultNotJSON      = "not-json"            // the reply is a line that is not JSON
-	FaultUnknownField = "unknown-field"       // the reply carries a field the spec does not name
-	FaultOrphanReply  = "orphan-reply"        // a reply to no pending request, before the real one
-	FaultRequestToMu  = "request-to-mu"       // a request to mu, before the real reply
-	FaultBadNotify    = "bad-notification"    // a notification other than the two, before the reply
-	FaultDoubleNotify = "double-notification" // channel.watch: two notifications for one watch
-	FaultEarlyNotify  = "early-notification"  // channel.watch: the notification before its reply
-	FaultLongLine     = "long-line"           // the reply is a line past 1 MiB
-	FaultInvalidUTF8  = "invalid-utf8"        // the reply holds bytes that are not UTF-8
-	FaultEscapeGroup  = "escape-group"        // start a process outside the plugin's group (setsid), with the plugin's env
-	FaultCanary       = "canary-stderr"       // print MU_PLUGIN_CANARY's value to stderr
-	FaultIgnoreEOF    = "ignore-eof"          // keep running after stdin EOF (process-wide; no method)
-	FaultNewestTurn   = "newest-turn"         // channel.lastRun, channel.watch: the newest settled turn, not turn afterRuns+1 of inc
-	FaultEarlyTimeout = "early-timeout"       // link.exec: a script holding `sleep` answers timed out after 0.5 s, whatever its timeoutMs
-	FaultSetsidRuns   = "setsid-runs"         // link.exec, link.fetch, link.push: each run in a session of its own (setsid)
+	FaultDelay           = "delay"               // sleep ms before the call runs (ctx ends it early)
+	FaultError           = "error"               // answer with an error of kind (message, remedy)
+	FaultHang            = "hang"                // never answer, not even to $/cancel
+	FaultCrashBefore     = "crash-before"        // exit before the effect lands
+	FaultCrashAfter      = "crash-after"         // exit after the effect landed, before the reply
+	FaultReply           = "reply"               // answer with result instead (after the call ran)
+	FaultNotJSON         = "not-json"            // the reply is a line that is not JSON
+	FaultUnknownField    = "unknown-field"       // the reply carries a field the spec does not name
+	FaultOrphanReply     = "orphan-reply"        // a reply to no pending request, before the real one
+	FaultRequestToMu     = "request-to-mu"       // a request to mu, before the real reply
+	FaultBadNotify       = "bad-notification"    // a notification other than the two, before the reply
+	FaultDoubleNotify    = "double-notification" // channel.watch: two notifications for one watch
+	FaultEarlyNotify     = "early-notification"  // channel.watch: the notification before its reply
+	FaultLongLine        = "long-line"           // the reply is a line past 1 MiB
+	FaultInvalidUTF8     = "invalid-utf8"        // the reply holds bytes that are not UTF-8
+	FaultEscapeGroup     = "escape-group"        // start a process outside the plugin's group (setsid), with the plugin's env
+	FaultCanary          = "canary-stderr"       // print MU_PLUGIN_CANARY's value to stderr
+	FaultIgnoreEOF       = "ignore-eof"          // keep running after stdin EOF (process-wide; no method)
+	FaultNewestTurn      = "newest-turn"         // channel.lastRun, channel.watch: the newest settled turn, not turn afterRuns+1 of inc
+	FaultEarlyTimeout    = "early-timeout"       // link.exec: a script holding `sleep` answers timed out after 0.5 s, whatever its timeoutMs
+	FaultSetsidRuns      = "setsid-runs"         // link.exec, link.fetch, link.push: each run in a session of its own (setsid)
+	FaultUnfencedReceipt = "unfenced-receipt"    // channel.receipt: a not-accepted that is not final (no fence: a later delivery of the msgId is taken)
 )
 
 // earlyTimeout is how long a run lives under the early-timeout fault.
@@ -51,7 +52,7 @@ var FaultNames = []string{
 	FaultNotJSON, FaultUnknownField, FaultOrphanReply, FaultRequestToMu, FaultBadNotify,
 	FaultDoubleNotify, FaultEarlyNotify, FaultLongLine, FaultInvalidUTF8,
 	FaultEscapeGroup, FaultCanary, FaultIgnoreEOF,
-	FaultNewestTurn, FaultEarlyTimeout, FaultSetsidRuns,
+	FaultNewestTurn, FaultEarlyTimeout, FaultSetsidRuns, FaultUnfencedReceipt,
 }
 
 // injected are the lines the faults that write beside a reply put on the
@@ -66,7 +67,7 @@ var injected = map[string]string{
 // asks for them with ctxFault.
 var inHandler = map[string]bool{
 	FaultDoubleNotify: true, FaultEarlyNotify: true, FaultNewestTurn: true,
-	FaultEarlyTimeout: true, FaultSetsidRuns: true,
+	FaultEarlyTimeout: true, FaultSetsidRuns: true, FaultUnfencedReceipt: true,
 }
 
 // replacesReply are the faults whose line is the call's reply: the reply

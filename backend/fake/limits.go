@@ -32,6 +32,10 @@ const (
 	// receipts); an older one is forgotten once it is past the dedupe
 	// window.
 	maxDeliveries = 1000
+	// maxFences msgIds a receipt answered not-accepted for are fenced per
+	// agent; past it a receipt of an unknown msgId is unreachable (a fence
+	// is never dropped: its not-accepted was final).
+	maxFences = 1000
 	// maxMsgID bounds a msgId's length.
 	maxMsgID = 1024
 )
@@ -125,4 +129,24 @@ func forgetDeliveries(a *Agent, now int64) {
 func forgottenReceipt(a *Agent, id string) protocol.Receipt {
 	return protocol.Receipt{State: protocol.ReceiptUnreachable, ID: id, Reason: fmt.Sprintf(
 		"the fake remembers the last %d deliveries to an agent and has forgotten %d older ones: this msgId may be one of them", maxDeliveries, a.Forgot)}
+}
+
+// fence records that a receipt answered not-accepted for id at now; false
+// when the agent holds maxFences already (nothing is recorded).
+func fence(a *Agent, id string, now int64) bool {
+	if len(a.NotAccepted) >= maxFences {
+		return false
+	}
+	if a.NotAccepted == nil {
+		a.NotAccepted = map[string]int64{}
+	}
+	a.NotAccepted[id] = max(now, 1)
+	return true
+}
+
+// fencesFull is the receipt of an unknown msgId once the agent holds
+// maxFences: it cannot answer a final not-accepted.
+func fencesFull(id string) protocol.Receipt {
+	return protocol.Receipt{State: protocol.ReceiptUnreachable, ID: id, Reason: fmt.Sprintf(
+		"the fake fences at most %d msgIds per agent whose receipt answered not-accepted, and holds that many: it cannot make another answer final", maxFences)}
 }

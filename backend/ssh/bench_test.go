@@ -155,20 +155,14 @@ func BenchmarkConcurrent50(b *testing.B) {
 	var mu sync.Mutex
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		var wg sync.WaitGroup
-		for j := 0; j < 50; j++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res, r := d.exec("box", "true", ".", 60*time.Second)
-				if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
-					mu.Lock()
-					failed++
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
+		testutil.Parallel(50, func(int) {
+			res, r := d.exec("box", "true", ".", 60*time.Second)
+			if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+				mu.Lock()
+				failed++
+				mu.Unlock()
+			}
+		})
 	}
 	b.ReportMetric(float64(failed), "failed")
 	if failed > 0 {

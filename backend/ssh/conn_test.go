@@ -6,11 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 func TestProxyJump(t *testing.T) {
@@ -21,12 +21,12 @@ func TestProxyJump(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(block), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	before := strings.Count(jump.LogText(), "Accepted publickey")
+	before := jump.Logins()
 	d, _ := inproc(t, Config{SSHConfig: cfg})
 	if out := d.mustExec("box", "echo $SSH_CONNECTION"); !strings.Contains(out, fmt.Sprintf(" %d", target.Port)) {
 		t.Fatalf("SSH_CONNECTION %q does not name the target's port", out)
 	}
-	if after := strings.Count(jump.LogText(), "Accepted publickey"); after != before+1 {
+	if after := jump.Logins(); after != before+1 {
 		t.Fatalf("the jump host authenticated %d logins, want 1: the connection did not go through it", after-before)
 	}
 	// A chain of two jumps.
@@ -34,10 +34,10 @@ func TestProxyJump(t *testing.T) {
 	chain := target.HostBlock("box") + "  ProxyJump jump,jump2\n" + jump.HostBlock("jump") + jump2.HostBlock("jump2")
 	cfgChain := filepath.Join(t.TempDir(), "ssh_config")
 	os.WriteFile(cfgChain, []byte(chain), 0o600)
-	before2 := strings.Count(jump2.LogText(), "Accepted publickey")
+	before2 := jump2.Logins()
 	dc, _ := inproc(t, Config{SSHConfig: cfgChain})
 	dc.mustExec("box", "true")
-	if after := strings.Count(jump2.LogText(), "Accepted publickey"); after != before2+1 {
+	if after := jump2.Logins(); after != before2+1 {
 		t.Fatalf("the second jump authenticated %d logins, want 1", after-before2)
 	}
 	// A jump host whose key is unknown is a hand-back naming the jump host.
@@ -51,22 +51,16 @@ func TestConcurrentExecs(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{})
 	d, b := inproc(t, cfg)
 	const n = 50
-	var wg sync.WaitGroup
 	errs := make(chan string, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
-			switch {
-			case r != nil:
-				errs <- r.Message
-			case res.ExitCode == nil || *res.ExitCode != 0 || res.Stdout != fmt.Sprintf("%d\n", i):
-				errs <- fmt.Sprintf("call %d: exit %s stdout %q stderr %q", i, fmtExit(res.ExitCode), res.Stdout, res.Stderr)
-			}
-		}(i)
-	}
-	wg.Wait()
+	testutil.Parallel(n, func(i int) {
+		res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
+		switch {
+		case r != nil:
+			errs <- r.Message
+		case res.ExitCode == nil || *res.ExitCode != 0 || res.Stdout != fmt.Sprintf("%d\n", i):
+			errs <- fmt.Sprintf("call %d: exit %s stdout %q stderr %q", i, fmtExit(res.ExitCode), res.Stdout, res.Stderr)
+		}
+	})
 	close(errs)
 	for e := range errs {
 		t.Error(e)
@@ -84,21 +78,15 @@ func TestSlotsShrink(t *testing.T) {
 	_, cfg := server(t, testsshd.Options{MaxSessions: 3})
 	cfg.MaxSessions = 10
 	d, b := inproc(t, cfg)
-	var wg sync.WaitGroup
 	errs := make(chan string, 20)
-	for i := 0; i < 20; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, r := d.exec("box", "sleep 0.3; echo ok", ".", 60*time.Second)
-			if r != nil {
-				errs <- r.Message
-			} else if res.Stdout != "ok\n" {
-				errs <- "stdout " + res.Stdout
-			}
-		}()
-	}
-	wg.Wait()
+	testutil.Parallel(20, func(int) {
+		res, r := d.exec("box", "sleep 0.3; echo ok", ".", 60*time.Second)
+		if r != nil {
+			errs <- r.Message
+		} else if res.Stdout != "ok\n" {
+			errs <- "stdout " + res.Stdout
+		}
+	})
 	close(errs)
 	for e := range errs {
 		t.Error(e)
@@ -117,22 +105,14 @@ func TestSlotsShrink(t *testing.T) {
 func TestStopWithAllSlotsBusy(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{MaxSessions: 4})
 	cfg.MaxSessions = 4
-	old := watchdogSlack
-	watchdogSlack = 120
-	t.Cleanup(func() { watchdogSlack = old })
+	noWatchdog(t)
 	d, _ := inproc(t, cfg)
-	var wg sync.WaitGroup
-	for i := 0; i < 2; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			res, r := d.exec("box", fmt.Sprintf("sleep 3270%d", i), ".", 1500*time.Millisecond)
-			if r != nil || res.ExitCode != nil {
-				t.Errorf("want a timed-out answer, got %+v %+v", res, r)
-			}
-		}(i)
-	}
-	wg.Wait()
+	testutil.Parallel(2, func(i int) {
+		res, r := d.exec("box", fmt.Sprintf("sleep 3270%d", i), ".", 1500*time.Millisecond)
+		if r != nil || res.ExitCode != nil {
+			t.Errorf("want a timed-out answer, got %+v %+v", res, r)
+		}
+	})
 	if left := waitGone(t, s, "sleep 3270", 10*time.Second); len(left) > 0 {
 		t.Fatalf("still running:\n%s", strings.Join(left, "\n"))
 	}
@@ -140,8 +120,7 @@ func TestStopWithAllSlotsBusy(t *testing.T) {
 }
 
 func TestCwdAndScriptQuoting(t *testing.T) {
-	_, cfg := server(t, testsshd.Options{})
-	d, _ := inproc(t, cfg)
+	d := onBox(t)
 	dir := `mu dir 'q' "$(x)"`
 	d.mustExec("box", `mkdir -p "$HOME/mu dir 'q' \"\$(x)\""`)
 	res, r := d.exec("box", `pwd; printf '%s\n' "it's \$HOME \"ok\""`, dir, 30*time.Second)
@@ -166,23 +145,15 @@ func TestCwdAndScriptQuoting(t *testing.T) {
 func TestStopWhenMaxSessionsOverstated(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{MaxSessions: 3})
 	cfg.MaxSessions = 10
-	old := watchdogSlack
-	watchdogSlack = 120
-	t.Cleanup(func() { watchdogSlack = old })
+	noWatchdog(t)
 	d, _ := inproc(t, cfg)
 	d.mustExec("box", "true") // the connection, and its control session, exist
-	var wg sync.WaitGroup
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			res, r := d.exec("box", fmt.Sprintf("sleep 3280%d", i), ".", 2*time.Second)
-			if r != nil && r.Kind != "retryable" || r == nil && res.ExitCode != nil {
-				t.Errorf("want a timed-out answer or a retryable refusal, got %+v %+v", res, r)
-			}
-		}(i)
-	}
-	wg.Wait()
+	testutil.Parallel(4, func(i int) {
+		res, r := d.exec("box", fmt.Sprintf("sleep 3280%d", i), ".", 2*time.Second)
+		if r != nil && r.Kind != "retryable" || r == nil && res.ExitCode != nil {
+			t.Errorf("want a timed-out answer or a retryable refusal, got %+v %+v", res, r)
+		}
+	})
 	if left := waitGone(t, s, "sleep 3280", 10*time.Second); len(left) > 0 {
 		t.Fatalf("still running:\n%s", strings.Join(left, "\n"))
 	}
@@ -222,9 +193,9 @@ func TestProxyJumpFirstHopProxyCommand(t *testing.T) {
 	if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
 		t.Fatalf("ssh: %v: %s", err, out)
 	}
-	before := strings.Count(jump.LogText(), "Accepted publickey")
+	before := jump.Logins()
 	expectOK(t, Config{SSHConfig: cfg})
-	if after := strings.Count(jump.LogText(), "Accepted publickey"); after != before+1 {
+	if after := jump.Logins(); after != before+1 {
 		t.Fatalf("the jump host saw %d logins, want 1", after-before)
 	}
 }

@@ -116,6 +116,14 @@ func inproc(t testing.TB, cfg Config) (*driver, *Backend) {
 	return &driver{Plugin: p, t: t}, b
 }
 
+// onBox is the plugin served in-process with a fresh sshd as host "box".
+func onBox(t testing.TB) *driver {
+	t.Helper()
+	_, cfg := server(t, testsshd.Options{})
+	d, _ := inproc(t, cfg)
+	return d
+}
+
 // subproc runs the built binary with args; env adds to its environment. A
 // stop gives it 15 s to exit.
 func subproc(t testing.TB, env []string, args ...string) *driver {

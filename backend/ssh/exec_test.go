@@ -36,8 +36,7 @@ func TestExecBasics(t *testing.T) {
 // TestScriptStdin: a command in the script that reads stdin gets /dev/null,
 // never the rest of the script; the script sees no wrapper variables.
 func TestScriptStdin(t *testing.T) {
-	_, cfg := server(t, testsshd.Options{})
-	d, _ := inproc(t, cfg)
+	d := onBox(t)
 	out := d.mustExec("box", "cat; echo after-cat\nread x || echo eof\necho \"[$__mu_w$__mu_p]\"\n")
 	if out != "after-cat\neof\n[]\n" {
 		t.Fatalf("stdout %q", out)

@@ -19,6 +19,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // gateConn blocks every Read and Write once frozen: a stalled peer.
@@ -137,39 +138,30 @@ func faultConn(nc net.Conn, cfg *gossh.ServerConfig, mode string) {
 	}
 }
 
-func TestFaultConnectionCutMidCall(t *testing.T) {
-	d, _ := inproc(t, Config{SSHConfig: faultServer(t, "cut")})
-	_, r := d.exec("fault", "sleep 100", ".", 60*time.Second)
-	if r == nil || r.Kind != "unknown-outcome" {
-		t.Fatalf("want unknown-outcome after a cut mid-call, got %+v", r)
+// TestFaultServer: a server that fails at each step answers the kind the
+// step allows. A cut mid-call, or a stall (keepalives every 1 s, 2 missed,
+// close the stalled connection instead of waiting for the 60 s timeout),
+// may have run the script: unknown-outcome. A server that accepts TCP and
+// never speaks (ConnectTimeout, 2 s, bounds the handshake too), or one that
+// refuses the command, started nothing: retryable.
+func TestFaultServer(t *testing.T) {
+	cases := []struct {
+		mode, script string
+		want         protocol.Kind
+	}{
+		{"cut", "sleep 100", protocol.UnknownOutcome},
+		{"stall", "sleep 100", protocol.UnknownOutcome},
+		{"mute", "true", protocol.Retryable},
+		{"noexec", "true", protocol.Retryable},
 	}
-}
-
-func TestFaultStallIsDetected(t *testing.T) {
-	// Keepalives (every 1 s, 2 missed) close the stalled connection: the
-	// call fails as unknown-outcome instead of waiting for its 60 s timeout.
-	d, _ := inproc(t, Config{SSHConfig: faultServer(t, "stall")})
-	res, r := d.exec("fault", "sleep 100", ".", 60*time.Second)
-	if r == nil || r.Kind != "unknown-outcome" {
-		t.Fatalf("want unknown-outcome from a stalled connection, got %+v %+v", res, r)
-	}
-}
-
-func TestFaultHandshakeStall(t *testing.T) {
-	// A server that accepts TCP and never speaks: ConnectTimeout (2 s) bounds
-	// the handshake too, and nothing started: retryable.
-	d, _ := inproc(t, Config{SSHConfig: faultServer(t, "mute")})
-	_, r := d.exec("fault", "true", ".", 60*time.Second)
-	if r == nil || r.Kind != "retryable" {
-		t.Fatalf("want retryable, got %+v", r)
-	}
-}
-
-func TestFaultNeverStarted(t *testing.T) {
-	d, _ := inproc(t, Config{SSHConfig: faultServer(t, "noexec")})
-	_, r := d.exec("fault", "true", ".", 60*time.Second)
-	if r == nil || r.Kind != "retryable" {
-		t.Fatalf("a refused command never started: want retryable, got %+v", r)
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			d, _ := inproc(t, Config{SSHConfig: faultServer(t, c.mode)})
+			res, r := d.exec("fault", c.script, ".", 60*time.Second)
+			if r == nil || r.Kind != c.want {
+				t.Fatalf("want %s, got %+v %+v", c.want, res, r)
+			}
+		})
 	}
 }
 

@@ -93,9 +93,10 @@ func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, r
 	if err != nil {
 		return nil, protocol.NotStarted(err, "cannot start the git transport")
 	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	deadline := time.Now().Add(timeout)
+	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	token, done := sh.register(runCtx, c, time.Now().Add(timeout))
+	token, done := sh.register(runCtx, c, deadline)
 	defer done()
 	cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
 	cmd.Env = append(gitEnv(),
@@ -115,7 +116,7 @@ func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, r
 	if err != nil {
 		return nil, protocol.NotStarted(err, "cannot run git")
 	}
-	if res.Stopped {
+	if cutShort(res, runCtx.Err(), deadline, time.Now()) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("the call ended while git ran; it was stopped: %w", ctx.Err()) // unknown-outcome: protocol.ToWire
 		}
@@ -123,6 +124,16 @@ func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, r
 	}
 	code := res.ExitCode
 	return result(&code, out, errb), nil
+}
+
+// cutShort tells a git run that its end cut short: proc.Run killed it
+// (Stopped), or it failed once its context had ended (runErr) or its
+// deadline had passed. The shim stops the remote git and closes git's
+// transport at that same end, so git may exit on its own (128, "the remote
+// end hung up") before proc.Run kills it: that run was cut short too, and
+// answers exitCode null like any timed-out run, never git's exit code.
+func cutShort(res proc.Result, runErr error, deadline, now time.Time) bool {
+	return res.Stopped || (res.ExitCode != 0 && (runErr != nil || !now.Before(deadline)))
 }
 
 // gitEnv is the plugin's environment minus what would redirect git's

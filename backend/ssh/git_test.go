@@ -1,6 +1,7 @@
 package ssh
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil"
 )
@@ -35,8 +37,7 @@ func pushParams(host, local, remote, rev string, timeout time.Duration) map[stri
 }
 
 func TestFetch(t *testing.T) {
-	_, cfg := server(t, testsshd.Options{})
-	d, _ := inproc(t, cfg)
+	d := onBox(t)
 	head := remoteRepo(t, d, "fetch-src", 30)
 	local := t.TempDir()
 	testutil.Git(t, local, "init", "-q")
@@ -65,8 +66,7 @@ func TestFetch(t *testing.T) {
 }
 
 func TestPush(t *testing.T) {
-	_, cfg := server(t, testsshd.Options{})
-	d, _ := inproc(t, cfg)
+	d := onBox(t)
 	local := t.TempDir()
 	testutil.Git(t, local, "init", "-q")
 	for i := 0; i < 3; i++ {
@@ -120,9 +120,7 @@ func TestPush(t *testing.T) {
 // out with exitCode null, and the remote git-upload-pack is stopped too.
 func TestFetchTimeoutStops(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{})
-	old := watchdogSlack
-	watchdogSlack = 120
-	t.Cleanup(func() { watchdogSlack = old })
+	noWatchdog(t)
 	d, _ := inproc(t, cfg)
 	d.mustExec("box", "rm -rf hang-repo && git init -q hang-repo && rm hang-repo/.git/HEAD && mkfifo hang-repo/.git/HEAD")
 	local := t.TempDir()
@@ -136,5 +134,33 @@ func TestFetchTimeoutStops(t *testing.T) {
 	}
 	if left := waitGone(t, s, "hang-repo", 10*time.Second); len(left) > 0 {
 		t.Fatalf("remote git left running:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+// TestCutShort: a git run that fails once its time is up, or once its call
+// ended, was cut short by the shim closing its transport (the race
+// TestFetchTimeoutStops met under load: exit 128 instead of null); one that
+// failed in time, or succeeded, keeps its exit code.
+func TestCutShort(t *testing.T) {
+	deadline := time.Unix(1000, 0)
+	before, after := deadline.Add(-time.Millisecond), deadline
+	cases := []struct {
+		name   string
+		res    proc.Result
+		runErr error
+		now    time.Time
+		want   bool
+	}{
+		{"killed by proc.Run", proc.Result{ExitCode: -1, Stopped: true}, context.DeadlineExceeded, after, true},
+		{"exit 128 once the deadline passed", proc.Result{ExitCode: 128}, nil, after, true},
+		{"exit 128 once the context ended", proc.Result{ExitCode: 128}, context.DeadlineExceeded, before, true},
+		{"exit 128 once the call was cancelled", proc.Result{ExitCode: 128}, context.Canceled, before, true},
+		{"exit 128 in time", proc.Result{ExitCode: 128}, nil, before, false},
+		{"exit 0 at the deadline", proc.Result{ExitCode: 0}, context.DeadlineExceeded, after, false},
+	}
+	for _, c := range cases {
+		if got := cutShort(c.res, c.runErr, deadline, c.now); got != c.want {
+			t.Errorf("%s: cutShort %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -9,17 +9,11 @@ import (
 	"testing"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
-type tlogWriter struct{ t testing.TB }
-
-func (w tlogWriter) Write(p []byte) (int, error) {
-	w.t.Log(string(p))
-	return len(p), nil
-}
-
 func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return slog.New(slog.NewTextHandler(testutil.LogWriter(t, ""), &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 // TestLogFile: --log-file at debug level tells what `ssh -v` tells: the

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,8 +30,6 @@ func startMaster(t testing.TB, cfg, ctl, alias string) *exec.Cmd {
 	return cmd
 }
 
-func logins(s *testsshd.Server) int { return strings.Count(s.LogText(), "Accepted publickey") }
-
 // TestControlMaster: with a master running at the config's ControlPath,
 // every call goes through it (the server sees no new login), and all the
 // link relies on holds there: exit codes and streams, the timeout stop
@@ -44,7 +41,7 @@ func TestControlMaster(t *testing.T) {
 	ctl := filepath.Join(t.TempDir(), "ctl")
 	cfg := writeConfig(t, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
 	master := startMaster(t, cfg, ctl, "box")
-	before := logins(s)
+	before := s.Logins()
 
 	d := subproc(t, nil, "--config", cfg)
 	res, r := d.exec("box", "echo out; echo err >&2; exit 7", ".", 20*time.Second)
@@ -63,19 +60,13 @@ func TestControlMaster(t *testing.T) {
 	}
 
 	t.Run("slots", func(t *testing.T) {
-		var wg sync.WaitGroup
 		errs := make(chan string, 20)
-		for i := 0; i < 20; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
-				if r != nil || res.Stdout != fmt.Sprintf("%d\n", i) {
-					errs <- fmt.Sprintf("call %d: %+v %+v", i, res, r)
-				}
-			}(i)
-		}
-		wg.Wait()
+		testutil.Parallel(20, func(i int) {
+			res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
+			if r != nil || res.Stdout != fmt.Sprintf("%d\n", i) {
+				errs <- fmt.Sprintf("call %d: %+v %+v", i, res, r)
+			}
+		})
 		close(errs)
 		for e := range errs {
 			t.Error(e)
@@ -97,14 +88,12 @@ func TestControlMaster(t *testing.T) {
 			t.Fatalf("push: %+v %+v", res, r)
 		}
 	})
-	if n := logins(s) - before; n != 0 {
+	if n := s.Logins() - before; n != 0 {
 		t.Errorf("the server saw %d login(s) besides the master's: the plugin did not use the master", n)
 	}
 	// Last: waitGone checks the host over fresh ssh logins of its own.
 	t.Run("stopping", func(t *testing.T) {
-		old := watchdogSlack
-		watchdogSlack = 120 // the stop over the control session, not the watchdog
-		t.Cleanup(func() { watchdogSlack = old })
+		noWatchdog(t) // the stop over the control session, not the watchdog
 		res, r := d.exec("box", runaway(3301), ".", 1500*time.Millisecond)
 		if r != nil || res.ExitCode != nil {
 			t.Fatalf("want a timed-out answer, got %+v %+v", res, r)
@@ -116,10 +105,10 @@ func TestControlMaster(t *testing.T) {
 
 	master.Process.Kill()
 	master.Wait()
-	beforeDirect := logins(s)
+	beforeDirect := s.Logins()
 	d2 := subproc(t, nil, "--config", cfg)
 	d2.mustExec("box", "true")
-	if logins(s) != beforeDirect+1 {
+	if s.Logins() != beforeDirect+1 {
 		t.Fatal("with the master gone, the plugin did not connect by itself")
 	}
 	if _, err := os.Stat(ctl); err == nil {
@@ -137,9 +126,9 @@ func TestControlMasterNotStarted(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	ctl := filepath.Join(t.TempDir(), "ctl")
 	cfg := writeConfig(t, s.HostBlock("box")+"  ControlMaster auto\n  ControlPath "+ctl+"\n  ControlPersist yes\n")
-	before := logins(s)
+	before := s.Logins()
 	expectOK(t, Config{SSHConfig: cfg})
-	if logins(s) != before+1 {
+	if s.Logins() != before+1 {
 		t.Fatal("no direct login")
 	}
 	if _, err := os.Stat(ctl); err == nil {

@@ -14,8 +14,7 @@ import (
 )
 
 func TestExecOutputCap(t *testing.T) {
-	_, cfg := server(t, testsshd.Options{})
-	d, _ := inproc(t, cfg)
+	d := onBox(t)
 	cases := []struct{ name, script, fill string }{
 		{"ascii", `head -c 3000000 /dev/zero | tr '\0' a; head -c 3000000 /dev/zero | tr '\0' b >&2; echo done >&2`, "a"},
 		{"invalid-bytes", `head -c 2000000 /dev/zero | tr '\0' '\377'; echo done >&2`, "\ufffd"},

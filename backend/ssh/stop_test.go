@@ -38,6 +38,15 @@ func waitGone(t *testing.T, s *testsshd.Server, marker string, bound time.Durati
 	return left
 }
 
+// noWatchdog puts the remote watchdog 120 s past a run's timeout for one
+// test: what stops a timed-out run there is the plugin's stop, not the
+// watchdog.
+func noWatchdog(t *testing.T) {
+	old := watchdogSlack
+	watchdogSlack = 120
+	t.Cleanup(func() { watchdogSlack = old })
+}
+
 // setShell points the wrapper at another /bin/sh for one test.
 func setShell(t *testing.T, sh string) {
 	old := remoteShell
@@ -50,9 +59,7 @@ func TestStoppingOnTimeout(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{})
 	// The remote watchdog would kill the group too, a little later: push it
 	// out of the grace so this test proves the kill over the control session.
-	old := watchdogSlack
-	watchdogSlack = 120
-	t.Cleanup(func() { watchdogSlack = old })
+	noWatchdog(t)
 	bb := busyboxSh(t)
 	for i, sh := range shells {
 		t.Run(sh.name, func(t *testing.T) {
@@ -143,9 +150,7 @@ func TestWatchdogCoversLostConnection(t *testing.T) {
 // the same way a timeout does.
 func TestStoppingOnCancel(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{})
-	old := watchdogSlack
-	watchdogSlack = 120
-	t.Cleanup(func() { watchdogSlack = old })
+	noWatchdog(t)
 	c, _ := local(t, cfg)
 	r := drive.StartRaw(t, c) // the call's id is the test's to cancel
 	r.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":1,"max":1},"mu":"5"}}`)
@@ -171,9 +176,7 @@ func TestStoppingOnCancel(t *testing.T) {
 // 9.8) are stopped the same way: the wrapper needs no signal request.
 func TestStoppingAsRoot(t *testing.T) {
 	s, cfg := server(t, testsshd.Options{Root: true})
-	old := watchdogSlack
-	watchdogSlack = 120
-	t.Cleanup(func() { watchdogSlack = old })
+	noWatchdog(t)
 	d, _ := inproc(t, cfg)
 	res, r := d.exec("box", runaway(3195), ".", 1500*time.Millisecond)
 	if r != nil || res.ExitCode != nil {

@@ -16,10 +16,8 @@ import (
 )
 
 func TestSendBusySettledRunsDense(t *testing.T) {
-	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c1"
-	h.startAgent(t, key, nil, "")
+	h, ctx := withAgent(t, key)
 	b, _ := h.jobs.Baseline(ctx, key)
 	if b.Runs != 0 || b.Incarnation == "" {
 		t.Fatalf("baseline: %+v", b)
@@ -64,10 +62,8 @@ func TestSendBusySettledRunsDense(t *testing.T) {
 }
 
 func TestReceiptExactAndResendDeduped(t *testing.T) {
-	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c2"
-	h.startAgent(t, key, nil, "")
+	h, ctx := withAgent(t, key)
 	// A msgId never sent is not accepted (and, final, never will be:
 	// TestNotAcceptedIsFinal).
 	r, err := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m0"})
@@ -118,10 +114,8 @@ func (d *dropRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]by
 }
 
 func TestDeliveryResolvedByReceiptAfterLostAnswer(t *testing.T) {
-	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c3"
-	h.startAgent(t, key, nil, "")
+	h, ctx := withAgent(t, key)
 	j2 := h.via(t, &dropRunner{Runner: tmuxjob.LocalRunner{}, drop: "send"})
 	_, err := j2.Send(ctx, protocol.SendParams{Base: base(key), Text: "lost answer", MsgID: "m1", Mode: protocol.ModeFollowUp})
 	if kindOf(err) != protocol.UnknownOutcome {
@@ -137,10 +131,8 @@ func TestDeliveryResolvedByReceiptAfterLostAnswer(t *testing.T) {
 }
 
 func TestBlockedThenAnswered(t *testing.T) {
-	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c4"
-	h.startAgent(t, key, nil, "")
+	h, ctx := withAgent(t, key)
 	// Nothing pending: an answer is refused, unless forced.
 	if _, err := h.jobs.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y"}}); kindOf(err) != protocol.Permanent {
 		t.Fatalf("answer with nothing pending: %v", err)
@@ -186,10 +178,8 @@ func TestBlockedThenAnswered(t *testing.T) {
 }
 
 func TestInterruptAndAbort(t *testing.T) {
-	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
 	key := "c5"
-	h.startAgent(t, key, nil, "")
+	h, ctx := withAgent(t, key)
 	h.send(t, key, "m1", "long [[ms:600000]]")
 	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	ir, err := h.jobs.Interrupt(ctx, protocol.InterruptParams{Base: base(key), Text: "instead, this", MsgID: "i1", TimeoutMs: 30000})

@@ -125,27 +125,7 @@ func testContainer(tb testing.TB) (*host, string) {
 func BenchmarkInTheTestImage(b *testing.B) {
 	b.Run("start-to-baseline", func(b *testing.B) {
 		h, _ := testContainer(b)
-		ctx := testutil.Context(b, 2*time.Minute)
-		for i := 0; b.Loop(); i++ {
-			key := fmt.Sprintf("bs-%d", i)
-			if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sh " + shq(h.agent))}); err != nil {
-				b.Fatal(err)
-			}
-			for {
-				bl, err := h.jobs.Baseline(ctx, key)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if bl != nil {
-					break
-				}
-			}
-			b.StopTimer()
-			if err := h.jobs.Stop(ctx, key); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-		}
+		benchStartToBaseline(b, h)
 	})
 	b.Run("send-to-settled/work=100ms", func(b *testing.B) {
 		h, _ := testContainer(b)

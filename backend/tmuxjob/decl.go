@@ -25,8 +25,9 @@ func Seams(kind, channel string, checks []string) protocol.Seams {
 		FirstTurn:    protocol.FirstTurnOnSend,
 		OutlivesHost: protocol.Bool(false),
 		// Exactly what Start carries out: the command line, env (and cwd);
-		// no sockets; the full-access role only.
-		Honours: &protocol.Honours{Command: true, Env: true, Sockets: false, Roles: []string{"full-access"}},
+		// no sockets; full-access, and read-only for the adapters that enforce
+		// it (checkRole).
+		Honours: &protocol.Honours{Command: true, Env: true, Sockets: false, Roles: []string{"full-access", "read-only"}},
 	}
 	ch := &protocol.ChannelSeam{Name: channel, Caps: protocol.ChannelCaps{
 		Fence:      "none",

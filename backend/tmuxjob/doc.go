@@ -16,6 +16,8 @@
 //	  notaccepted/<hash>      a receipt's not-accepted: no delivery of that msgId after it
 //	  pid exit                the wrapper's pid, the command's exit code
 //	  log                     the terminal's output (tmux pipe-pane)
+//	  harness role            a harness adapter (adapters.go) and the spec's role
+//	  adapter/ quiet          the adapter's own files; no nudge during a turn
 //	  chan/                   $MU_CHANNEL_DIR: inbox/, answers/, out/ (the contract)
 //
 // Wiring a backend (the docker plugin, the ssh plugin): give each host a

@@ -92,6 +92,15 @@ func spec(cmd string) protocol.JobSpec {
 }
 
 // startAgent starts the test agent under key and waits for its baseline.
+// withAgent is a new host running the test agent as job key (its harness
+// reported), and a context for the test's calls.
+func withAgent(t testing.TB, key string) (*host, context.Context) {
+	t.Helper()
+	h := newHost(t)
+	h.startAgent(t, key, nil, "")
+	return h, testutil.Context(t, 2*time.Minute)
+}
+
 func (h *host) startAgent(t testing.TB, key string, env map[string]string, cwd string) protocol.JobStartResult {
 	t.Helper()
 	s := spec("exec sh " + shq(h.agent))

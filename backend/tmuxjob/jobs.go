@@ -138,8 +138,9 @@ func (j *Jobs) Start(ctx context.Context, p protocol.JobStartParams) (protocol.J
 	if len(p.Spec.Sockets) > 0 {
 		return protocol.JobStartResult{}, protocol.Errorf(protocol.Permanent, "job.start: this kind does not honour sockets")
 	}
-	if p.Spec.Role != "" && p.Spec.Role != "full-access" {
-		return protocol.JobStartResult{}, protocol.Errorf(protocol.Permanent, "job.start: this kind honours only the full-access role, not %q", p.Spec.Role)
+	harness := harnessOf(p.Spec)
+	if err := checkRole(harness, p.Spec.Role); err != nil {
+		return protocol.JobStartResult{}, err
 	}
 	if strings.TrimSpace(p.Spec.Cmd) == "" {
 		return protocol.JobStartResult{}, protocol.Errorf(protocol.Permanent, "job.start: spec.cmd is empty")
@@ -155,7 +156,8 @@ func (j *Jobs) Start(ctx context.Context, p protocol.JobStartParams) (protocol.J
 	}
 	id := jobID(p.Key)
 	agent := p.Spec.Workstream + "/" + p.Spec.Name
-	o, err := j.run(ctx, "start", id, []byte(env), p.Key, agent, p.Spec.Cwd, p.Spec.Cmd, wrapper, j.pipeCmd(p.Key))
+	o, err := j.run(ctx, "start", id, []byte(env), p.Key, agent, p.Spec.Cwd, p.Spec.Cmd, wrapper, j.pipeCmd(p.Key),
+		adapterScript(harness), p.Spec.Role)
 	if err != nil {
 		return protocol.JobStartResult{}, protocol.Wrap(protocol.UnknownOutcome, err, "job.start")
 	}

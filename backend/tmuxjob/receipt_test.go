@@ -118,10 +118,8 @@ func (h *host) receipt(t *testing.T, key, msgID string) protocol.Receipt {
 // receipt stays not-accepted. Before the fence the late run landed, and
 // the receipt turned accepted.
 func TestNotAcceptedIsFinal(t *testing.T) {
-	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
 	key := "na"
-	h.startAgent(t, key, nil, "")
+	h, ctx := withAgent(t, key)
 	lr := &lateRunner{Runner: tmuxjob.LocalRunner{}, arrived: make(chan struct{}), release: make(chan struct{})}
 	sent := sendAsync(ctx, h.via(t, lr), key, "m1", "late")
 	<-lr.arrived
@@ -155,10 +153,8 @@ func TestNotAcceptedIsFinal(t *testing.T) {
 // lock) waits for it and answers accepted; before, it answered
 // not-accepted at once, and the delivery landed after.
 func TestReceiptWaitsForADeliveryWriting(t *testing.T) {
-	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
 	key := "nw"
-	h.startAgent(t, key, nil, "")
+	h, ctx := withAgent(t, key)
 	hr := &heldRunner{release: make(chan struct{})}
 	sent := sendAsync(ctx, h.via(t, hr), key, "m1", "held")
 	lock := filepath.Join(h.jobs.JobDir(key), "lock")

@@ -24,7 +24,7 @@ func startJob(t *testing.T, p *drive.Plugin, key, name string, sp protocol.JobSp
 	t.Helper()
 	r := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: key, Spec: sp})
 	if r.Handle == "" || r.View.Command == "" || r.View.Env == nil || r.Baseline == nil || r.Baseline.Runs != 0 {
-		t.Fatalf("job.start: %s", mustJSON(r))
+		t.Fatalf("job.start: %s", testutil.JSON(r))
 	}
 	return agentEnv{p: p, t: agentTarget("box", "ws", name, key, r.Handle), start: r}
 }
@@ -44,7 +44,7 @@ func (a agentEnv) reading(t *testing.T) protocol.Reading {
 		Base: protocol.Base{Target: a.t}, Targets: []protocol.AgentName{{Workstream: a.t.Agent.Workstream, Name: a.t.Agent.Name}}})
 	r, ok := m[a.t.Agent.Key()]
 	if !ok {
-		t.Fatalf("readStates has no reading for %s: %s", a.t.Agent.Key(), mustJSON(m))
+		t.Fatalf("readStates has no reading for %s: %s", a.t.Agent.Key(), testutil.JSON(m))
 	}
 	return r
 }
@@ -78,8 +78,8 @@ func TestJobLifecycle(t *testing.T) {
 	p := start(t, "--turn-ms", "50")
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
 	again := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Spec: spec("ws", "a1")})
-	if mustJSON(again) != mustJSON(a.start) {
-		t.Fatalf("a deduped start: %s, want %s", mustJSON(again), mustJSON(a.start))
+	if testutil.JSON(again) != testutil.JSON(a.start) {
+		t.Fatalf("a deduped start: %s, want %s", testutil.JSON(again), testutil.JSON(a.start))
 	}
 	other := spec("ws", "a1")
 	other.Cmd = "something else"
@@ -88,17 +88,17 @@ func TestJobLifecycle(t *testing.T) {
 	}
 	l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Fence: true})
 	if l.Found == nil || l.Found.Handle != a.start.Handle || l.Found.View == nil || l.Found.View.Command != a.start.View.Command {
-		t.Fatalf("lookup: %s", mustJSON(l))
+		t.Fatalf("lookup: %s", testutil.JSON(l))
 	}
 	if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: "nope", Fence: true}); !l.None {
-		t.Fatalf("lookup of an unknown key: %s", mustJSON(l))
+		t.Fatalf("lookup of an unknown key: %s", testutil.JSON(l))
 	}
 	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
-		t.Fatalf("status: %s", mustJSON(s))
+		t.Fatalf("status: %s", testutil.JSON(s))
 	}
 	v := drive.Call[protocol.View](t, p, protocol.MethodJobAttach, protocol.Base{Target: a.t})
 	if v.Command != a.start.View.Command {
-		t.Fatalf("attach: %s", mustJSON(v))
+		t.Fatalf("attach: %s", testutil.JSON(v))
 	}
 	bad := spec("ws", "a2")
 	bad.Role = "god-mode"
@@ -109,7 +109,7 @@ func TestJobLifecycle(t *testing.T) {
 		drive.Call[json.RawMessage](t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
 	}
 	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobEnded || s.Exit == nil {
-		t.Fatalf("status after stop: %s", mustJSON(s))
+		t.Fatalf("status after stop: %s", testutil.JSON(s))
 	}
 	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("late", "m-late")); re == nil {
 		t.Fatal("a send to a stopped job was accepted")
@@ -121,15 +121,15 @@ func TestChannelSendWatchReceiptDedupe(t *testing.T) {
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
 	base := drive.Call[*protocol.Baseline](t, p, protocol.MethodChannelBaseline, protocol.Base{Target: a.t})
 	if base == nil || base.Runs != 0 || base.Incarnation != a.start.Baseline.Incarnation {
-		t.Fatalf("baseline: %s", mustJSON(base))
+		t.Fatalf("baseline: %s", testutil.JSON(base))
 	}
 	r := a.send(t, "hello", "m1")
 	if r.Channel != "fake" || r.Ack != protocol.AckConfirmed || r.MsgID != "m1" || r.Baseline == nil || *r.Baseline != 0 {
-		t.Fatalf("send: %s", mustJSON(r))
+		t.Fatalf("send: %s", testutil.JSON(r))
 	}
 	// The resend: the same params but the deadline.
-	if again := a.send(t, "hello", "m1"); mustJSON(again) != mustJSON(r) {
-		t.Fatalf("a resend answered %s, want %s", mustJSON(again), mustJSON(r))
+	if again := a.send(t, "hello", "m1"); testutil.JSON(again) != testutil.JSON(r) {
+		t.Fatalf("a resend answered %s, want %s", testutil.JSON(again), testutil.JSON(r))
 	}
 	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("other text", "m1")); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("msgId reused with other params: %v", re)
@@ -144,21 +144,21 @@ func TestChannelSendWatchReceiptDedupe(t *testing.T) {
 		t.Fatalf("want exactly one watch/settled, got %d:\n%s", n, p.Explain())
 	}
 	if s := a.reading(t); s.State != protocol.TurnIdle || s.Runs != 1 {
-		t.Fatalf("after one turn (the resend made none): %s", mustJSON(s))
+		t.Fatalf("after one turn (the resend made none): %s", testutil.JSON(s))
 	}
 	rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
 	if rc.State != protocol.ReceiptAccepted || rc.ID != "m1" || rc.Runs == nil || *rc.Runs != 0 || rc.Incarnation == "" {
-		t.Fatalf("receipt: %s", mustJSON(rc))
+		t.Fatalf("receipt: %s", testutil.JSON(rc))
 	}
 	if rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m-none"}); rc.State != protocol.ReceiptNotAccepted || rc.ID != "m-none" {
-		t.Fatalf("receipt of an unknown msgId: %s", mustJSON(rc))
+		t.Fatalf("receipt of an unknown msgId: %s", testutil.JSON(rc))
 	}
 	lr := drive.Call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 0})
 	if lr == nil || lr.Runs != 1 {
-		t.Fatalf("lastRun: %s", mustJSON(lr))
+		t.Fatalf("lastRun: %s", testutil.JSON(lr))
 	}
 	if lr := drive.Call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 1}); lr != nil {
-		t.Fatalf("lastRun past the last: %s", mustJSON(lr))
+		t.Fatalf("lastRun past the last: %s", testutil.JSON(lr))
 	}
 	// Two queued sends: baselines count the turns before each; runs stay dense.
 	r2, r3 := a.send(t, "two [[ms:300]]", "m2"), a.send(t, "three", "m3")
@@ -178,14 +178,14 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	var rd protocol.Reading
 	testutil.Poll(testutil.Patience, func() bool { rd = a.reading(t); return rd.State == protocol.TurnBlocked })
 	if rd.State != protocol.TurnBlocked || rd.Pending != "question" {
-		t.Fatalf("want blocked on question: %s", mustJSON(rd))
+		t.Fatalf("want blocked on question: %s", testutil.JSON(rd))
 	}
 	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("hi", "m2")); re == nil {
 		t.Fatal("a send without force to a blocked agent was accepted")
 	}
 	ans := drive.Call[protocol.AnswerResult](t, p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: protocol.Base{Target: a.t}, Keys: []string{"y"}})
 	if ans.Ack != protocol.AckConfirmed || len(ans.Keys) != 1 {
-		t.Fatalf("answer: %s", mustJSON(ans))
+		t.Fatalf("answer: %s", testutil.JSON(ans))
 	}
 	zero := int64(0)
 	if n := a.watch(t, &zero); n.Settled == nil || n.Settled.Observation.Runs != 1 {
@@ -199,18 +199,18 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	}
 	ir := drive.Call[protocol.InterruptResult](t, p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: protocol.Base{Target: a.t}, Text: "stop that [[ms:600000]]", MsgID: "m5", TimeoutMs: 1000})
 	if !ir.WasBusy || ir.Runs == nil || *ir.Runs != 2 || ir.MsgID != "m5" {
-		t.Fatalf("interrupt: %s", mustJSON(ir))
+		t.Fatalf("interrupt: %s", testutil.JSON(ir))
 	}
 	cm := drive.Call[protocol.SendResult](t, p, protocol.MethodChannelCommand, protocol.CommandParams{Base: protocol.Base{Target: a.t}, Name: "compact"})
 	if cm.Ack != protocol.AckConfirmed || *cm.Baseline != 3 {
-		t.Fatalf("command queued after the interrupt's turn: %s", mustJSON(cm))
+		t.Fatalf("command queued after the interrupt's turn: %s", testutil.JSON(cm))
 	}
 	ab := drive.Call[protocol.AbortResult](t, p, protocol.MethodChannelAbort, protocol.AbortParams{Base: protocol.Base{Target: a.t}, TimeoutMs: 1000})
 	if ab.Before != protocol.TurnBusy || ab.After != protocol.TurnIdle || !ab.Aborted || !ab.Settled {
-		t.Fatalf("abort: %s", mustJSON(ab))
+		t.Fatalf("abort: %s", testutil.JSON(ab))
 	}
 	if rd := a.reading(t); rd.State != protocol.TurnIdle || rd.Runs != 3 {
-		t.Fatalf("after abort (the queue dropped): %s", mustJSON(rd))
+		t.Fatalf("after abort (the queue dropped): %s", testutil.JSON(rd))
 	}
 
 	// fresh restarts the session: a new incarnation, runs from 0, and a
@@ -246,7 +246,7 @@ func TestAtStartFirstPrompt(t *testing.T) {
 	}
 	rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "first"})
 	if rc.State != protocol.ReceiptAccepted || *rc.Runs != 0 {
-		t.Fatalf("the first prompt's receipt: %s", mustJSON(rc))
+		t.Fatalf("the first prompt's receipt: %s", testutil.JSON(rc))
 	}
 	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: spec("ws", "a2")}); re == nil {
 		t.Fatal("an at-start start without a first prompt was accepted")
@@ -274,10 +274,10 @@ func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
 	for after, text := range []string{"one", "two", "three"} {
 		o := a.lastRun(t, int64(after), "")
 		if o == nil || o.Runs != int64(after+1) || o.LastText != "fake: done: "+text || o.Incarnation != inc || !o.Settled {
-			t.Fatalf("lastRun afterRuns %d: %s, want turn %d (%s)", after, mustJSON(o), after+1, text)
+			t.Fatalf("lastRun afterRuns %d: %s, want turn %d (%s)", after, testutil.JSON(o), after+1, text)
 		}
 		if o := a.lastRun(t, int64(after), inc); o == nil || o.Runs != int64(after+1) {
-			t.Fatalf("lastRun afterRuns %d inc %s: %s", after, inc, mustJSON(o))
+			t.Fatalf("lastRun afterRuns %d inc %s: %s", after, inc, testutil.JSON(o))
 		}
 		n := a.watchInc(t, int64(after), "")
 		if n.Settled == nil || n.Settled.Observation.Runs != int64(after+1) || n.Settled.Observation.LastText != "fake: done: "+text {
@@ -285,10 +285,10 @@ func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
 		}
 	}
 	if o := a.lastRun(t, 3, ""); o != nil {
-		t.Fatalf("lastRun past the last settled turn: %s", mustJSON(o))
+		t.Fatalf("lastRun past the last settled turn: %s", testutil.JSON(o))
 	}
 	if o := a.lastRun(t, 0, "inc-999"); o != nil {
-		t.Fatalf("lastRun of an incarnation the fake never had: %s", mustJSON(o))
+		t.Fatalf("lastRun of an incarnation the fake never had: %s", testutil.JSON(o))
 	}
 	if n := a.watchInc(t, 0, "inc-999"); n.Restarted == nil || n.Restarted.Incarnation != inc {
 		t.Fatalf("watch on an incarnation the fake never had: %s, want watch/restarted to %s", n.Params, inc)
@@ -296,7 +296,7 @@ func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
 	// After a fresh, the old incarnation is another one.
 	drive.Call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m-fresh"})
 	if o := a.lastRun(t, 0, inc); o != nil {
-		t.Fatalf("lastRun of the incarnation before a fresh: %s", mustJSON(o))
+		t.Fatalf("lastRun of the incarnation before a fresh: %s", testutil.JSON(o))
 	}
 	if n := a.watchInc(t, 0, inc); n.Restarted == nil || n.Restarted.Incarnation == inc {
 		t.Fatalf("watch on the incarnation before a fresh: %s", n.Params)
@@ -324,7 +324,7 @@ func TestOversizeTurnTextIsCutToFit(t *testing.T) {
 		t.Fatalf("the big turn's notification: %.200s", n.Params)
 	}
 	if o := a.lastRun(t, 0, ""); o == nil || !o.LastTextTruncated || o.Runs != 1 {
-		t.Fatalf("lastRun of the big turn: %.200s", mustJSON(o))
+		t.Fatalf("lastRun of the big turn: %.200s", testutil.JSON(o))
 	}
 	a.send(t, "small", "m-small")
 	if n := a.watchInc(t, 1, ""); n.Settled == nil || n.Settled.Observation.LastText != "fake: done: small" || n.Settled.Observation.LastTextTruncated {
@@ -345,7 +345,58 @@ func TestJobStartRefusesEnvNoProcessCanCarry(t *testing.T) {
 			t.Errorf("env %q: %v, want a permanent refusal", env, re)
 		}
 		if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: key}); !l.None {
-			t.Errorf("env %q: a refused start was recorded: %s", env, mustJSON(l))
+			t.Errorf("env %q: a refused start was recorded: %s", env, testutil.JSON(l))
 		}
+	}
+}
+
+// TestReceiptNotAcceptedIsFinal: once channel.receipt answered not-accepted
+// for a msgId, no delivery of it is ever taken (docs/protocol.md): a send,
+// fresh or interrupt with it is refused permanent and makes no turn, and its
+// receipt stays not-accepted, across invocations of a persisted world too.
+func TestReceiptNotAcceptedIsFinal(t *testing.T) {
+	state := t.TempDir()
+	p := start(t, "--turn-ms", "50", "--state", state)
+	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
+	receipt := func(p *drive.Plugin, id string) protocol.Receipt {
+		t.Helper()
+		return drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: id})
+	}
+	b := protocol.Base{Target: a.t}
+	late := []struct {
+		method, id string
+		params     any
+	}{
+		{protocol.MethodChannelSend, "m-send", a.sendP("late", "m-send")},
+		{protocol.MethodChannelFresh, "m-fresh", protocol.FreshParams{Base: b, Text: "late", MsgID: "m-fresh"}},
+		{protocol.MethodChannelInterrupt, "m-interrupt", protocol.InterruptParams{Base: b, Text: "late", MsgID: "m-interrupt", TimeoutMs: 1000}},
+	}
+	for _, c := range late {
+		method, id, params := c.method, c.id, c.params
+		if rc := receipt(p, id); rc.State != protocol.ReceiptNotAccepted || rc.ID != id {
+			t.Fatalf("receipt of %s before any delivery: %s", id, testutil.JSON(rc))
+		}
+		if re := drive.Err(t, p, method, params); re == nil || re.Kind != protocol.Permanent {
+			t.Errorf("%s of msgId %s after its receipt answered not-accepted: %v, want refused permanent", method, id, re)
+		}
+		if rc := receipt(p, id); rc.State != protocol.ReceiptNotAccepted {
+			t.Errorf("receipt of %s after the late %s: %s, want not-accepted still", id, method, testutil.JSON(rc))
+		}
+	}
+	if rd := a.reading(t); rd.State != protocol.TurnIdle || rd.Runs != 0 {
+		t.Errorf("a refused late delivery made a turn: %s", testutil.JSON(rd))
+	}
+	// The fence is in the world: another invocation refuses it too.
+	p.Stop()
+	q := start(t, "--turn-ms", "50", "--state", state)
+	if re := drive.Err(t, q, protocol.MethodChannelSend, a.sendP("late", "m-send")); re == nil || re.Kind != protocol.Permanent {
+		t.Errorf("another invocation took a fenced msgId: %v", re)
+	}
+	// A msgId never asked about is still delivered.
+	if r := drive.Call[protocol.SendResult](t, q, protocol.MethodChannelSend, a.sendP("on time", "m-ok")); r.MsgID != "m-ok" {
+		t.Errorf("send: %s", testutil.JSON(r))
+	}
+	if rc := receipt(q, "m-ok"); rc.State != protocol.ReceiptAccepted {
+		t.Errorf("receipt of a delivered msgId: %s", testutil.JSON(rc))
 	}
 }

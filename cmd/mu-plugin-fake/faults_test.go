@@ -142,7 +142,7 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 		q := start(t, "--state", state)
 		l := drive.Call[protocol.HostLookupResult](t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k", Fence: true})
 		if (l.Found != nil) != c.found || (!c.found && !l.None) {
-			t.Fatalf("%s: lookup %s", c.fault, mustJSON(l))
+			t.Fatalf("%s: lookup %s", c.fault, testutil.JSON(l))
 		}
 	}
 }

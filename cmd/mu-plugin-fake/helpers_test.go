@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -58,5 +57,3 @@ func spec(ws, name string) protocol.JobSpec {
 	return protocol.JobSpec{Workstream: ws, Name: name, Harness: "pi", Role: "full-access", Cmd: "pi --mode rpc",
 		CommandSource: "harness", Cwd: ".", Env: map[string]string{"SECRET_TOKEN": "s3cr3t"}}
 }
-
-func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

@@ -19,12 +19,12 @@ func TestHostAcquireLookupStatusRelease(t *testing.T) {
 	params := map[string]string{"ttl": "2h", "idle": "15m", "maxJobs": "3"}
 	a := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k1", params))
 	if a.Handle == "" || a.DeadlineAt == nil || a.IdleReclaimMs == nil || *a.IdleReclaimMs != 900000 || a.MaxJobs == nil || *a.MaxJobs != 3 {
-		t.Fatalf("acquire: %s", mustJSON(a))
+		t.Fatalf("acquire: %s", testutil.JSON(a))
 	}
 	// An exact repeat (only the deadline differs) returns the first result.
 	b := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k1", params))
-	if mustJSON(a) != mustJSON(b) {
-		t.Fatalf("repeat: %s, want %s", mustJSON(b), mustJSON(a))
+	if testutil.JSON(a) != testutil.JSON(b) {
+		t.Fatalf("repeat: %s, want %s", testutil.JSON(b), testutil.JSON(a))
 	}
 	if re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k1", map[string]string{"ttl": "1h"})); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("the key with other params: %v, want permanent", re)
@@ -34,11 +34,11 @@ func TestHostAcquireLookupStatusRelease(t *testing.T) {
 	}
 	found := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k1", Fence: true})
 	if found.Found == nil || found.Found.Handle != a.Handle {
-		t.Fatalf("lookup k1: %s", mustJSON(found))
+		t.Fatalf("lookup k1: %s", testutil.JSON(found))
 	}
 	none := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k2", Fence: true})
 	if !none.None {
-		t.Fatalf("lookup k2: %s", mustJSON(none))
+		t.Fatalf("lookup k2: %s", testutil.JSON(none))
 	}
 	if re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k2", nil)); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("acquire after a fenced none: %v, want refused", re)
@@ -70,7 +70,7 @@ func TestHostAcquireLookupStatusRelease(t *testing.T) {
 	}
 	gone := drive.Call[protocol.HostStatus](t, p, protocol.MethodHostStatus, protocol.Base{Target: ht})
 	if gone.State != protocol.HostGone {
-		t.Fatalf("status after release: %s", mustJSON(gone))
+		t.Fatalf("status after release: %s", testutil.JSON(gone))
 	}
 	if re := drive.Err(t, p, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: "true", Cwd: ".", TimeoutMs: 5000}); re == nil {
 		t.Fatal("exec on a released host succeeded")
@@ -94,7 +94,7 @@ func TestHostLookupPendingThenNone(t *testing.T) {
 	for end := time.Now().Add(30 * time.Second); !l.Pending && time.Now().Before(end); {
 		l = drive.Call[protocol.HostLookupResult](t, other, protocol.MethodHostLookup, lp)
 		if !l.Pending && !l.None {
-			t.Fatalf("lookup during the acquire: %s", mustJSON(l))
+			t.Fatalf("lookup during the acquire: %s", testutil.JSON(l))
 		}
 	}
 	if !l.Pending {
@@ -104,6 +104,6 @@ func TestHostLookupPendingThenNone(t *testing.T) {
 	<-done
 	l = drive.Call[protocol.HostLookupResult](t, other, protocol.MethodHostLookup, lp)
 	if !l.None {
-		t.Fatalf("lookup after the acquirer died: %s, want none", mustJSON(l))
+		t.Fatalf("lookup after the acquirer died: %s, want none", testutil.JSON(l))
 	}
 }

@@ -152,11 +152,11 @@ func TestCheckSteps(t *testing.T) {
 	p := start(t)
 	steps := drive.Call[[]protocol.Step](t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: host("box")}, Phase: "reach", Root: "nope"})
 	if len(steps) != 2 || steps[0].OK != protocol.StepPassed || steps[1].OK != protocol.StepWarn {
-		t.Fatalf("steps %s", mustJSON(steps))
+		t.Fatalf("steps %s", testutil.JSON(steps))
 	}
 	steps = drive.Call[[]protocol.Step](t, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: host("box")}, Phase: "agent"})
 	if len(steps) != 1 || steps[0].OK != protocol.StepPassed {
-		t.Fatalf("job steps %s", mustJSON(steps))
+		t.Fatalf("job steps %s", testutil.JSON(steps))
 	}
 }
 

@@ -33,10 +33,10 @@ func TestStateSurvivesInvocations(t *testing.T) {
 	}
 	rc := drive.Call[protocol.Receipt](t, p2, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
 	if rc.State != protocol.ReceiptAccepted {
-		t.Fatalf("receipt in the next invocation: %s", mustJSON(rc))
+		t.Fatalf("receipt in the next invocation: %s", testutil.JSON(rc))
 	}
 	if s := drive.Call[protocol.JobStatus](t, p2, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
-		t.Fatalf("job status in the next invocation: %s", mustJSON(s))
+		t.Fatalf("job status in the next invocation: %s", testutil.JSON(s))
 	}
 }
 
@@ -79,7 +79,7 @@ func TestStateTwoInvocationsAtOnce(t *testing.T) {
 		for k := 0; k < n; k++ {
 			l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: fmt.Sprintf("p%d-k%d", i, k)})
 			if l.Found == nil {
-				t.Fatalf("p%d-k%d: %s", i, k, mustJSON(l))
+				t.Fatalf("p%d-k%d: %s", i, k, testutil.JSON(l))
 			}
 		}
 	}

@@ -62,7 +62,7 @@ func TestRunLeftoversAndGroup(t *testing.T) {
 	if res.ExitCode != 7 || res.Stopped {
 		t.Fatalf("got %+v", res)
 	}
-	if got, want := strings.TrimSpace(out.String()), itoa(syscall.Getpgrp()); got != want {
+	if got, want := strings.TrimSpace(out.String()), strconv.Itoa(syscall.Getpgrp()); got != want {
 		t.Fatalf("script ran in group %s, plugin's is %s", got, want)
 	}
 	if left := sleepers(t, "311"); len(left) > 0 {
@@ -113,8 +113,6 @@ func ours() []int {
 	}
 	return out
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 func BenchmarkRunTrue(b *testing.B) {
 	for _, leftovers := range []bool{false, true} {

@@ -235,6 +235,10 @@ func (s *Server) LogText() string {
 	return string(b)
 }
 
+// Logins counts the logins sshd accepted so far (its log's "Accepted
+// publickey" lines).
+func (s *Server) Logins() int { return strings.Count(s.LogText(), "Accepted publickey") }
+
 func (s *Server) start(config string) error {
 	logf, err := os.OpenFile(s.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

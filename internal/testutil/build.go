@@ -81,10 +81,16 @@ func build(t testing.TB, pkg string, how flavour) string {
 	return b.path
 }
 
+// buildBase is where the builds go: the temporary directory as the test
+// binary started. A test that sets TMPDIR (t.Setenv, to check what a
+// plugin leaves there) must not have the package's first build land in
+// it: that directory goes when the test ends, and the build with it.
+var buildBase = os.TempDir()
+
 func goBuild(pkg string, how flavour) (string, error) {
 	built.Lock()
 	if built.dir == "" {
-		d, err := os.MkdirTemp("", "mu-testbin-")
+		d, err := os.MkdirTemp(buildBase, "mu-testbin-")
 		if err != nil {
 			built.Unlock()
 			return "", err

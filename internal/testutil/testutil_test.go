@@ -125,3 +125,25 @@ func TestGitAliveProcs(t *testing.T) {
 		t.Fatal("a reaped child is still listed")
 	}
 }
+
+// Parallel runs each index once, all of them before it returns; JSON
+// marshals; LogWriter logs each write whole.
+func TestParallelJSONLogWriter(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]int{}
+	Parallel(20, func(i int) { mu.Lock(); seen[i]++; mu.Unlock() })
+	for i := range 20 {
+		if seen[i] != 1 {
+			t.Fatalf("index %d ran %d times (%v)", i, seen[i], seen)
+		}
+	}
+	if len(seen) != 20 {
+		t.Fatalf("indexes %v, want 0 to 19", seen)
+	}
+	if got := JSON(map[string]int{"a": 1}); got != `{"a":1}` {
+		t.Fatalf("JSON: %s", got)
+	}
+	if n, err := LogWriter(t, "p: ").Write([]byte("line\n")); n != 5 || err != nil {
+		t.Fatalf("LogWriter.Write: %d %v", n, err)
+	}
+}

@@ -16,8 +16,7 @@ var idAndDeadline = regexp.MustCompile(`"id":\d+|"deadline":\d+`)
 // TestRetryResendsIdenticalParams: a retryable error is retried with
 // byte-identical params; only the id and the deadline change.
 func TestRetryResendsIdenticalParams(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	params := execParams("retry-twice")
 	params.Base.Target.Agent = &protocol.AgentRef{Workstream: "ws", Name: "a<b>&c", Incarnation: 3}
 	res, err := Invoke[protocol.ExecResult](context.Background(), p, protocol.MethodLinkExec, params, 0)
@@ -42,8 +41,7 @@ func TestRetryResendsIdenticalParams(t *testing.T) {
 
 // TestRetriesAtMostThree: four sends in all, then the retryable error.
 func TestRetriesAtMostThree(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	_, err := p.Exec(context.Background(), tgt, "retry-always", ".", 0)
 	var re *RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Retryable {
@@ -56,8 +54,7 @@ func TestRetriesAtMostThree(t *testing.T) {
 
 // TestManualResend: Send of one Request twice is a resend.
 func TestManualResend(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	r, err := NewRequest(protocol.MethodLinkExec, execParams("x"))
 	if err != nil {
 		t.Fatal(err)
@@ -74,8 +71,7 @@ func TestManualResend(t *testing.T) {
 }
 
 func TestRemoteErrorsTyped(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	_, err := p.Exec(context.Background(), tgt, "human", ".", 0)
 	var re *RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Human || re.Remedy != "log in first" || re.Code != int64(protocol.CodeHuman) {
@@ -96,8 +92,7 @@ func TestRemoteErrorsTyped(t *testing.T) {
 
 // TestWatchNotifies: the one notification arrives after the reply.
 func TestWatchNotifies(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	w, err := p.Watch(context.Background(), protocol.WatchParams{Base: protocol.Base{Target: tgt}}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -115,8 +110,7 @@ func TestWatchNotifies(t *testing.T) {
 // TestWatchCancel: Cancel sends $/cancel {watchId}; the plugin ends the
 // watch; the channel closes without a value; the plugin stays up.
 func TestWatchCancel(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	w, err := p.Watch(context.Background(), protocol.WatchParams{Base: protocol.Base{Target: tgt}, AfterRuns: protocol.Int64(99)}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -174,8 +168,7 @@ func TestSecretsStayOutOfErrors(t *testing.T) {
 }
 
 func TestTypedNullResults(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	b, err := p.Baseline(context.Background(), tgt)
 	if err != nil || b != nil {
 		t.Fatalf("baseline %+v %v", b, err)

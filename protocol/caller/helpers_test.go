@@ -28,6 +28,14 @@ func newHarness(t testing.TB, name, mode string, env ...string) *harness {
 	return h
 }
 
+// startGood is the well-behaved test plugin, started: its harness and
+// the running plugin.
+func startGood(t testing.TB) (*harness, *Plugin) {
+	t.Helper()
+	h := newHarness(t, "good", "good")
+	return h, h.start(t)
+}
+
 func (h *harness) start(t testing.TB) *Plugin {
 	t.Helper()
 	p, err := Start(context.Background(), h.cfg)

@@ -25,32 +25,40 @@ func Invoke[T any](ctx context.Context, p *Plugin, method string, params any, ti
 // Exec runs link.exec: timeout is the script's timeoutMs (zero: 20 s); the
 // call's deadline is timeout plus one grace.
 func (p *Plugin) Exec(ctx context.Context, target protocol.Target, script, cwd string, timeout time.Duration) (protocol.ExecResult, error) {
-	if timeout <= 0 {
-		timeout = DefaultExecTimeout
-	}
-	return Invoke[protocol.ExecResult](ctx, p, protocol.MethodLinkExec, protocol.ExecParams{
+	timeout = runTimeout(timeout)
+	return p.run(ctx, protocol.MethodLinkExec, protocol.ExecParams{
 		Base: protocol.Base{Target: target}, Script: script, Cwd: cwd, TimeoutMs: timeout.Milliseconds(),
-	}, timeout+protocol.Grace)
+	}, timeout)
 }
 
 // Fetch runs link.fetch, timed as Exec.
 func (p *Plugin) Fetch(ctx context.Context, target protocol.Target, remoteCwd, localRepo string, timeout time.Duration) (protocol.ExecResult, error) {
-	if timeout <= 0 {
-		timeout = DefaultExecTimeout
-	}
-	return Invoke[protocol.ExecResult](ctx, p, protocol.MethodLinkFetch, protocol.FetchParams{
+	timeout = runTimeout(timeout)
+	return p.run(ctx, protocol.MethodLinkFetch, protocol.FetchParams{
 		Base: protocol.Base{Target: target}, RemoteCwd: remoteCwd, LocalRepo: localRepo, TimeoutMs: timeout.Milliseconds(),
-	}, timeout+protocol.Grace)
+	}, timeout)
 }
 
 // Push runs link.push, timed as Exec.
 func (p *Plugin) Push(ctx context.Context, target protocol.Target, localRepo, remoteRepo, rev string, timeout time.Duration) (protocol.ExecResult, error) {
-	if timeout <= 0 {
-		timeout = DefaultExecTimeout
-	}
-	return Invoke[protocol.ExecResult](ctx, p, protocol.MethodLinkPush, protocol.PushParams{
+	timeout = runTimeout(timeout)
+	return p.run(ctx, protocol.MethodLinkPush, protocol.PushParams{
 		Base: protocol.Base{Target: target}, LocalRepo: localRepo, RemoteRepo: remoteRepo, Rev: rev, TimeoutMs: timeout.Milliseconds(),
-	}, timeout+protocol.Grace)
+	}, timeout)
+}
+
+// runTimeout is a run's timeoutMs: timeout, or DefaultExecTimeout for zero.
+func runTimeout(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return DefaultExecTimeout
+	}
+	return timeout
+}
+
+// run sends a run (exec, fetch, push) whose call's deadline is its
+// timeout plus one grace.
+func (p *Plugin) run(ctx context.Context, method string, params any, timeout time.Duration) (protocol.ExecResult, error) {
+	return Invoke[protocol.ExecResult](ctx, p, method, params, timeout+protocol.Grace)
 }
 
 // CheckSteps runs link.checkSteps or job.checkSteps (a read: 10 s).

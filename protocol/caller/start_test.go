@@ -15,8 +15,7 @@ import (
 )
 
 func TestGoodPluginHandshakeCallStop(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	if got := p.Declaration().Plugin.Name; got != "good" {
 		t.Fatalf("declared name %q", got)
 	}
@@ -127,8 +126,7 @@ func TestPluginEnv(t *testing.T) {
 }
 
 func TestDeclarationRawIsWhatWasSent(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(p.DeclarationRaw(), &m); err != nil || m["instance"] == nil {
 		t.Fatalf("raw declaration %s", p.DeclarationRaw())

@@ -56,8 +56,7 @@ func TestDeadlineCancelsThenStops(t *testing.T) {
 // TestDeadlineOnRealPlugin: the same against protocol.Serve: the handler's
 // context ends (by $/cancel) and the plugin exits by itself.
 func TestDeadlineOnRealPlugin(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	ps := execParams("sleep")
 	ps.TimeoutMs = 60000
 	_, err := p.Call(context.Background(), protocol.MethodLinkExec, ps, 300*time.Millisecond)
@@ -76,8 +75,7 @@ func TestDeadlineOnRealPlugin(t *testing.T) {
 // TestExecDeadlineIsTimeoutPlusGrace: link.exec's deadline is its
 // timeoutMs plus one grace; a read's is 10 s.
 func TestExecDeadlineIsTimeoutPlusGrace(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	before := time.Now()
 	if _, err := p.Exec(context.Background(), tgt, "true", ".", 7*time.Second); err != nil {
 		t.Fatal(err)
@@ -108,8 +106,7 @@ func TestExecDeadlineIsTimeoutPlusGrace(t *testing.T) {
 // TestCancelledBeforeWriteNeverSent: a call whose ctx ended before it was
 // written fails not sent, is never on the wire, and the plugin keeps going.
 func TestCancelledBeforeWriteNeverSent(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := p.Exec(ctx, tgt, "never-sent", ".", 0)
@@ -278,8 +275,7 @@ func TestFirstStderrLine(t *testing.T) {
 // TestCloseStdinOnly: CloseStdin sends nothing but EOF; a good plugin's
 // group empties by itself, one that ignores EOF is killed.
 func TestCloseStdinOnly(t *testing.T) {
-	h := newHarness(t, "good", "good")
-	p := h.start(t)
+	h, p := startGood(t)
 	rep := p.CloseStdin()
 	if !rep.Graceful || !rep.GroupEmpty || rep.LeaderKilled() || !errors.Is(rep.Cause, ErrHangup) {
 		t.Fatalf("good plugin: %+v", rep)

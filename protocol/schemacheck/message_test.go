@@ -1,10 +1,12 @@
 package schemacheck
 
 import (
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/schemas"
 )
@@ -28,7 +30,7 @@ func TestMessageValid(t *testing.T) {
 	// A real error reply, as protocol.ToWire builds its error.
 	for _, k := range []protocol.Kind{protocol.Retryable, protocol.Permanent, protocol.Human, protocol.UnknownOutcome} {
 		e := protocol.ToWire(protocol.Errorf(k, "x"), protocol.MethodHostStatus)
-		line := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 3, "error": e})
+		line := json.RawMessage(testutil.JSON(map[string]any{"jsonrpc": "2.0", "id": 3, "error": e}))
 		if err := Message(line); err != nil {
 			t.Errorf("%s: %v", line, err)
 		}
@@ -77,26 +79,20 @@ func TestMessageInvalid(t *testing.T) {
 // make the first call at once (run under -race).
 func TestConcurrentFirstUse(t *testing.T) {
 	once, compiled, loadErr = sync.Once{}, nil, nil
-	good := mustJSON(examples["link.exec"].results[0])
+	good := json.RawMessage(testutil.JSON(examples["link.exec"].results[0]))
 	bad := apply(good, del("/partial"))
-	var wg sync.WaitGroup
 	errs := make(chan string, 64)
-	for i := 0; i < 32; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := Result("link.exec", good); err != nil {
-				errs <- err.Error()
-			}
-			if err := Result("link.exec", bad); err == nil {
-				errs <- "accepted a result without partial"
-			}
-			if !Known("job.start") {
-				errs <- "job.start unknown"
-			}
-		}()
-	}
-	wg.Wait()
+	testutil.Parallel(32, func(int) {
+		if err := Result("link.exec", good); err != nil {
+			errs <- err.Error()
+		}
+		if err := Result("link.exec", bad); err == nil {
+			errs <- "accepted a result without partial"
+		}
+		if !Known("job.start") {
+			errs <- "job.start unknown"
+		}
+	})
 	close(errs)
 	for e := range errs {
 		t.Error(e)
@@ -122,7 +118,7 @@ func TestCompileRefusesBrokenSchemas(t *testing.T) {
 }
 
 func BenchmarkResultLinkExec(b *testing.B) {
-	r := mustJSON(protocol.ExecResult{ExitCode: intp(0), Stdout: strings.Repeat("output line\n", 40), Stderr: "warn\n"})
+	r := json.RawMessage(testutil.JSON(protocol.ExecResult{ExitCode: intp(0), Stdout: strings.Repeat("output line\n", 40), Stderr: "warn\n"}))
 	if err := Result("link.exec", r); err != nil {
 		b.Fatal(err)
 	}
@@ -136,7 +132,7 @@ func BenchmarkResultLinkExec(b *testing.B) {
 }
 
 func BenchmarkDeclaration(b *testing.B) {
-	r := mustJSON(fullDecl)
+	r := json.RawMessage(testutil.JSON(fullDecl))
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := Declaration(r); err != nil {

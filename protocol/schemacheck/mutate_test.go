@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // op edits a decoded JSON document at a JSON pointer.
@@ -31,7 +33,7 @@ func apply(doc json.RawMessage, ops ...op) json.RawMessage {
 	for _, o := range ops {
 		v = edit(v, tokens(o.ptr), o)
 	}
-	return mustJSON(v)
+	return json.RawMessage(testutil.JSON(v))
 }
 
 func tokens(ptr string) []string {

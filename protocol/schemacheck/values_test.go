@@ -259,11 +259,3 @@ var allMethods = []string{
 	protocol.MethodChannelLastRun, protocol.MethodChannelWatch, protocol.MethodChannelSend, protocol.MethodChannelFresh,
 	protocol.MethodChannelCommand, protocol.MethodChannelInterrupt, protocol.MethodChannelAbort, protocol.MethodChannelAnswer,
 }
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}

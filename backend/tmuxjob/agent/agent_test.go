@@ -33,3 +33,23 @@ func TestInstallWritesTheScript(t *testing.T) {
 		t.Fatal("install under /proc succeeded")
 	}
 }
+
+func TestInstallDoubles(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range agent.DoubleNames {
+		path := filepath.Join(dir, "bin", n)
+		if err := agent.InstallDouble(context.Background(), tmuxjob.LocalRunner{}, n, path); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(b, agent.Double(n)) || !bytes.HasPrefix(b, []byte("#!/bin/sh")) {
+			t.Fatalf("%s: installed %d bytes (%v), want the double's %d", n, len(b), err, len(agent.Double(n)))
+		}
+	}
+	if agent.Double("gemini") != nil {
+		t.Error("a double of a CLI without one")
+	}
+	if err := agent.InstallDouble(context.Background(), tmuxjob.LocalRunner{}, "gemini", filepath.Join(dir, "gemini")); err == nil {
+		t.Error("installed a double that does not exist")
+	}
+}

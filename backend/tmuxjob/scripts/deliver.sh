@@ -22,6 +22,10 @@ nudge() {
 	if [ $# -gt 0 ]; then
 		case $state in busy | blocked) t send-keys -t "=$sess:" "$@" ;; esac
 	fi
+	# A harness that looks at its inbox itself when a turn ends (`quiet` in
+	# the job's directory: the Claude Code adapter) is not nudged during
+	# one: the keys would reach its dialog or its queued input.
+	if [ -e "$d/quiet" ]; then case $state in busy | blocked) say "nudged 1" && return ;; esac; fi
 	if t send-keys -t "=$sess:" -l "$token" \; send-keys -t "=$sess:" Enter; then say "nudged 1"; else say "nudged 0"; fi
 }
 entries "$q"

@@ -29,7 +29,7 @@ emit inc "$c/inbox/$e/inc"
 emit at "$c/inbox/$e/at"
 readstate "$c/out/state"
 num "$e"
-if [ "$N" -gt "$st_cursor" ] && [ "$(alive)" = yes ]; then
+if [ "$N" -gt "$st_cursor" ] && [ "$(alive)" = yes ] && { [ ! -e "$d/quiet" ] || [ "$st_state" = idle ]; }; then
 	t send-keys -t "=$sess:" -l "$token" \; send-keys -t "=$sess:" Enter && say "nudged 1"
 fi
 exit 0

@@ -19,6 +19,8 @@ if [ ! -e "$d/started" ]; then
 		printf '%s' "$cmd" >"$d/cmd" &&
 		printf '%s' "$wrap" >"$d/wrap" &&
 		cat >"$d/env" &&
+		# $7: a harness adapter's program ("": none; adapters.go), $8: the role.
+		{ [ -z "${7:-}" ] || { printf '%s' "$7" >"$d/harness" && printf '%s' "${8:-}" >"$d/role"; }; } &&
 		mkdir -p "$c/inbox" "$c/answers" "$c/out/turns" &&
 		: >"$d/log" || { say "ERR cannot write the job's files in $d"; exit 1; }
 	# started is the commit: written before the session, so a start that

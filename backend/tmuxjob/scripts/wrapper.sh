@@ -8,6 +8,10 @@ cwd=$(cat "$d/cwd")
 if [ -n "$cwd" ] && ! cd -- "$cwd"; then
 	echo "mu: cannot enter $cwd" >&2
 	rc=126
+elif [ -f "$d/harness" ]; then
+	# A harness adapter (docs/harness.md "Adapters") runs the command.
+	/bin/sh "$d/harness" "$d"
+	rc=$?
 else
 	/bin/sh -c "$(cat "$d/cmd")"
 	rc=$?

@@ -10,6 +10,16 @@ import (
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
+// JobTarget is host's target naming a job of kind (its key, and its
+// handle: "" where the kind's start gives none) and its agent ws/name, at
+// incarnation 1.
+func JobTarget(host protocol.Target, kind, key, handle, ws, name string) protocol.Target {
+	t := host
+	t.Job = &protocol.JobRef{Kind: kind, Key: key, Handle: handle}
+	t.Agent = &protocol.AgentRef{Workstream: ws, Name: name, Incarnation: 1}
+	return t
+}
+
 // Baseline polls channel.baseline on the job jt until the harness reported
 // its first state (spawn readiness), and returns it; an error, or none
 // within testutil.Patience, fails the test.

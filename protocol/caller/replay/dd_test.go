@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -22,15 +21,11 @@ func ddState(t *testing.T) string { return filepath.Join(t.TempDir(), "world.jso
 func TestDedupeResendAfterCrashAfter(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	p1 := dd(t, "dedupe", state, "after")
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	first := ddRead(t, state).Hosts["k1"]
 	p2 := dd(t, "dedupe", state, "")
-	out := resolve(t, j, p2, in)
-	wantState(t, out, Found, "")
-	var r protocol.AcquireResult
-	if err := json.Unmarshal(out.Result, &r); err != nil || r.Handle != first {
-		t.Fatalf("resend answered %s, the first landed %q", out.Result, first)
+	if r := resolveFound[protocol.AcquireResult](t, j, p2, in); r.Handle != first {
+		t.Fatalf("resend answered %+v, the first landed %q", r, first)
 	}
 	l := calls(p2, protocol.MethodHostAcquire)
 	if len(l) != 1 {
@@ -46,10 +41,7 @@ func TestDedupeResendAfterCrashAfter(t *testing.T) {
 // Crashed before landing: the deduped repeat makes it, once.
 func TestDedupeResendAfterCrashBefore(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	p1 := dd(t, "dedupe", state, "before")
-	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	gone(t, p1)
-	p2 := dd(t, "dedupe", state, "")
+	in, p2 := ddCrashed(t, j, state, "dedupe", "before", protocol.MethodJobStart, jobP("j1", "ws", "a1"))
 	wantState(t, resolve(t, j, p2, in), Found, "")
 	if w := ddRead(t, state); w.Effects != 1 || w.Jobs["j1"] == "" {
 		t.Fatalf("world %+v, want job j1 started once", w)
@@ -59,10 +51,7 @@ func TestDedupeResendAfterCrashBefore(t *testing.T) {
 // A repeat that would land outside the dedupe window is not sent.
 func TestDedupeWindowPassed(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	p1 := dd(t, "dedupe", state, "before")
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
-	p2 := dd(t, "dedupe", state, "")
+	in, p2 := ddCrashed(t, j, state, "dedupe", "before", protocol.MethodHostAcquire, acquireP("k1"))
 	j.Now = func() time.Time { return time.Now().Add(11 * time.Minute) } // the window is 10 minutes
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonWindowPassed)
 	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 0 {
@@ -75,11 +64,8 @@ func TestDedupeWindowPassed(t *testing.T) {
 // while it is the agent's newest.
 func TestDeliveryDedupedResend(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	p1 := dd(t, "dedupe", state, "after")
 	send := protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "x", MsgID: "m1", Mode: protocol.ModeFollowUp}
-	in := unknownEffect(t, j, p1, protocol.MethodChannelSend, send)
-	gone(t, p1)
-	p2 := dd(t, "dedupe", state, "")
+	in, p2 := ddCrashed(t, j, state, "dedupe", "after", protocol.MethodChannelSend, send)
 	wantState(t, resolve(t, j, p2, in), Found, "")
 	if l := calls(p2, protocol.MethodChannelReceipt); len(l) != 0 {
 		t.Fatalf("asked a receipt of a receipt-none channel: %q", l)
@@ -98,13 +84,10 @@ func TestDeliveryDedupedResend(t *testing.T) {
 // resent.
 func TestDeliveryNewerWrittenNoResend(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	p1 := dd(t, "dedupe", state, "before")
 	mk := func(id string) protocol.SendParams {
 		return protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: id, MsgID: id, Mode: protocol.ModeFollowUp}
 	}
-	in := unknownEffect(t, j, p1, protocol.MethodChannelSend, mk("m1"))
-	gone(t, p1)
-	p2 := dd(t, "dedupe", state, "")
+	in, p2 := ddCrashed(t, j, state, "dedupe", "before", protocol.MethodChannelSend, mk("m1"))
 	mustEffect(t, j, p2, protocol.MethodChannelSend, mk("m2"))
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonNewerDelivery)
 	if l := calls(p2, protocol.MethodChannelSend); len(l) != 1 || !strings.Contains(l[0], `"m2"`) {
@@ -118,10 +101,7 @@ func TestDeliveryNewerWrittenNoResend(t *testing.T) {
 // A handle "file" kind never acts on none, fenced or not.
 func TestFileKindNeverActsOnNone(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	p1 := dd(t, "unfenced", state, "before")
-	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	gone(t, p1)
-	p2 := dd(t, "unfenced", state, "")
+	in, p2 := ddCrashed(t, j, state, "unfenced", "before", protocol.MethodJobStart, jobP("j1", "ws", "a1"))
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonFileHandle)
 	if l := calls(p2, protocol.MethodJobLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":true`) {
 		t.Fatalf("lookups: %q", l)
@@ -134,10 +114,7 @@ func TestFileKindNeverActsOnNone(t *testing.T) {
 // grace).
 func TestUnfencedNoneWaitsOutInFlight(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	p1 := dd(t, "unfenced", state, "before")
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
-	p2 := dd(t, "unfenced", state, "")
+	in, p2 := ddCrashed(t, j, state, "unfenced", "before", protocol.MethodHostAcquire, acquireP("k1"))
 	j.Now = func() time.Time { return time.UnixMilli(in.SentBy) }
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonInFlight)
 	if l := calls(p2, protocol.MethodHostLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":false`) {
@@ -155,10 +132,7 @@ func TestUnfencedNoneWaitsOutInFlight(t *testing.T) {
 // ErrNoIntent, and nothing is sent.
 func TestResolveSettledIntent(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	p1 := dd(t, "dedupe", state, "after")
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
-	p2 := dd(t, "dedupe", state, "")
+	in, p2 := ddCrashed(t, j, state, "dedupe", "after", protocol.MethodHostAcquire, acquireP("k1"))
 	wantState(t, resolve(t, j, p2, in), Found, "")
 	if _, err := j.Resolve(testutil.Context(t, time.Minute), p2.Plugin, in); !errors.Is(err, ErrNoIntent) {
 		t.Fatalf("a settled intent resolved again: %v", err)

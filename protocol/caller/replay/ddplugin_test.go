@@ -199,6 +199,15 @@ func dd(t *testing.T, mode, state, crash string) *drive.Plugin {
 	return startCfg(t, caller.Config{Name: "dd", Argv: []string{testutil.Command(t, "mu-plugin-dd")}, Env: env})
 }
 
+// ddCrashed runs an effect through the dd plugin in mode that dies when
+// ("before" or "after" the effect), then starts the next invocation's dd
+// plugin on the same state: the intent left unknown, and that plugin.
+func ddCrashed(t *testing.T, j *Journal, state, mode, when, method string, params any) (*Intent, *drive.Plugin) {
+	t.Helper()
+	in := crashed(t, j, dd(t, mode, state, when), method, params)
+	return in, dd(t, mode, state, "")
+}
+
 func ddRead(t *testing.T, state string) ddWorld {
 	t.Helper()
 	var w ddWorld

@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -26,11 +27,9 @@ func TestAcquireCrashAfterLookupFinds(t *testing.T) {
 	}
 	gone(t, p1)
 	p2 := fake(t, state, nil)
-	out := resolve(t, j, p2, in)
-	wantState(t, out, Found, "")
-	var found protocol.AcquireResult
-	if err := json.Unmarshal(out.Result, &found); err != nil || found.Handle == "" {
-		t.Fatalf("found %s: %v", out.Result, err)
+	found := resolveFound[protocol.AcquireResult](t, j, p2, in)
+	if found.Handle == "" {
+		t.Fatalf("found %+v: no handle", found)
 	}
 	w := world(t, state)
 	if len(w.Hosts) != 1 || w.Hosts["k1"].Result.Handle != found.Handle {
@@ -45,40 +44,51 @@ func TestAcquireCrashAfterLookupFinds(t *testing.T) {
 	wantJournal(t, j, 0)
 }
 
-func TestAcquireCrashBeforeFencedNoneThenRefused(t *testing.T) {
-	state, j := t.TempDir(), openJ(t)
-	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-before"))
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
-	p2 := fake(t, state, nil)
-	wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
-	wantJournal(t, j, 0)
-	// The first acquire, delayed (its exact params arriving now), refuses.
-	r, err := caller.NewRequest(in.Method, in.Params)
-	if err != nil {
-		t.Fatal(err)
+// A crash before the effect: the fenced lookup's none is final (the
+// intent settled), and the first call, delayed (its exact params arriving
+// now), is refused; the world holds nothing of it.
+func TestCrashBeforeFencedNoneThenRefused(t *testing.T) {
+	cases := []struct {
+		name, method string
+		params       any
+		left         func(w fakeWorld) string // what the world wrongly holds
+	}{
+		{"host.acquire", protocol.MethodHostAcquire, acquireP("k1"), func(w fakeWorld) string {
+			if len(w.Hosts) != 0 || !w.Fenced["host:k1"] {
+				return fmt.Sprintf("hosts %v, fenced %v", w.Hosts, w.Fenced)
+			}
+			return ""
+		}},
+		{"job.start", protocol.MethodJobStart, jobP("j1", "ws", "a1"), func(w fakeWorld) string {
+			if len(w.Jobs) != 0 {
+				return fmt.Sprintf("jobs %+v", w.Jobs)
+			}
+			return ""
+		}},
 	}
-	_, err = p2.Send(testutil.Context(t, time.Minute), r, 0)
-	var re *caller.RemoteError
-	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
-		t.Fatalf("the delayed acquire after a fenced none: %v, want a permanent refusal", err)
-	}
-	if w := world(t, state); len(w.Hosts) != 0 || !w.Fenced["host:k1"] {
-		t.Fatalf("world: hosts %v, fenced %v", w.Hosts, w.Fenced)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			state, j := t.TempDir(), openJ(t)
+			p1 := fake(t, state, crash(c.method, "crash-before"))
+			in := crashed(t, j, p1, c.method, c.params)
+			p2 := fake(t, state, nil)
+			wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
+			wantJournal(t, j, 0)
+			wantRefused(t, p2, in)
+			if left := c.left(world(t, state)); left != "" {
+				t.Fatalf("world: %s", left)
+			}
+		})
 	}
 }
 
 func TestJobStartCrashAfterLookupFinds(t *testing.T) {
 	state, j := t.TempDir(), openJ(t)
 	p1 := fake(t, state, crash(protocol.MethodJobStart, "crash-after"))
-	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
 	p2 := fake(t, state, nil)
-	out := resolve(t, j, p2, in)
-	wantState(t, out, Found, "")
-	var f protocol.JobFound
-	if err := json.Unmarshal(out.Result, &f); err != nil || f.Handle == "" || f.View == nil {
-		t.Fatalf("found %s: %v", out.Result, err)
+	if f := resolveFound[protocol.JobFound](t, j, p2, in); f.Handle == "" || f.View == nil {
+		t.Fatalf("found %+v: want a handle and a view", f)
 	}
 	if w := world(t, state); len(w.Jobs) != 1 || w.Jobs["j1"].State != "running" {
 		t.Fatalf("world jobs %+v", w.Jobs)
@@ -89,24 +99,6 @@ func TestJobStartCrashAfterLookupFinds(t *testing.T) {
 	wantJournal(t, j, 0)
 }
 
-func TestJobStartCrashBeforeFencedNoneThenRefused(t *testing.T) {
-	state, j := t.TempDir(), openJ(t)
-	p1 := fake(t, state, crash(protocol.MethodJobStart, "crash-before"))
-	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	gone(t, p1)
-	p2 := fake(t, state, nil)
-	wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
-	r, _ := caller.NewRequest(in.Method, in.Params)
-	_, err := p2.Send(testutil.Context(t, time.Minute), r, 0)
-	var re *caller.RemoteError
-	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
-		t.Fatalf("the delayed start after a fenced none: %v, want a permanent refusal", err)
-	}
-	if w := world(t, state); len(w.Jobs) != 0 {
-		t.Fatalf("world jobs %+v", w.Jobs)
-	}
-}
-
 // An at-start kind's lookup found carries baseline runs 0: the fake's
 // does, and the resolver accepts it.
 func TestJobStartAtStartCrashAfter(t *testing.T) {
@@ -114,14 +106,10 @@ func TestJobStartAtStartCrashAfter(t *testing.T) {
 	p1 := fake(t, state, crash(protocol.MethodJobStart, "crash-after"), "--first-turn", "at-start")
 	jp := jobP("j1", "ws", "a1")
 	jp.Spec.FirstPrompt = &protocol.FirstPrompt{Text: "brief", MsgID: "m0"}
-	in := unknownEffect(t, j, p1, protocol.MethodJobStart, jp)
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodJobStart, jp)
 	p2 := fake(t, state, nil, "--first-turn", "at-start")
-	out := resolve(t, j, p2, in)
-	wantState(t, out, Found, "")
-	var f protocol.JobFound
-	if err := json.Unmarshal(out.Result, &f); err != nil || f.Baseline == nil || f.Baseline.Runs != 0 {
-		t.Fatalf("found %s: %v", out.Result, err)
+	if f := resolveFound[protocol.JobFound](t, j, p2, in); f.Baseline == nil || f.Baseline.Runs != 0 {
+		t.Fatalf("found %+v: want baseline runs 0", f)
 	}
 	if n := world(t, state).deliveries("ws/a1", "brief"); n != 1 {
 		t.Fatalf("the first prompt was delivered %d times", n)
@@ -133,15 +121,9 @@ func TestHostReleaseReissued(t *testing.T) {
 	p1 := fake(t, state, crash(protocol.MethodHostRelease, "crash-after"))
 	mustEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	rel := protocol.KeyParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "pool"}}}, Key: "k1"}
-	in := unknownEffect(t, j, p1, protocol.MethodHostRelease, rel)
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodHostRelease, rel)
 	p2 := fake(t, state, nil)
-	wantState(t, resolve(t, j, p2, in), Done, "")
-	l := calls(p2, protocol.MethodHostRelease)
-	if len(l) != 1 {
-		t.Fatalf("releases sent: %q, want one", l)
-	}
-	sameButDeadline(t, l[0], in)
+	wantReissued(t, j, p2, in)
 	if w := world(t, state); w.Hosts["k1"].State != "released" {
 		t.Fatalf("host k1 is %q", w.Hosts["k1"].State)
 	}
@@ -152,18 +134,12 @@ func TestJobStopReissued(t *testing.T) {
 	state, j := t.TempDir(), openJ(t)
 	p1 := fake(t, state, crash(protocol.MethodJobStop, "crash-before"))
 	mustEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	in := unknownEffect(t, j, p1, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Key: "j1"})
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Key: "j1"})
 	if w := world(t, state); w.Jobs["j1"].State != "running" {
 		t.Fatalf("crash-before stopped the job: %q", w.Jobs["j1"].State)
 	}
 	p2 := fake(t, state, nil)
-	wantState(t, resolve(t, j, p2, in), Done, "")
-	l := calls(p2, protocol.MethodJobStop)
-	if len(l) != 1 {
-		t.Fatalf("stops sent: %q", l)
-	}
-	sameButDeadline(t, l[0], in)
+	wantReissued(t, j, p2, in)
 	if w := world(t, state); w.Jobs["j1"].State != "ended" {
 		t.Fatalf("job j1 is %q", w.Jobs["j1"].State)
 	}
@@ -180,11 +156,8 @@ func TestSendCrashAfterReceiptAccepted(t *testing.T) {
 	}
 	gone(t, p1)
 	p2 := fake(t, state, nil)
-	out := resolve(t, j, p2, in)
-	wantState(t, out, Found, "")
-	var rc protocol.Receipt
-	if err := json.Unmarshal(out.Result, &rc); err != nil || rc.State != protocol.ReceiptAccepted || rc.ID != "m1" {
-		t.Fatalf("receipt %s: %v", out.Result, err)
+	if rc := resolveFound[protocol.Receipt](t, j, p2, in); rc.State != protocol.ReceiptAccepted || rc.ID != "m1" {
+		t.Fatalf("receipt %+v", rc)
 	}
 	if l := calls(p2, protocol.MethodChannelSend); len(l) != 0 {
 		t.Fatalf("the resolver sent again: %q", l)
@@ -201,8 +174,7 @@ func TestSendCrashBeforeReceiptNotAccepted(t *testing.T) {
 	state, j := t.TempDir(), openJ(t)
 	p1 := fake(t, state, crash(protocol.MethodChannelSend, "crash-before"))
 	mustEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	in := unknownEffect(t, j, p1, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "t", MsgID: "m1", Mode: protocol.ModeFollowUp})
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "t", MsgID: "m1", Mode: protocol.ModeFollowUp})
 	p2 := fake(t, state, nil)
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonNotAccepted)
 	wantJournal(t, j, 1)
@@ -213,8 +185,7 @@ func TestSendCrashBeforeReceiptNotAccepted(t *testing.T) {
 func TestInstanceChangedNothingSent(t *testing.T) {
 	state, j := t.TempDir(), openJ(t)
 	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-after"))
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	p2 := fake(t, state, nil, "--instance", "other")
 	out := resolve(t, j, p2, in)
 	wantState(t, out, Unresolved, ReasonStopChanged)

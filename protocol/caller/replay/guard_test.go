@@ -18,8 +18,7 @@ import (
 func crashedAcquire(t *testing.T) (*Journal, *Intent, *drive.Plugin) {
 	state, j := t.TempDir(), openJ(t)
 	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-before"))
-	in := unknownEffect(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
-	gone(t, p1)
+	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
 	return j, in, fake(t, state, nil)
 }
 

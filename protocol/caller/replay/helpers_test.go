@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -169,6 +170,30 @@ func unknownEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, par
 	return in
 }
 
+// crashed runs an effect through p1, a plugin that dies around it: the
+// outcome is unknown, its intent kept, and p1's group is gone on return.
+func crashed(t *testing.T, j *Journal, p1 *drive.Plugin, method string, params any) *Intent {
+	t.Helper()
+	in := unknownEffect(t, j, p1, method, params)
+	gone(t, p1)
+	return in
+}
+
+// wantRefused: the intent's effect, delayed (its exact params arriving
+// only now, at p), is refused permanent: a fenced none was final.
+func wantRefused(t *testing.T, p *drive.Plugin, in *Intent) {
+	t.Helper()
+	r, err := caller.NewRequest(in.Method, in.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Send(testutil.Context(t, time.Minute), r, 0)
+	var re *caller.RemoteError
+	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
+		t.Fatalf("the delayed %s after a fenced none: %v, want a permanent refusal", in.Method, err)
+	}
+}
+
 func mustEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, params any) json.RawMessage {
 	t.Helper()
 	res, in, err := j.Effect(testutil.Context(t, time.Minute), p.Plugin, method, "", params)
@@ -187,6 +212,19 @@ func resolve(t *testing.T, j *Journal, p *drive.Plugin, in *Intent) Outcome {
 	return out
 }
 
+// resolveFound resolves in at p, wants it found, and returns the found
+// result as T.
+func resolveFound[T any](t *testing.T, j *Journal, p *drive.Plugin, in *Intent) T {
+	t.Helper()
+	out := resolve(t, j, p, in)
+	wantState(t, out, Found, "")
+	var v T
+	if err := json.Unmarshal(out.Result, &v); err != nil {
+		t.Fatalf("found %s: %v", out.Result, err)
+	}
+	return v
+}
+
 func wantState(t *testing.T, out Outcome, st State, reason string) {
 	t.Helper()
 	if out.State != st || (reason != "" && out.Reason != reason) {
@@ -203,6 +241,18 @@ func wantJournal(t *testing.T, j *Journal, n int) {
 	if len(l) != n {
 		t.Fatalf("the journal holds %d intents, want %d", len(l), n)
 	}
+}
+
+// wantReissued: resolving in at p sends its effect again, once, with the
+// intent's params (deadline aside), and settles it.
+func wantReissued(t *testing.T, j *Journal, p *drive.Plugin, in *Intent) {
+	t.Helper()
+	wantState(t, resolve(t, j, p, in), Done, "")
+	l := calls(p, in.Method)
+	if len(l) != 1 {
+		t.Fatalf("%s sent: %q, want one", in.Method, l)
+	}
+	sameButDeadline(t, l[0], in)
 }
 
 // sameButDeadline: a resend's params are the intent's, deadline aside.

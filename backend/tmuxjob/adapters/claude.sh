@@ -1,0 +1,229 @@
+# claude.sh: Claude Code, interactive (docs/harness.md "Claude Code,
+# interactive"): the CLI's own TUI runs in the pane, started with
+#   CMD --settings JOBDIR/adapter/settings.json [--permission-mode plan]
+# and its hooks (that settings file, per invocation: nothing is written in
+# the user's repository or ~/.claude) follow the contract. They run this
+# program as `harness JOBDIR hook EVENT` with the hook's JSON on stdin.
+# A background keeper types what the hooks ask for into the pane (a slash
+# command, /clear, a nudge, an answer's keys) and notices an interrupt.
+INLINE=8000
+PANE=${TMUX_PANE:-}
+# locked: the adapter's processes (hooks, keeper) change the state one at a time.
+lock() {
+	exec 8>>"$H/lock" && flock -w 20 8
+}
+unlock() { exec 8>&-; }
+keys() { [ -n "$PANE" ] && tmux send-keys -t "$PANE" "$@"; }
+type_line() { keys -l "$1" && keys Enter; }
+kind_of() { cat "$IN/$1/kind" 2>/dev/null; }
+
+# context ENTRY: the delivery's text as the prompt's added context (the
+# hook's stdout); a text over INLINE bytes goes as a file the agent is
+# pointed to.
+context() {
+	n=$(wc -c <"$IN/$1/text")
+	if [ "$n" -le "$INLINE" ]; then
+		printf 'mu delivered this message; reply to it as the prompt:\n\n'
+		cat "$IN/$1/text"
+	else
+		cp "$IN/$1/text" "$H/message.$(seqof "$1").txt"
+		printf 'mu delivered a message of %s bytes, too long to show here: read it whole from the file %s and reply to it as the prompt.\n' \
+			"$n" "$H/message.$(seqof "$1").txt"
+	fi
+}
+# mark: the transcript's size as a turn begins: the keeper looks past it
+# for an interrupt.
+mark() {
+	t=$(cat "$H/transcript" 2>/dev/null)
+	if [ -f "$t" ]; then wc -c <"$t" >"$H/tpos"; else echo 0 >"$H/tpos"; fi
+}
+block_prompt() { printf '{"decision":"block","reason":"%s"}\n' "$1"; }
+
+hook_SessionStart() {
+	jget session_id "$1" >"$H/session"
+	jget transcript_path "$1" >"$H/transcript"
+	src=$(jget source "$1")
+	lock
+	case $src in
+	clear | compact)
+		load_state
+		if [ "$state" != idle ] && [ -n "$msg" ]; then
+			if [ "$(kind_of "$msg")" = fresh ] && [ "$src" = clear ]; then
+				# The context is clear: now the fresh delivery's text.
+				printf '%s\n' "$msg" >"$H/then"
+			elif [ "$(kind_of "$msg")" = command ]; then
+				# A built-in command (/clear, /compact) ends with no response.
+				: >"$H/reply"
+				settle "$H/reply" ''
+			fi
+		fi
+		;;
+	*) new_inc ;;
+	esac
+	unlock
+}
+
+hook_UserPromptSubmit() {
+	p=$(jget prompt "$1")
+	lock
+	load_state
+	case $p in /*)
+		unlock
+		return 0
+		;;
+	esac
+	if [ -f "$H/then" ]; then
+		e=$(cat "$H/then")
+		rm -f "$H/then"
+		mark
+		context "$e"
+		unlock
+		return 0
+	fi
+	if [ "$state" != idle ]; then
+		# A turn that ended with no Stop: it was interrupted.
+		: >"$H/reply"
+		settle "$H/reply" interrupted
+	fi
+	e=$(next_in)
+	if [ -z "$e" ]; then
+		block_prompt "mu: no delivery is waiting (this pane takes its prompts from mu's deliveries)"
+		unlock
+		return 0
+	fi
+	take "$e"
+	mark
+	case $(kind_of "$e") in
+	fresh)
+		printf '/clear\n' >"$H/type"
+		block_prompt "mu: a fresh context first"
+		;;
+	command)
+		prompt_of "$e" "$H/cmdline"
+		tr '\n' ' ' <"$H/cmdline" >"$H/type"
+		block_prompt "mu: the command follows"
+		;;
+	*) context "$e" ;;
+	esac
+	unlock
+}
+
+# hook_blocked: a permission dialog is shown (PermissionRequest, or the
+# permission_prompt Notification): the turn waits for an answer.
+hook_blocked() {
+	q=$(jget message "$1")
+	[ -n "$q" ] || q="permission to use $(jget tool_name "$1")"
+	lock
+	load_state
+	if [ "$state" = busy ]; then
+		state=blocked pending=$(printf '%s' "$q" | oneline) since=$(now)
+		write_state
+	fi
+	unlock
+}
+
+hook_Stop() {
+	if ! jget last_assistant_message "$1" >"$H/reply.$$"; then
+		# Older versions: the last assistant entry of the transcript.
+		t=$(jget transcript_path "$1")
+		grep '"type":"assistant"' "$t" 2>/dev/null | tail -n 1 >"$H/last.$$"
+		awk -v key=text -v deep=1 "$json_awk" <"$H/last.$$" >"$H/reply.$$"
+		rm -f "$H/last.$$"
+	fi
+	lock
+	load_state
+	[ "$state" != idle ] && settle "$H/reply.$$" ''
+	unlock
+	rm -f "$H/reply.$$"
+}
+
+# keep: every 0.2 s, type what a hook asked for, apply an answer, nudge
+# for a delivery waiting while idle, settle a turn the transcript says
+# was interrupted.
+keep() {
+	last=0 seen='' first=0
+	while sleep 0.2; do
+		if [ -f "$H/type" ]; then
+			sleep 0.3
+			type_line "$(cat "$H/type")"
+			rm -f "$H/type"
+			continue
+		fi
+		if [ -f "$H/then" ] && [ ! -f "$H/then.typed" ]; then
+			: >"$H/then.typed"
+			type_line mu:inbox
+			continue
+		fi
+		rm -f "$H/then.typed"
+		lock
+		load_state
+		a=$(next_ans)
+		if [ -n "$a" ]; then
+			acursor=$(seqof "$a")
+			if [ "$state" = blocked ]; then
+				state=busy pending='' since=$(now)
+				write_state
+				while IFS= read -r k; do [ -n "$k" ] && keys "$k"; done <"$ANS/$a/text"
+			else
+				write_state
+			fi
+		elif [ "$state" = busy ] && interrupted; then
+			: >"$H/reply"
+			settle "$H/reply" interrupted
+		elif [ "$state" = idle ] && e=$(next_in) && [ -n "$e" ]; then
+			# A delivery waiting while idle for a second (the plugin does
+			# not nudge during a turn): nudge, again every 3 s.
+			now_s=$(date +%s)
+			if [ "$e" != "$seen" ]; then
+				seen=$e first=$now_s last=0
+			elif [ $((now_s - first)) -ge 1 ] && [ $((now_s - last)) -ge 3 ]; then
+				last=$now_s
+				type_line mu:inbox
+			fi
+		fi
+		unlock
+	done
+}
+# interrupted: the transcript, past where the turn began, says the user
+# interrupted it (Claude Code runs no Stop hook then).
+interrupted() {
+	t=$(cat "$H/transcript" 2>/dev/null)
+	[ -f "$t" ] || return 1
+	pos=$(cat "$H/tpos" 2>/dev/null)
+	tail -c +$((${pos:-0} + 1)) "$t" | grep -q 'Request interrupted by user'
+}
+
+settings() {
+	q=$(printf '%s' "$D" | sed "s/'/'\\\\''/g")
+	c=$(printf "/bin/sh '%s/harness' '%s' hook" "$q" "$q" | sed 's/\\/\\\\/g; s/"/\\"/g')
+	h() { printf '{"hooks":[{"type":"command","command":"%s %s","timeout":60}]}' "$c" "$1"; }
+	m() { printf '{"matcher":"%s","hooks":[{"type":"command","command":"%s %s","timeout":60}]}' "$2" "$c" "$1"; }
+	printf '{"hooks":{"SessionStart":[%s],"UserPromptSubmit":[%s],"Stop":[%s],"PermissionRequest":[%s],"Notification":[%s]}}\n' \
+		"$(h SessionStart)" "$(h UserPromptSubmit)" "$(h Stop)" "$(m PermissionRequest '*')" "$(m Notification permission_prompt)"
+}
+
+if [ "${2:-}" = hook ]; then
+	in=$H/hook.$$
+	cat >"$in"
+	case ${3:-} in
+	SessionStart) hook_SessionStart "$in" ;;
+	UserPromptSubmit) hook_UserPromptSubmit "$in" ;;
+	Stop) hook_Stop "$in" ;;
+	PermissionRequest | Notification) hook_blocked "$in" ;;
+	esac
+	rm -f "$in"
+	exit 0
+fi
+settings >"$H/settings.json" || exit 1
+# The plugin does not nudge while a turn is in progress (scripts/deliver.sh):
+# the keeper nudges when the turn has ended.
+: >"$D/quiet"
+rm -f "$H/type" "$H/then" "$H/then.typed"
+keep &
+keeper=$!
+set -- --settings "$H/settings.json"
+[ "$ROLE" = read-only ] && set -- "$@" --permission-mode plan
+run_cli "$@"
+rc=$?
+kill "$keeper" 2>/dev/null
+exit "$rc"

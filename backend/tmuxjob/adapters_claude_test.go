@@ -1,0 +1,108 @@
+package tmuxjob_test
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// The interactive Claude Code adapter's framing of a delivery's text, as
+// the prompt's added context.
+const claudeFrame = "mu delivered this message; reply to it as the prompt:\n\n"
+
+var claudeTUI = printCase{"", "claude", "claude"}
+
+func claudeReply(n int, text string) string {
+	return "claude[" + strconv.Itoa(n) + "]: " + claudeFrame + text
+}
+
+// Deliveries of any bytes reach the TUI exactly once, in order, as its
+// prompts' context, never typed; a text over the inline limit as a file
+// the agent is pointed to, byte for byte.
+func TestClaudeTUIDelivers(t *testing.T) {
+	a := newAdapterHost(t)
+	key := "ct"
+	jt := a.start(t, claudeTUI, key, "full-access")
+	texts := []string{`quotes ' " \ and $(touch pwned) ` + "`id`", "lines\none\n\ntwo\n"}
+	for i, text := range texts {
+		a.send(t, key, "m"+strconv.Itoa(i), text)
+	}
+	for i, text := range texts {
+		if o := a.settled(t, jt, int64(i)); o.LastText != claudeReply(i+1, text) || o.LastError != "" {
+			t.Fatalf("turn %d: %q (error %q), want %q", i+1, o.LastText, o.LastError, claudeReply(i+1, text))
+		}
+	}
+	big := strings.Repeat("0123456789abcdef", 200<<10/16) + "\n[end]"
+	a.send(t, key, "mbig", big)
+	o := a.settled(t, jt, 2)
+	_, rest, ok := strings.Cut(o.LastText, "read it whole from the file ")
+	path, _, _ := strings.Cut(rest, " and reply")
+	if b, err := os.ReadFile(path); !ok || err != nil || string(b) != big {
+		t.Fatalf("the long delivery: %.200q (%v)", o.LastText, err)
+	}
+	if r := a.send(t, key, "m0", texts[0]); r.Baseline == nil || *r.Baseline != 0 {
+		t.Fatalf("the resend: %+v", r)
+	}
+	a.send(t, key, "mlast", "last")
+	if o := a.settled(t, jt, 3); o.LastText != claudeReply(4, "last") {
+		t.Fatalf("after the resend: %q", o.LastText)
+	}
+	if _, err := os.Stat(a.cwd + "/pwned"); err == nil {
+		t.Fatal("a delivery's $(…) ran")
+	}
+}
+
+// A permission dialog reads blocked with what it asks; an answer's keys
+// reach the dialog.
+func TestClaudeTUIBlockedAnswer(t *testing.T) {
+	a := newAdapterHost(t)
+	key := "cb"
+	jt := a.start(t, claudeTUI, key, "full-access")
+	for i, k := range []struct{ keys, want string }{{"1", ""}, {"3", " (denied)"}} {
+		a.send(t, key, "m"+k.keys, "[[block:rm-it]]")
+		var r protocol.Reading
+		testutil.Eventually(t, "blocked", func() bool { r = a.reading(t, key); return r.State == protocol.TurnBlocked })
+		if !strings.Contains(r.Pending, "Bash") {
+			t.Fatalf("pending %q", r.Pending)
+		}
+		drive.Call[protocol.AnswerResult](t, a.p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: base(key), Keys: []string{k.keys}})
+		if o := a.settled(t, jt, int64(i)); o.LastText != claudeReply(i+1, "[[block:rm-it]]")+k.want {
+			t.Fatalf("answered %s: %q", k.keys, o.LastText)
+		}
+	}
+}
+
+// An interrupt cuts the response (Claude Code runs no Stop hook then: the
+// turn settles interrupted) and its text makes the next turn; fresh clears
+// the context (/clear: a new session) in place; a command is typed as a
+// slash command.
+func TestClaudeTUIInterruptFreshCommand(t *testing.T) {
+	a := newAdapterHost(t)
+	key := "ci"
+	jt := a.start(t, claudeTUI, key, "full-access")
+	if cut, next := a.interrupt(t, key, jt, 0, "after"); cut.LastError != "interrupted" || next.LastText != claudeReply(1, "after") {
+		t.Fatalf("the cut turn %+v, the interrupt's %+v", cut, next)
+	}
+	inc := a.reading(t, key).Incarnation
+	a.fresh(t, key, "m3", "anew")
+	if o := a.settled(t, jt, 2); o.LastText != claudeReply(1, "anew") || o.Incarnation != inc {
+		t.Fatalf("fresh: %+v (incarnation was %s)", o, inc)
+	}
+	a.send(t, key, "m4", "again")
+	if o := a.settled(t, jt, 3); o.LastText != claudeReply(2, "again") {
+		t.Fatalf("after fresh: %q", o.LastText)
+	}
+	a.command(t, key, "review", "the\nplan")
+	if o := a.settled(t, jt, 4); o.LastText != "claude[3]: /review the plan" {
+		t.Fatalf("a custom command: %q", o.LastText)
+	}
+	a.command(t, key, "compact", "")
+	if o := a.settled(t, jt, 5); o.LastText != "" || o.LastError != "" {
+		t.Fatalf("a built-in command: %+v", o)
+	}
+}

@@ -1,0 +1,21 @@
+package testutil
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// LogWriter is a writer into t's log, each write one entry after prefix
+// (a plugin's stderr, a logger's lines), its trailing newlines cut.
+func LogWriter(t testing.TB, prefix string) io.Writer { return logWriter{t: t, prefix: prefix} }
+
+type logWriter struct {
+	t      testing.TB
+	prefix string
+}
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(w.prefix + strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
