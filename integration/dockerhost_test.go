@@ -65,6 +65,15 @@ job) n=0
 msg) grep -lxF "$2" ` + jobsRoot + `/jobs/*/chan/inbox/*/msgid 2>/dev/null | wc -l ;;
 esac`
 
+// counter counts on a job host: what "job", the test agents of the job
+// key; what "msg", the inbox deliveries carrying the msgId key.
+type counter func(ctx context.Context, what, key string) (int, error)
+
+// countInCtr is the counter of container ctr.
+func countInCtr(ctr string) counter {
+	return func(ctx context.Context, what, key string) (int, error) { return countIn(ctx, ctr, what, key) }
+}
+
 func countIn(ctx context.Context, ctr, what, key string) (int, error) {
 	out, err := dockerCLI(ctx, "exec", ctr, "sh", "-c", countScript, "count", what, key)
 	if err != nil {
@@ -101,12 +110,12 @@ func dockerRetry(ctx context.Context, args ...string) (string, error) {
 // twice 300 ms apart, and returns it: a starting agent appears, a stopped
 // one goes. A count that fails (its exec slow or cut off under load) says
 // nothing and is run again.
-func settleCount(ctx context.Context, ctr, what, key string, want int) (int, error) {
+func settleCount(ctx context.Context, count counter, what, key string, want int) (int, error) {
 	last := -1
 	var lastErr error
 	for {
 		c, cancel := context.WithTimeout(ctx, bookkeepingTimeout)
-		n, err := countIn(c, ctr, what, key)
+		n, err := count(c, what, key)
 		cancel()
 		if err == nil {
 			if n == want && n == last {

@@ -39,26 +39,41 @@ func newDrill(t *testing.T) *drill {
 	return d
 }
 
-// jobDrill is one host shared by a drill's trials.
+// jobDrill is one host shared by a drill's trials: a docker host
+// (newJobDrill) or an SSH host (newSSHJobDrill).
 type jobDrill struct {
 	*drill
-	host protocol.Target
+	host  protocol.Target
+	kind  string                                    // the job seam's kind
+	agent string                                    // the test agent's path on the host
+	count counter                                   // the host's agents and deliveries
+	inbox func(ctx context.Context) (string, error) // every msgid in the host's inboxes, a line each, then "end"
 }
 
 func newJobDrill(t *testing.T) *jobDrill {
-	d := &jobDrill{drill: newDrill(t)}
+	d := &jobDrill{drill: newDrill(t), kind: "docker", agent: agentPath}
 	d.host = acquireHost(t, d.p, "jobs-"+d.run)
+	ctr := d.host.Host.Handle
+	d.count = countInCtr(ctr)
+	d.inbox = func(ctx context.Context) (string, error) {
+		return dockerRetry(ctx, "exec", ctr, "sh", "-c", `for f in "$1"/jobs/*/chan/inbox/*/msgid; do [ -f "$f" ] && { cat "$f"; echo; }; done; echo end`, "sh", jobsRoot)
+	}
 	return d
 }
 
-func (d *jobDrill) ctr() string { return d.host.Host.Handle }
-
 func (d *jobDrill) startParams(key, name string) protocol.JobStartParams {
-	return protocol.JobStartParams{Base: protocol.Base{Target: d.host}, Key: key, Spec: agentSpec(name, key, ".", 50)}
+	sp := agentSpec(name, key, ".", 50)
+	sp.Cmd = "exec sh " + d.agent
+	return protocol.JobStartParams{Base: protocol.Base{Target: d.host}, Key: key, Spec: sp}
+}
+
+// target names the job key and its agent.
+func (d *jobDrill) target(key, handle, name string) protocol.Target {
+	return drive.JobTarget(d.host, d.kind, key, handle, "it", name)
 }
 
 func (d *jobDrill) stopParams(key, name string) protocol.KeyParams {
-	return protocol.KeyParams{Base: protocol.Base{Target: drive.JobTarget(d.host, "docker", key, "", "it", name)}, Key: key}
+	return protocol.KeyParams{Base: protocol.Base{Target: d.target(key, "", name)}, Key: key}
 }
 
 // agents waits (bounded) for the key's agent process count to settle at
@@ -66,21 +81,22 @@ func (d *jobDrill) stopParams(key, name string) protocol.KeyParams {
 func (d *jobDrill) agents(key string, want int) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return settleCount(ctx, d.ctr(), "job", key, want)
+	return settleCount(ctx, d.count, "job", key, want)
 }
 
 // TestDrillKillJobStart: job.start SIGKILLed at random points; once
 // resolved (a fenced job.lookup), a found start runs exactly one agent for
 // its key, a none runs none.
-func TestDrillKillJobStart(t *testing.T) {
-	d := newJobDrill(t)
+func TestDrillKillJobStart(t *testing.T) { drillKillJobStart(t, newJobDrill(t), "kill-job.start") }
+
+func drillKillJobStart(t *testing.T, d *jobDrill, name string) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
 		return effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, func() error {
 			return d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name))
 		}, nil
 	})
-	runDrill(t, "kill-job.start", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
+	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("js-%s-%d", d.run, i), fmt.Sprintf("a%d", i)
 		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, killAfter)
 		if err != nil {
@@ -119,8 +135,9 @@ func TestDrillKillJobStart(t *testing.T) {
 // TestDrillKillJobStop: job.stop SIGKILLed at random points; once
 // reissued by the replay rules, no agent of the key runs and the job reads
 // ended.
-func TestDrillKillJobStop(t *testing.T) {
-	d := newJobDrill(t)
+func TestDrillKillJobStop(t *testing.T) { drillKillJobStop(t, newJobDrill(t), "kill-job.stop") }
+
+func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
 		if _, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name)); err != nil {
@@ -129,7 +146,7 @@ func TestDrillKillJobStop(t *testing.T) {
 		_, err := d.agents(key, 1)
 		return effectCall{protocol.MethodJobStop, key, d.stopParams(key, name)}, nil, err
 	})
-	runDrill(t, "kill-job.stop", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
+	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("jx-%s-%d", d.run, i), fmt.Sprintf("b%d", i)
 		if _, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name)); err != nil {
 			t.Errorf("%s: job.start: %v", key, err)
@@ -164,7 +181,7 @@ func TestDrillKillJobStop(t *testing.T) {
 			t.Errorf("%s: stopped (%s), and %v", key, out.how, err)
 			good = false
 		}
-		st, err := d.p.JobStatus(testutil.Context(t, time.Minute), drive.JobTarget(d.host, "docker", key, "", "it", name))
+		st, err := d.p.JobStatus(testutil.Context(t, time.Minute), d.target(key, "", name))
 		if err != nil || st.State != protocol.JobEnded {
 			t.Errorf("%s: stopped (%s), and job.status %+v %v", key, out.how, st, err)
 			good = false
@@ -186,13 +203,16 @@ const lateRunBound = 25 * time.Second
 // every trial has ended and lateRunBound has passed since the last one,
 // no such msgId is in the inbox and its receipt still says not-accepted.
 func TestDrillKillChannelSend(t *testing.T) {
-	d := newJobDrill(t)
+	drillKillChannelSend(t, newJobDrill(t), "kill-channel.send")
+}
+
+func drillKillChannelSend(t *testing.T, d *jobDrill, drill string) {
 	key, name := "chan-"+d.run, "chan"
 	res, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	jt := drive.JobTarget(d.host, "docker", key, res.Handle, "it", name)
+	jt := d.target(key, res.Handle, name)
 	drive.Baseline(t, testutil.Context(t, time.Minute), d.p.Plugin, jt)
 	send := func(msgID string) protocol.SendParams {
 		return protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "drill " + msgID, MsgID: msgID, Mode: protocol.ModeFollowUp}
@@ -204,7 +224,7 @@ func TestDrillKillChannelSend(t *testing.T) {
 	deliveries := func(msgID string, want int) (int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		return settleCount(ctx, d.ctr(), "msg", msgID, want)
+		return settleCount(ctx, d.count, "msg", msgID, want)
 	}
 	var (
 		mu    sync.Mutex
@@ -243,7 +263,7 @@ func TestDrillKillChannelSend(t *testing.T) {
 		time.Sleep(time.Until(last.Add(lateRunBound)))
 		return d.neverDelivered(t, never, ids)
 	}
-	runDrillThen(t, "kill-channel.send", 4, span, trial, after)
+	runDrillThen(t, drill, 4, span, trial, after)
 	if err := d.p.JobStop(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Errorf("job.stop: %v", err)
 	}
@@ -257,7 +277,7 @@ func (d *jobDrill) neverDelivered(t *testing.T, never map[int]killOutcome, ids m
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	failed := map[int]bool{}
-	out, err := dockerRetry(ctx, "exec", d.ctr(), "sh", "-c", `for f in "$1"/jobs/*/chan/inbox/*/msgid; do [ -f "$f" ] && { cat "$f"; echo; }; done; echo end`, "sh", jobsRoot)
+	out, err := d.inbox(ctx)
 	if err != nil || !strings.HasSuffix(out, "end") {
 		t.Errorf("listing the inbox at the end: %v", err)
 		for i := range never {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -19,8 +20,10 @@ import (
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
 
-// killTrials is each effect method's trial count in the SIGKILL drill.
-const killTrials = 100
+// killTrials is each effect method's trial count in the SIGKILL drill:
+// 100, as issue 13 asks of every job kind; lower only for a quick look
+// (go test -tags integration -kill-trials 10).
+var killTrialsFlag = flag.Int("kill-trials", 100, "trials of each SIGKILL drill")
 
 // effectCall is one effect to send under the drill.
 type effectCall struct {
@@ -179,6 +182,7 @@ func runDrill(t *testing.T, name string, par int, span time.Duration, trial func
 // drill's line then counts as failed.
 func runDrillThen(t *testing.T, name string, par int, span time.Duration,
 	trial func(t *testing.T, i int, killAfter time.Duration) (string, bool), after func(t *testing.T) map[int]bool) {
+	killTrials := *killTrialsFlag
 	var (
 		mu     sync.Mutex
 		good   = make([]bool, killTrials)

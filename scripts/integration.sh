@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The docker-compose suite: bring the environment up, run the tests, and
 # always tear it down; then check by label that nothing was left behind.
+# MU_IT_RUN=REGEXP runs only the tests it matches (go test -run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if docker compose version >/dev/null 2>&1; then compose=(docker compose); else compose=(docker-compose); fi
@@ -38,6 +39,6 @@ trap down EXIT
 
 integration/image/build.sh
 dc up -d
-go test -race -count=1 -timeout 30m -tags integration -v ./integration/... 2>&1 | tee "$work/test.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|drill:|    )' || true
+go test -race -count=1 -timeout 30m -tags integration -v ${MU_IT_RUN:+-run "$MU_IT_RUN"} ./integration/... 2>&1 | tee "$work/test.log" | grep -E '^(=== RUN|--- |PASS|FAIL|ok|drill:|    )' || true
 grep -qE '^(FAIL|--- FAIL)' "$work/test.log" && { echo "integration: FAILED"; exit 1; }
 grep -q '^ok' "$work/test.log" || { tail -50 "$work/test.log"; echo "integration: no test result"; exit 1; }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -115,10 +116,10 @@ type Backend struct {
 	reached atomic.Bool // the Engine answered once (reach)
 
 	mu        sync.Mutex
-	pools     map[string]*pool  // container ID → its exec channels
-	ours      map[string]bool   // container IDs checked to be this instance's hosts
-	roots     map[string]string // container ID → its jobs directory
-	acquiring map[string]int    // keys with an acquire running in this process
+	pools     map[string]*pool // container ID → its exec channels
+	ours      map[string]bool  // container IDs checked to be this instance's hosts
+	roots     tmuxjob.Roots    // container ID → its jobs directory
+	acquiring map[string]int   // keys with an acquire running in this process
 }
 
 var namePrefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$`)
@@ -179,7 +180,7 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	b := &Backend{cfg: cfg, api: api, log: log, self: thisProcess(),
-		pools: map[string]*pool{}, ours: map[string]bool{}, roots: map[string]string{}, acquiring: map[string]int{}}
+		pools: map[string]*pool{}, ours: map[string]bool{}, acquiring: map[string]int{}}
 	b.instance = cfg.Instance
 	if b.instance == "" {
 		if cfg.Endpoint.Host == "" {

@@ -1,10 +1,8 @@
 package docker
 
 import (
-	"path/filepath"
-	"strings"
-
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/cli"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -21,18 +19,12 @@ const InFlightMs = 120_000
 const ChannelName = "docker"
 
 // Name is the plugin's registered name, read from the executable's
-// basename as mu runs it: mu-plugin-docker is "docker", and a link or copy
-// named mu-plugin-docker-<suffix> is "docker-<suffix>", so several Engines
+// basename as mu runs it (cli.RegisteredName): mu-plugin-docker is
+// "docker", and mu-plugin-docker-gpu is "docker-gpu", so several Engines
 // are several registrations (mu plugin add docker-gpu --
 // …/mu-plugin-docker-gpu --context gpu), each with its own name and
-// channel. Any other basename is "docker".
-func Name(argv0 string) string {
-	b := filepath.Base(argv0)
-	if b == "mu-plugin-"+ChannelName || (strings.HasPrefix(b, "mu-plugin-"+ChannelName+"-") && len(b) > len("mu-plugin-docker-")) {
-		return strings.TrimPrefix(b, "mu-plugin-")
-	}
-	return ChannelName
-}
+// channel.
+func Name(argv0 string) string { return cli.RegisteredName(argv0, ChannelName) }
 
 // Seams are the plugin's seams: host and link, and tmuxjob's job seam
 // (kind "docker") with its channel named channel (the plugin's name: a

@@ -152,9 +152,9 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 		t.Fatalf("the view's environment does not pin the endpoint: %v", v.Env)
 	}
 	jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
-	tm := newLocalTmux(t)
-	tm.openView(t, "sshview", v)
-	tm.shows(t, "sshview", "mu test agent: ready")
+	tm := testutil.NewPanes(t)
+	tm.Open(t, "sshview", v.Command, v.Env)
+	tm.Shows(t, "sshview", "mu test agent: ready")
 	drive.Baseline(t, ctx, p, jt)
 	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "over ssh", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
@@ -162,11 +162,11 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 	if o := drive.Settled(t, ctx, p, jt, 0); o.Runs != 1 || o.LastText != "agent: over ssh" {
 		t.Fatalf("the settled turn: %+v", o)
 	}
-	tm.shows(t, "sshview", "[settled turn 1]")
+	tm.Shows(t, "sshview", "[settled turn 1]")
 	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
-	tm.shows(t, "sshview", "[mu: the job")
+	tm.Shows(t, "sshview", "[mu: the job")
 	if n := s.Logins(); n < 2 {
 		t.Errorf("%d SSH logins: the plugin and the view each log in", n)
 	}

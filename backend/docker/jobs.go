@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
-	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -67,28 +65,7 @@ func (b *Backend) viewEnv() map[string]string {
 // jobsRoot is ctr's jobs directory: $HOME/.mu-jobs of the image's user
 // (asked once per container per invocation).
 func (b *Backend) jobsRoot(ctx context.Context, ctr string) (string, error) {
-	b.mu.Lock()
-	root, ok := b.roots[ctr]
-	b.mu.Unlock()
-	if ok {
-		return root, nil
-	}
-	out, _, code, err := b.Runner(ctr).Run(ctx, []string{"/bin/sh", "-c", `cd && pwd -P`}, nil)
-	if err != nil {
-		return "", protocol.Wrap(protocol.Retryable, err, "finding the login directory in container "+short(ctr))
-	}
-	home := strings.TrimSpace(string(out))
-	if code != 0 || !path.IsAbs(home) {
-		return "", protocol.Errorf(protocol.Permanent, "container %s: the image's user has no usable login directory (%q)", short(ctr), home)
-	}
-	root = path.Join(home, JobsDir)
-	if home == "/" {
-		root = "/" + JobsDir
-	}
-	b.mu.Lock()
-	b.roots[ctr] = root
-	b.mu.Unlock()
-	return root, nil
+	return b.roots.Get(ctx, ctr, b.Runner(ctr), JobsDir, "container "+short(ctr))
 }
 
 // ctrState is what the Engine says of a container, for the job calls.

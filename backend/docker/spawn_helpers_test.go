@@ -3,11 +3,6 @@ package docker_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -69,61 +64,6 @@ func jobSpec(name, cwd string, env map[string]string) protocol.JobSpec {
 	}
 	return protocol.JobSpec{Workstream: "ws", Name: name, Harness: "mu-test-agent", Role: "full-access",
 		Cmd: "exec sh " + agentPath, CommandSource: "test", Cwd: cwd, Env: env}
-}
-
-// localTmux is a tmux server of the test's own on this machine: mu's panes.
-type localTmux struct{ sock string }
-
-func newLocalTmux(t *testing.T) *localTmux {
-	dir, err := os.MkdirTemp("", "mu-tmux")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &localTmux{sock: filepath.Join(dir, "s")}
-	t.Cleanup(func() {
-		_ = exec.Command("tmux", "-S", l.sock, "kill-server").Run()
-		os.RemoveAll(dir)
-	})
-	return l
-}
-
-func (l *localTmux) run(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", l.sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// openView runs a view in a pane of its own, as mu does: its command under
-// sh with its env, stdin from /dev/null.
-func (l *localTmux) openView(t *testing.T, name string, v protocol.View) {
-	t.Helper()
-	args := []string{"new-session", "-d", "-s", name, "-x", "160", "-y", "48"}
-	keys := make([]string, 0, len(v.Env))
-	for k := range v.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		args = append(args, "-e", k+"="+v.Env[k])
-	}
-	// The pane stays after the view exits, saying how it exited.
-	args = append(args, "--", "/bin/sh", "-c", "(exec </dev/null; "+v.Command+`); echo "[the view exited: $?]"; exec sleep 3600`)
-	l.run(t, args...)
-}
-
-// shows waits until the pane shows want.
-func (l *localTmux) shows(t *testing.T, name, want string) {
-	t.Helper()
-	var got string
-	if !testutil.Poll(testutil.Patience, func() bool {
-		got = l.run(t, "capture-pane", "-p", "-J", "-S", "-200", "-t", "="+name+":")
-		return strings.Contains(got, want)
-	}) {
-		t.Fatalf("the view %s never showed %q; it shows:\n%s", name, want, got)
-	}
 }
 
 func mustExec(t testing.TB, ctx context.Context, p *caller.Plugin, host protocol.Target, script string) string {

@@ -50,9 +50,9 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
 
 	// The view, as mu runs it: a local pane, stdin from /dev/null.
-	tm := newLocalTmux(t)
-	tm.openView(t, "view1", res.View)
-	tm.shows(t, "view1", "mu test agent: ready")
+	tm := testutil.NewPanes(t)
+	tm.Open(t, "view1", res.View.Command, res.View.Env)
+	tm.Shows(t, "view1", "mu test agent: ready")
 
 	// Readiness.
 	if b := drive.Baseline(t, ctx, p, jt); b.Runs != 0 || b.Incarnation == "" {
@@ -82,10 +82,10 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if parent := testutil.Git(t, local, "rev-parse", "FETCH_HEAD^"); parent != rev {
 		t.Fatalf("the agent's commit's parent is %s, not the pushed %s", parent, rev)
 	}
-	tm.shows(t, "view1", "[settled turn 1]")
+	tm.Shows(t, "view1", "[settled turn 1]")
 
 	// The view killed: the job runs on. A re-attach gives a working view.
-	tm.run(t, "kill-session", "-t", "=view1")
+	tm.Run(t, "kill-session", "-t", "=view1")
 	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
 		t.Fatalf("job.status after the view was killed: %+v %v", st, err)
 	}
@@ -93,13 +93,13 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("job.attach: %v", err)
 	}
-	tm.openView(t, "view2", v)
-	tm.shows(t, "view2", "[settled turn 1]")
+	tm.Open(t, "view2", v.Command, v.Env)
+	tm.Shows(t, "view2", "[settled turn 1]")
 	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "again", MsgID: "msg-2", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}
 	drive.Settled(t, ctx, p, jt, 1)
-	tm.shows(t, "view2", "[settled turn 2]")
+	tm.Shows(t, "view2", "[settled turn 2]")
 
 	// job.stop, then the view says the job ended; host.release.
 	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
@@ -108,7 +108,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobEnded {
 		t.Fatalf("job.status after job.stop: %+v %v", st, err)
 	}
-	tm.shows(t, "view2", "[mu: the job")
+	tm.Shows(t, "view2", "[mu: the job")
 	if err := p.HostRelease(ctx, protocol.KeyParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "box"}}}, Key: hostKeyOf(t, p, host)}); err != nil {
 		t.Fatalf("host.release: %v", err)
 	}

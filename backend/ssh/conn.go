@@ -45,6 +45,8 @@ type conn struct {
 
 	ctlMu sync.Mutex
 	ctl   *control
+
+	files sftpState // the connection's SFTP session (files.go)
 }
 
 func newPool(d *Dialer, maxSessions int, log *slog.Logger) *pool {

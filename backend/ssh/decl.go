@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -31,6 +32,8 @@ type Config struct {
 	MaxSessions int      // --max-sessions: the server's MaxSessions (default 10); scripts get two fewer
 	Options     []string // --option Key=Value (repeatable): ssh's -o, for the destination
 	ShimExe     string   // the binary git runs as GIT_SSH ("" is this executable)
+	JobsRoot    string   // --jobs-root: where a host keeps its jobs ("" is JobsDir under the login directory)
+	Channel     string   // the channel seam's name: the registered name ("" is ChannelName)
 	// FlagPrefix names the four flags above in messages and remedies, for
 	// a plugin that embeds this SSH layer under its own flag names: "" is
 	// mu-plugin-ssh's --config, --option, --known-hosts and --identity;
@@ -91,6 +94,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.KnownHosts, "known-hosts", "", "the known_hosts `FILE` to verify host keys with, replacing UserKnownHostsFile and GlobalKnownHostsFile")
 	fs.StringVar(&c.Identity, "identity", "", "a private key `FILE` offered before the configured IdentityFile ones, as `ssh -i FILE`")
 	fs.StringVar(&c.Instance, "instance", "", "the handshake's instance `NAME` (default \"ssh:\" and the absolute path of the ssh_config in use)")
+	fs.StringVar(&c.JobsRoot, "jobs-root", JobsDir, "where each host keeps its agent jobs (tmux socket, one directory per job): a `DIR` under the login directory, or absolute")
 	fs.IntVar(&c.MaxSessions, "max-sessions", DefaultMaxSessions, "the servers' MaxSessions `N`: scripts run at most N-2 at once per connection (one session is kept for stops, one for sessions the server is still closing)")
 }
 
@@ -115,8 +119,9 @@ type Backend struct {
 	pool *pool
 	shim *shim
 
-	mu   sync.Mutex
-	runs map[*run]struct{}
+	mu    sync.Mutex
+	runs  map[*run]struct{}
+	roots tmuxjob.Roots // destination → its jobs root
 }
 
 // New builds the backend.
@@ -131,6 +136,12 @@ func New(cfg Config, log *slog.Logger) *Backend {
 		if exe, err := os.Executable(); err == nil {
 			cfg.ShimExe = exe
 		}
+	}
+	if cfg.JobsRoot == "" {
+		cfg.JobsRoot = JobsDir
+	}
+	if cfg.Channel == "" {
+		cfg.Channel = ChannelName
 	}
 	b := &Backend{cfg: cfg, log: log, runs: map[*run]struct{}{}}
 	b.pool = newPool(NewDialer(cfg, log), cfg.MaxSessions, log)
@@ -156,9 +167,11 @@ func DefaultInstance(sshConfig string) string {
 	return inst
 }
 
-// Seams is the declaration: the link only.
-func Seams() protocol.Seams {
-	return protocol.Seams{Link: &protocol.LinkSeam{
+// Seams is the declaration: the link, and tmuxjob's job seam (kind "ssh")
+// with its channel named channel (the plugin's registered name).
+func Seams(channel string) protocol.Seams {
+	s := tmuxjob.Seams(JobKind, channel, []string{protocol.PhaseAgent})
+	s.Link = &protocol.LinkSeam{
 		Fetch:           true,
 		Push:            protocol.Bool(true),
 		Slots:           protocol.SlotsSelf,
@@ -168,7 +181,8 @@ func Seams() protocol.Seams {
 		Quiescence:     protocol.QuiescenceUnprovable,
 		MaxScriptBytes: MaxScriptBytes,
 		Checks:         []string{protocol.PhaseReach},
-	}}
+	}
+	return s
 }
 
 // Options builds the Serve options.
@@ -177,16 +191,16 @@ func (b *Backend) Options() protocol.Options {
 	if inst == "" {
 		inst = DefaultInstance(b.cfg.SSHConfig)
 	}
+	h := b.jobHandlers()
+	h[protocol.MethodLinkExec] = protocol.Handle(b.execScript)
+	h[protocol.MethodLinkFetch] = protocol.Handle(b.fetch)
+	h[protocol.MethodLinkPush] = protocol.Handle(b.push)
+	h[protocol.MethodLinkCheckSteps] = protocol.Handle(b.checkSteps)
 	return protocol.Options{
 		Instance: inst,
-		Seams:    Seams(),
-		Handlers: protocol.Methods{
-			protocol.MethodLinkExec:       protocol.Handle(b.execScript),
-			protocol.MethodLinkFetch:      protocol.Handle(b.fetch),
-			protocol.MethodLinkPush:       protocol.Handle(b.push),
-			protocol.MethodLinkCheckSteps: protocol.Handle(b.checkSteps),
-		},
-		Stop: b.Stop,
+		Seams:    Seams(b.cfg.Channel),
+		Handlers: h,
+		Stop:     b.Stop,
 	}
 }
 

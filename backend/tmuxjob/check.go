@@ -33,5 +33,5 @@ func (j *Jobs) CheckSteps(ctx context.Context, phase string) ([]protocol.Step, e
 		}
 		steps = append(steps, s)
 	}
-	return steps, nil
+	return j.withRemedies(steps), nil
 }

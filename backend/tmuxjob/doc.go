@@ -20,12 +20,15 @@
 //	  adapter/ quiet          the adapter's own files; no nudge during a turn
 //	  chan/                   $MU_CHANNEL_DIR: inbox/, answers/, out/ (the contract)
 //
-// Wiring a backend (the docker plugin): give each host a Runner (an exec
-// in the container), build a Jobs per call from the call's target through a
-// Resolver, add Handlers(resolve) to the plugin's method table (every job.*
-// and channel.* method), declare the job and channel seams Seams returns,
-// and make Options.View a command that runs the plugin's own view
-// sub-command, which calls Jobs.Follow.
+// Wiring a backend (the docker plugin, the ssh plugin): give each host a
+// Runner (an exec in the container; a session on the SSH connection), find
+// its state root once (Roots), build a Jobs per call from the call's target
+// through a Resolver, add Handlers(resolve) to the plugin's method table
+// (every job.* and channel.* method), declare the job and channel seams
+// Seams returns, and make Options.View a command that runs the plugin's own
+// view sub-command (ViewCmd, which calls Jobs.Follow). A Runner that can
+// also move files without a script run (Files: SFTP on the SSH connection)
+// serves Install and the view's log reads.
 //
 // Every script is a constant (scripts/*.sh) run as `/bin/sh -c SCRIPT
 // mu-tmuxjob ROOT ID SOCKET ARGS…`; values travel as arguments or on stdin

@@ -44,6 +44,9 @@ type Options struct {
 	CommandWindow time.Duration
 	// Now is the clock (epoch ms of deliveries). Default time.Now.
 	Now func() time.Time
+	// RootRemedy is what job.checkSteps' state-root step tells a person to
+	// do when Root is not writable (the backend knows how Root is chosen).
+	RootRemedy string
 }
 
 // Jobs runs detached agent jobs under tmux on one host, through a Runner,

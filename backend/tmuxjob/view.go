@@ -54,6 +54,20 @@ func (j *Jobs) Follow(ctx context.Context, handle string, w io.Writer) error {
 	idle := j.opts.Poll
 	failures := 0
 	for {
+		if data := j.logChunk(ctx, id, off); len(data) > 0 {
+			// New output, read by offset without a script run: the tail
+			// script (below) runs only when there is none, to tell whether
+			// the job still lives.
+			if _, err := w.Write(data); err != nil {
+				return err
+			}
+			off += int64(len(data))
+			if len(data) < followChunk && !sleep(ctx, j.opts.Poll) {
+				return ctx.Err()
+			}
+			idle = j.opts.Poll
+			continue
+		}
 		o, err := j.run(ctx, "tail", id, nil, strconv.FormatInt(off, 10), strconv.Itoa(followChunk))
 		if err != nil {
 			if ctx.Err() != nil {

@@ -1,4 +1,6 @@
-// Command mu-plugin-ssh is mu's link to any SSH host. See docs/ssh.md.
+// Command mu-plugin-ssh is mu's link to any SSH host, and its agent jobs
+// (under tmux on the host) with their channel. `mu-plugin-ssh view …` is a
+// job's view (job.start gives its command). See docs/ssh.md.
 package main
 
 import (
@@ -10,10 +12,14 @@ import (
 )
 
 func main() {
+	name := cli.RegisteredName(os.Args[0], ssh.ChannelName) // mu-plugin-ssh-prod is "ssh-prod", its channel too
 	os.Exit(cli.Main(cli.Plugin{
-		Name:     "ssh",
-		Short:    "a link to any SSH host (scripts, git fetch and push), resolved and trusted as OpenSSH does",
-		Config:   &ssh.Config{},
-		Commands: map[string]func(context.Context, []string) int{"git-ssh": ssh.GitSSH},
+		Name:   name,
+		Short:  "any SSH host as mu's link (scripts, git fetch and push) and job host (agents under tmux), resolved and trusted as OpenSSH does",
+		Config: &ssh.Config{Channel: name},
+		Commands: map[string]func(context.Context, []string) int{
+			"git-ssh":       ssh.GitSSH,
+			ssh.ViewCommand: ssh.View,
+		},
 	}, os.Args[1:]))
 }

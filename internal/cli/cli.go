@@ -187,3 +187,16 @@ func self() string {
 
 // Discard is a logger that writes nothing.
 var Discard = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// RegisteredName is a plugin's registered name read from the executable's
+// basename as mu runs it: mu-plugin-BASE is BASE, and a link or copy named
+// mu-plugin-BASE-<suffix> is BASE-<suffix>, so one binary serves several
+// registrations, each with its own name (and channel: a channel's name is
+// unique among the registered plugins). Any other basename is BASE.
+func RegisteredName(argv0, base string) string {
+	b := filepath.Base(argv0)
+	if b == "mu-plugin-"+base || (strings.HasPrefix(b, "mu-plugin-"+base+"-") && len(b) > len("mu-plugin-"+base+"-")) {
+		return strings.TrimPrefix(b, "mu-plugin-")
+	}
+	return base
+}

@@ -38,6 +38,7 @@ type Options struct {
 	HostCert    bool     // also sign the host key with a CA (Server.CAPub)
 	Extra       []string // more sshd_config lines
 	Alias       string   // the client config's Host alias; default "box"
+	NoSFTP      bool     // serve no sftp subsystem (a host without one)
 }
 
 // Server is one running sshd.
@@ -164,7 +165,9 @@ func (s *Server) sshdConfig(t testing.TB, o Options) []string {
 		"PermitRootLogin prohibit-password",
 		"MaxStartups 200:30:400",
 		"LogLevel VERBOSE",
-		"Subsystem sftp internal-sftp",
+	}
+	if !o.NoSFTP {
+		cfg = append(cfg, "Subsystem sftp internal-sftp")
 	}
 	if o.MaxSessions > 0 {
 		cfg = append(cfg, fmt.Sprintf("MaxSessions %d", o.MaxSessions))
@@ -283,6 +286,24 @@ func (s *Server) answers() bool {
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	line, _ := bufio.NewReader(c).ReadString('\n')
 	return strings.HasPrefix(line, "SSH-2.0-")
+}
+
+// Restart stops sshd (the listener and every connection's process, as a
+// crash or a restart of the service does) and starts it again on the same
+// port with the same configuration. What its sessions left detached (a
+// tmux server) runs on.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.stop()
+	path := filepath.Join(s.Dir, "sshd_config")
+	var err error
+	for attempt := 0; attempt < 50; attempt++ {
+		if err = s.start(path); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("testsshd: restarting: %v\n%s", err, s.LogText())
 }
 
 func (s *Server) stop() {

@@ -5,7 +5,6 @@ package agent
 import (
 	"context"
 	_ "embed"
-	"fmt"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 )
@@ -15,20 +14,9 @@ import (
 //go:embed mu-test-agent.sh
 var Script []byte
 
-// installScript writes stdin to $1 (creating its directory), mode 0755.
-//
-//go:embed scripts/install.sh
-var installScript string
-
-// Install writes the agent to path on the host r reaches. A job then runs
-// it with spec.cmd `sh PATH` (quoted).
+// Install writes the agent to path on the host r reaches (tmuxjob.Install:
+// over the Runner's Files when it has them). A job then runs it with
+// spec.cmd `sh PATH` (quoted).
 func Install(ctx context.Context, r tmuxjob.Runner, path string) error {
-	_, stderr, code, err := r.Run(ctx, []string{"/bin/sh", "-c", installScript, "mu-install", path}, Script)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return fmt.Errorf("install the test agent at %s: exit %d: %s", path, code, stderr)
-	}
-	return nil
+	return tmuxjob.Install(ctx, r, path, Script)
 }

@@ -50,13 +50,6 @@ func InstallDouble(ctx context.Context, r tmuxjob.Runner, name, path string) err
 	if b == nil {
 		return fmt.Errorf("no test double of %q", name)
 	}
-	// The test agent's installer (scripts/install.sh), as Install runs it.
-	_, stderr, code, err := r.Run(ctx, []string{"/bin/sh", "-c", installScript, "mu-install", path}, b)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return fmt.Errorf("install the %s double at %s: exit %d: %s", name, path, code, stderr)
-	}
-	return nil
+	// As Install writes the test agent (tmuxjob.Install).
+	return tmuxjob.Install(ctx, r, path, b)
 }

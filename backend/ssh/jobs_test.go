@@ -1,0 +1,123 @@
+package ssh
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
+)
+
+// A job on an SSH host through the caller side, as mu drives it: the
+// declaration, job.start of the test agent in a worktree made with
+// link.exec, the view in a local tmux pane with stdin from /dev/null,
+// readiness, a send and its settled watch, lastRun, the view killed and
+// re-attached, a second plugin process reading what the first wrote,
+// job.stop, and the view saying the job ended.
+func TestJobOnSSHHost(t *testing.T) {
+	ctx := testutil.Context(t, 5*time.Minute)
+	h := newJobHost(t, testsshd.Options{})
+	p := h.start(t)
+	decl := p.Declaration().Seams
+	if decl.Job == nil || decl.Job.Kind != JobKind || decl.Job.View != protocol.ViewDetached || !decl.Job.Start.Lookup ||
+		!decl.Job.Start.FenceKey || decl.Channel == nil || decl.Channel.Name != "ssh" || decl.Link == nil {
+		t.Fatalf("declaration: %+v", decl)
+	}
+	if r, err := p.Exec(ctx, h.host(), "rm -rf "+h.root+"/tree && mkdir -p "+h.root+"/tree", ".", time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("link.exec: %+v %v", r, err)
+	}
+
+	key, name := newKey("job"), "spawned"
+	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key,
+		Spec: h.spec(name, h.root+"/tree", map[string]string{"MU_TEST_AGENT_MS": "200", "GREETING": "it's \"quoted\" $(not run)"})})
+	if err != nil {
+		t.Fatalf("job.start: %v", err)
+	}
+	if !strings.HasPrefix(res.Handle, "mu-") || !strings.Contains(res.View.Command, "'view'") || !strings.Contains(res.View.Command, "'--config'") {
+		t.Fatalf("job.start: %+v", res)
+	}
+	jt := h.jobTarget(key, res.Handle, name)
+	again, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: h.spec(name, h.root+"/tree", nil)})
+	if err != nil || again.Handle != res.Handle {
+		t.Fatalf("a second job.start with the key: %+v %v", again, err)
+	}
+
+	tm := testutil.NewPanes(t)
+	tm.Open(t, "view1", res.View.Command, res.View.Env)
+	tm.Shows(t, "view1", "mu test agent: ready")
+
+	if b := drive.Baseline(t, ctx, p, jt); b.Runs != 0 || b.Incarnation == "" {
+		t.Fatalf("baseline: %+v", b)
+	}
+	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
+		t.Fatalf("job.status: %+v %v", st, err)
+	}
+	text := "hello over ssh\nwith 'quotes' and $(not run)"
+	sr, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "msg-1", Mode: protocol.ModeFollowUp})
+	if err != nil || sr.Ack != protocol.AckConfirmed || sr.Baseline == nil || *sr.Baseline != 0 {
+		t.Fatalf("channel.send: %+v %v", sr, err)
+	}
+	if o := drive.Settled(t, ctx, p, jt, 0); o.Runs != 1 || o.LastText != "agent: "+text {
+		t.Fatalf("the settled turn: %+v", o)
+	}
+	lr, err := p.LastRun(ctx, protocol.LastRunParams{Base: protocol.Base{Target: jt}, AfterRuns: 0})
+	if err != nil || lr == nil || lr.Runs != 1 || lr.LastText != "agent: "+text {
+		t.Fatalf("channel.lastRun: %+v %v", lr, err)
+	}
+	tm.Shows(t, "view1", "[settled turn 1]")
+
+	// The view killed: the job runs on; another invocation (a second
+	// plugin process) reads what the first wrote and re-attaches.
+	tm.Run(t, "kill-session", "-t", "=view1")
+	p2 := h.start(t)
+	if st, err := p2.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
+		t.Fatalf("job.status from another process: %+v %v", st, err)
+	}
+	if rc, err := p2.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: "msg-1"}); err != nil || rc.State != "accepted" {
+		t.Fatalf("channel.receipt from another process: %+v %v", rc, err)
+	}
+	v, err := p2.JobAttach(ctx, jt)
+	if err != nil {
+		t.Fatalf("job.attach: %v", err)
+	}
+	tm.Open(t, "view2", v.Command, v.Env)
+	tm.Shows(t, "view2", "[settled turn 1]")
+
+	if err := p2.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+		t.Fatalf("job.stop: %v", err)
+	}
+	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobEnded {
+		t.Fatalf("job.status after job.stop: %+v %v", st, err)
+	}
+	tm.Shows(t, "view2", "[mu: the job")
+	tm.Shows(t, "view2", "[the view exited: 0]")
+	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+		t.Fatalf("job.stop again: %v", err)
+	}
+}
+
+// A start whose command line passes the one-argument bound (docs/ssh.md,
+// Jobs: the Runner) fails as an unknown outcome, and the fenced lookup
+// resolves it none: nothing started.
+func TestJobStartTooLongForTheCommandLine(t *testing.T) {
+	ctx := testutil.Context(t, 2*time.Minute)
+	h := newJobHost(t, testsshd.Options{})
+	p := h.start(t)
+	key := newKey("long")
+	sp := h.spec("a", ".", nil)
+	sp.Cmd = ": " + strings.Repeat("x", 200<<10)
+	_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
+	var re *caller.RemoteError
+	if !errors.As(err, &re) || re.Kind != protocol.UnknownOutcome {
+		t.Fatalf("job.start of a 200 KiB spec.cmd: %v, want unknown-outcome", err)
+	}
+	lr, err := p.JobLookup(ctx, protocol.LookupParams{Base: protocol.Base{Target: h.host()}, Key: key, Fence: true})
+	if err != nil || !lr.None {
+		t.Fatalf("the fenced lookup: %+v %v, want none", lr, err)
+	}
+}

@@ -1,0 +1,80 @@
+package tmuxjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// LoginRoot is the state root dir on the host r reaches: dir itself when
+// absolute, else dir under the login directory of the runs' user (asked
+// with one run: `cd && pwd -P`). err is a run that did not answer (retry);
+// a host whose user has no usable login directory is a *RootError.
+func LoginRoot(ctx context.Context, r Runner, dir string) (string, error) {
+	if dir == "" || strings.ContainsAny(dir, "\n\x00") {
+		return "", &RootError{Why: fmt.Sprintf("the jobs directory %q is not usable", dir)}
+	}
+	if path.IsAbs(dir) {
+		if path.Clean(dir) == "/" {
+			return "", &RootError{Why: "the jobs directory cannot be /"}
+		}
+		return path.Clean(dir), nil
+	}
+	out, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `cd && pwd -P`}, nil)
+	if err != nil {
+		return "", err
+	}
+	home := strings.TrimSpace(string(out))
+	if code != 0 || !path.IsAbs(home) {
+		return "", &RootError{Why: fmt.Sprintf("the user has no usable login directory (%q)", home)}
+	}
+	root := path.Join(home, dir)
+	if root == "/" {
+		return "", &RootError{Why: "the jobs directory resolves to /"}
+	}
+	return root, nil
+}
+
+// RootError: the host gives no usable state root; a retry will not help.
+type RootError struct{ Why string }
+
+func (e *RootError) Error() string { return e.Why }
+
+// Roots keeps each host's state root for the invocation: LoginRoot is
+// asked once per host. The zero value is ready.
+type Roots struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// Get is host's state root (LoginRoot(ctx, r, dir)), as a protocol error
+// naming where (e.g. "container 3f2a…"): permanent when the host has no
+// usable root, retryable when the run did not answer.
+func (c *Roots) Get(ctx context.Context, host string, r Runner, dir, where string) (string, error) {
+	c.mu.Lock()
+	root, ok := c.m[host]
+	c.mu.Unlock()
+	if ok {
+		return root, nil
+	}
+	root, err := LoginRoot(ctx, r, dir)
+	var re *RootError
+	switch {
+	case errors.As(err, &re):
+		return "", protocol.Errorf(protocol.Permanent, "%s: %s", where, re.Why)
+	case err != nil:
+		return "", protocol.Wrap(protocol.Retryable, err, "finding the login directory on "+where)
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]string{}
+	}
+	c.m[host] = root
+	c.mu.Unlock()
+	return root, nil
+}

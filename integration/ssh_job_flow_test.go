@@ -1,0 +1,94 @@
+//go:build integration
+
+package integration
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// TestSSHSpawnThroughBastion: the whole spawn on host-b (reached only
+// through the bastion) as mu does it: the site (a pushed commit, a
+// worktree made with link.exec), job.start of the test agent, the view in
+// a real tmux pane with stdin from /dev/null, readiness, a send and its
+// watch, an in-life link.fetch of the agent's commit, the view killed and
+// re-attached, job.stop, the final fetch.
+func TestSSHSpawnThroughBastion(t *testing.T) {
+	e := getEnv(t)
+	p := startPlugin(t, e.sshPlugin())
+	ctx := testutil.Context(t, 5*time.Minute)
+	host := hostTarget("host-b")
+	run := randHex(4)
+
+	local, rev := localRepo(t, "spawn "+run)
+	repo, tree := "spawn-"+run+"/repo", "spawn-"+run+"/tree"
+	if r, err := p.Push(ctx, host, local, repo, rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("link.push: %+v %v", r, err)
+	}
+	if r, err := p.Exec(ctx, host, "git -C "+repo+" worktree add -q --detach ../tree "+rev, ".", time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("worktree: %+v %v", r, err)
+	}
+
+	key, name := "spawn-"+run, "spawned"
+	spec := protocol.JobSpec{Workstream: "it", Name: name, Harness: "mu-test-agent", Role: "full-access",
+		Cmd: string(agent.Script), CommandSource: "test", Cwd: tree, Env: map[string]string{"MU_TEST_AGENT_MS": "200"}}
+	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: spec})
+	if err != nil {
+		t.Fatalf("job.start: %v", err)
+	}
+	jt := host
+	jt.Job = &protocol.JobRef{Kind: "ssh", Key: key, Handle: res.Handle}
+	jt.Agent = &protocol.AgentRef{Workstream: "it", Name: name, Incarnation: 1}
+
+	tm := testutil.NewPanes(t)
+	tm.Open(t, "view1", res.View.Command, res.View.Env)
+	tm.Shows(t, "view1", "mu test agent: ready")
+	if b := drive.Baseline(t, ctx, p.Plugin, jt); b.Runs != 0 {
+		t.Fatalf("baseline: %+v", b)
+	}
+	text := "please commit [[commit]]"
+	if sr, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil || sr.Ack != protocol.AckConfirmed {
+		t.Fatalf("channel.send: %+v %v", sr, err)
+	}
+	if o := drive.Settled(t, ctx, p.Plugin, jt, 0); o.Runs != 1 || o.LastText != "agent: "+text {
+		t.Fatalf("the settled turn: %+v", o)
+	}
+	if r, err := p.Fetch(ctx, host, tree, local, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("in-life link.fetch: %+v %v", r, err)
+	}
+	if subj := testutil.Git(t, local, "log", "-1", "--format=%s", "FETCH_HEAD"); subj != "mu-test-agent: turn 1" {
+		t.Fatalf("FETCH_HEAD is %q, not the agent's commit", subj)
+	}
+	tm.Shows(t, "view1", "[settled turn 1]")
+
+	tm.Run(t, "kill-session", "-t", "=view1")
+	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
+		t.Fatalf("job.status after the view was killed: %+v %v", st, err)
+	}
+	v, err := p.JobAttach(ctx, jt)
+	if err != nil {
+		t.Fatalf("job.attach: %v", err)
+	}
+	tm.Open(t, "view2", v.Command, v.Env)
+	tm.Shows(t, "view2", "[settled turn 1]")
+
+	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+		t.Fatalf("job.stop: %v", err)
+	}
+	tm.Shows(t, "view2", "[mu: the job")
+	if r, err := p.Fetch(ctx, host, tree, local, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Fatalf("the final link.fetch: %+v %v", r, err)
+	}
+	if got := testutil.Git(t, local, "rev-parse", "FETCH_HEAD^"); got != rev {
+		t.Fatalf("the agent's commit's parent is %s, not the pushed %s", got, rev)
+	}
+	if strings.Contains(res.View.Command, canary) {
+		t.Fatal("the view carries the canary")
+	}
+}
