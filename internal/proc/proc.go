@@ -63,12 +63,7 @@ type Result struct {
 // by the caller, Env nil meaning the plugin's own), waits for it, and when
 // ctx ends first kills its whole tree and returns once nothing of it is left.
 func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (Result, error) {
-	mark := fmt.Sprintf("%d-%d", os.Getpid(), seq.Add(1))
-	env := cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	cmd.Env = append(env[:len(env):len(env)], MarkVar+"="+mark)
+	mark := markRun(cmd)
 	if cmd.SysProcAttr != nil && (cmd.SysProcAttr.Setpgid || cmd.SysProcAttr.Setsid) {
 		return Result{}, errors.New("proc: a run must stay in the plugin's process group")
 	}
@@ -214,3 +209,15 @@ func bootTicks() uint64 {
 
 // PGID returns the process group of pid.
 func PGID(pid int) (int, error) { return syscall.Getpgid(pid) }
+
+// markRun gives cmd's environment a mark of its own, the run's name in
+// every process of its tree.
+func markRun(cmd *exec.Cmd) string {
+	mark := fmt.Sprintf("%d-%d", os.Getpid(), seq.Add(1))
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(env[:len(env):len(env)], MarkVar+"="+mark)
+	return mark
+}
