@@ -20,6 +20,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -115,10 +116,10 @@ type Backend struct {
 	reached atomic.Bool // the Engine answered once (reach)
 
 	mu        sync.Mutex
-	pools     map[string]*pool  // container ID → its exec channels
-	ours      map[string]bool   // container IDs checked to be this instance's hosts
-	roots     map[string]string // container ID → its jobs directory
-	acquiring map[string]int    // keys with an acquire running in this process
+	pools     map[string]*execchan.Pool // container ID → its exec channels
+	ours      map[string]bool           // container IDs checked to be this instance's hosts
+	roots     map[string]string         // container ID → its jobs directory
+	acquiring map[string]int            // keys with an acquire running in this process
 }
 
 var namePrefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$`)
@@ -179,7 +180,7 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	b := &Backend{cfg: cfg, api: api, log: log, self: thisProcess(),
-		pools: map[string]*pool{}, ours: map[string]bool{}, roots: map[string]string{}, acquiring: map[string]int{}}
+		pools: map[string]*execchan.Pool{}, ours: map[string]bool{}, roots: map[string]string{}, acquiring: map[string]int{}}
 	b.instance = cfg.Instance
 	if b.instance == "" {
 		if cfg.Endpoint.Host == "" {
@@ -261,14 +262,14 @@ func (b *Backend) sameInstance(next protocol.Handler) protocol.Handler {
 func (b *Backend) Stop(ctx context.Context) {
 	proc.KillAll()
 	b.mu.Lock()
-	pools := make([]*pool, 0, len(b.pools))
+	pools := make([]*execchan.Pool, 0, len(b.pools))
 	for _, p := range b.pools {
 		pools = append(pools, p)
 	}
-	b.pools = map[string]*pool{}
+	b.pools = map[string]*execchan.Pool{}
 	b.mu.Unlock()
 	for _, p := range pools {
-		p.close()
+		p.Close()
 	}
 	if b.ssh != nil {
 		b.ssh.Close()

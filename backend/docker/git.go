@@ -12,6 +12,7 @@ import (
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
@@ -36,7 +37,7 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call, p protocol.Fet
 	if err := checkPaths(p.LocalRepo, p.RemoteCwd); err != nil {
 		return nil, err
 	}
-	mark := randomHex()
+	mark := execchan.NewMark()
 	return b.runGit(ctx, ctr, mark, protocol.RunTimeout(p.TimeoutMs),
 		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
 		"fetch", "--no-tags", "--no-recurse-submodules", b.extURL(ctr, mark, p.RemoteCwd), "HEAD")
@@ -59,7 +60,7 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 	start := time.Now()
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	// The preparation runs in the login directory, as the channel's runs do.
-	prep := []string{"/bin/sh", "-c", homeScript, "sh", "/bin/sh", "-c", gitlink.PrepareScript, "sh", p.RemoteRepo, p.Rev}
+	prep := []string{"/bin/sh", "-c", execchan.HomeScript, "sh", "/bin/sh", "-c", gitlink.PrepareScript, "sh", p.RemoteRepo, p.Rev}
 	code, _, stderr, err := execOnce(pctx, b.api, ctr, prep, nil, nil)
 	cancel()
 	switch {
@@ -76,7 +77,7 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 		out, errs, cut := outcap.Fit(nil, stderr, false, outcap.ReplyBudget)
 		return &protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, nil
 	}
-	mark := randomHex()
+	mark := execchan.NewMark()
 	return b.runGit(ctx, ctr, mark, timeout-time.Since(start),
 		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
 		"push", "--no-verify", "--porcelain", b.extURL(ctr, mark, p.RemoteRepo), gitlink.Refspec(p.Rev))
@@ -133,12 +134,12 @@ func (b *Backend) runGit(ctx context.Context, ctr, mark string, timeout time.Dur
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		o, e, _ := outcap.Fit(out.b, errb.b, false, outcap.ReplyBudget)
+		o, e, _ := outcap.Fit(out.B, errb.B, false, outcap.ReplyBudget)
 		return &protocol.ExecResult{ExitCode: nil, Stdout: o, Stderr: e, Partial: true}, nil
 	}
 	code := res.ExitCode
-	o, e, cut := outcap.Fit(out.b, errb.b, false, outcap.ReplyBudget)
-	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || len(out.b) >= maxStream || len(errb.b) >= maxStream}, nil
+	o, e, cut := outcap.Fit(out.B, errb.B, false, outcap.ReplyBudget)
+	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || len(out.B) >= execchan.MaxStream || len(errb.B) >= execchan.MaxStream}, nil
 }
 
 // Bridge is the git-bridge sub-command: `git-bridge CONTAINER MARK SERVICE
@@ -162,11 +163,11 @@ func Bridge(ctx context.Context, args []string) int {
 		return 128
 	}
 	defer api.Close()
-	env := []string{runVar + "=" + mark}
+	env := []string{execchan.RunVar + "=" + mark}
 	if gp := os.Getenv("GIT_PROTOCOL"); gp != "" {
 		env = append(env, "GIT_PROTOCOL="+gp)
 	}
-	argv := []string{"/bin/sh", "-c", homeScript, "sh", service, "--", path}
+	argv := []string{"/bin/sh", "-c", execchan.HomeScript, "sh", service, "--", path}
 	code, err := bridge(ctx, api, ctr, argv, env, os.Stdin, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "git-bridge:", err)
