@@ -20,6 +20,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/creator"
 	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -110,7 +111,7 @@ type Backend struct {
 	api      engine
 	log      *slog.Logger
 	instance string
-	self     creator // this process, as acquire records it on a container
+	self     creator.Process // this process, as acquire records it on a container
 	// ssh is an ssh:// endpoint's SSH connection (nil for unix://, tcp://).
 	ssh     *sshEngine
 	reached atomic.Bool // the Engine answered once (reach)
@@ -179,7 +180,7 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Backend{cfg: cfg, api: api, log: log, self: thisProcess(),
+	b := &Backend{cfg: cfg, api: api, log: log, self: creator.This(),
 		pools: map[string]*execchan.Pool{}, ours: map[string]bool{}, roots: map[string]string{}, acquiring: map[string]int{}}
 	b.instance = cfg.Instance
 	if b.instance == "" {
