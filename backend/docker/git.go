@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -15,7 +13,6 @@ import (
 	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/internal/outcap"
-	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -34,13 +31,11 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call, p protocol.Fet
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPaths(p.LocalRepo, p.RemoteCwd); err != nil {
+	if err := gitlink.CheckPaths(p.LocalRepo, p.RemoteCwd); err != nil {
 		return nil, err
 	}
 	mark := execchan.NewMark()
-	return b.runGit(ctx, ctr, mark, protocol.RunTimeout(p.TimeoutMs),
-		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
-		"fetch", "--no-tags", "--no-recurse-submodules", b.extURL(ctr, mark, p.RemoteCwd), "HEAD")
+	return b.runGit(ctx, ctr, mark, protocol.RunTimeout(p.TimeoutMs), gitlink.FetchArgs(p.LocalRepo, b.extURL(ctr, mark, p.RemoteCwd))...)
 }
 
 // push serves link.push: afterwards remoteRepo (created if absent) holds
@@ -53,7 +48,7 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 	if err := gitlink.CheckRev(p.Rev); err != nil {
 		return nil, err
 	}
-	if err := checkPaths(p.LocalRepo, p.RemoteRepo); err != nil {
+	if err := gitlink.CheckPaths(p.LocalRepo, p.RemoteRepo); err != nil {
 		return nil, err
 	}
 	timeout := protocol.RunTimeout(p.TimeoutMs)
@@ -78,68 +73,24 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 		return &protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, nil
 	}
 	mark := execchan.NewMark()
-	return b.runGit(ctx, ctr, mark, timeout-time.Since(start),
-		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
-		"push", "--no-verify", "--porcelain", b.extURL(ctr, mark, p.RemoteRepo), gitlink.Refspec(p.Rev))
+	return b.runGit(ctx, ctr, mark, timeout-time.Since(start), gitlink.PushArgs(p.LocalRepo, b.extURL(ctr, mark, p.RemoteRepo), p.Rev)...)
 }
 
-func checkPaths(local, remote string) error {
-	switch {
-	case local == "" || remote == "":
-		return protocol.Errorf(protocol.Permanent, "the local and the remote repository paths are required")
-	case strings.HasPrefix(remote, "-"):
-		return protocol.Errorf(protocol.Permanent, "remote path %q starts with '-'", remote)
-	case strings.ContainsAny(remote, "\n\x00") || strings.ContainsAny(local, "\n\x00"):
-		return protocol.Errorf(protocol.Permanent, "a repository path cannot hold a newline or NUL")
-	}
-	if st, err := os.Stat(local); err != nil || !st.IsDir() {
-		return protocol.Errorf(protocol.Permanent, "local repository %q is not a directory", local)
-	}
-	return nil
-}
-
-// extURL is the ext:: remote for path in ctr (ext:: splits its command on
-// spaces; "% " is a literal space and "%%" a literal %).
+// extURL is the ext:: remote for path in ctr.
 func (b *Backend) extURL(ctr, mark, path string) string {
-	esc := strings.NewReplacer("%", "%%", " ", "% ").Replace
-	return "ext::" + esc(b.cfg.Self) + " " + BridgeCommand + " " + esc(ctr) + " " + mark + " %S " + esc(path)
+	return gitlink.ExtURL(b.cfg.Self, BridgeCommand, ctr, mark, gitlink.ExtService, path)
 }
 
-// runGit runs the local git through internal/proc (in the plugin's group,
-// its whole tree killed on timeout); on timeout the container side is killed
-// too before the answer.
+// runGit runs the local git (gitlink.RunLocal) with the bridge pinned to
+// this Engine; on timeout the container side is killed too before the
+// answer.
 func (b *Backend) runGit(ctx context.Context, ctr, mark string, timeout time.Duration, args ...string) (any, error) {
-	gctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.Command("git", args...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
-	pin, unpin, err := b.bridgePin(gctx) // the bridge git runs addresses this Engine
+	pin, unpin, err := b.bridgePin(ctx) // the bridge git runs addresses this Engine
 	if err != nil {
 		return nil, err
 	}
 	defer unpin()
-	for _, k := range sortedKeys(pin) {
-		cmd.Env = append(cmd.Env, k+"="+pin[k])
-	}
-	var out, errb limitBuffer
-	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errb, nil
-	res, err := proc.Run(gctx, cmd, proc.Options{KillLeftovers: true})
-	if err != nil {
-		return nil, protocol.Wrap(protocol.Retryable, err, "running git")
-	}
-	if res.Stopped {
-		if serr := b.stopRun(ctx, ctr, mark); serr != nil {
-			return nil, protocol.Wrap(protocol.UnknownOutcome, serr, "the timed-out git could not be proven stopped in the container")
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		o, e, _ := outcap.Fit(out.B, errb.B, false, outcap.ReplyBudget)
-		return &protocol.ExecResult{ExitCode: nil, Stdout: o, Stderr: e, Partial: true}, nil
-	}
-	code := res.ExitCode
-	o, e, cut := outcap.Fit(out.B, errb.B, false, outcap.ReplyBudget)
-	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || len(out.B) >= execchan.MaxStream || len(errb.B) >= execchan.MaxStream}, nil
+	return gitlink.RunLocal(ctx, timeout, pin, func(ctx context.Context) error { return b.stopRun(ctx, ctr, mark) }, args...)
 }
 
 // Bridge is the git-bridge sub-command: `git-bridge CONTAINER MARK SERVICE
