@@ -102,4 +102,3 @@ func RunLocal(ctx context.Context, timeout time.Duration, env map[string]string,
 	o, e, cut := outcap.Fit(out.B, errb.B, false, outcap.ReplyBudget)
 	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || len(out.B) >= execchan.MaxStream || len(errb.B) >= execchan.MaxStream}, nil
 }
-
