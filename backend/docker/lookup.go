@@ -138,7 +138,7 @@ func (b *Backend) lookupFound(ctx context.Context, c container.InspectResponse, 
 		}
 	}
 	// Running and ready, or acquired and since stopped (host.status says so).
-	return protocol.HostLookupResult{Found: res.with(c.ID)}
+	return protocol.HostLookupResult{Found: res.With(c.ID)}
 }
 
 // placeFence creates the never-started placeholder that makes none final.

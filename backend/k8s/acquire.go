@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mu-org/mu-plugins/internal/hostresult"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -27,7 +28,7 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 	}
 	name := b.podName(p.Key)
 	res := spec.result(time.Now())
-	annot := map[string]string{AnnotKey: p.Key, AnnotParams: paramsDigest(p.Params),
+	annot := map[string]string{AnnotKey: p.Key, AnnotParams: hostresult.Digest(p.Params),
 		AnnotResult: res.String(), AnnotCreator: b.self.String()}
 	b.inFlight(p.Key, 1)
 	defer b.inFlight(p.Key, -1)
@@ -39,7 +40,7 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 	if err := b.ready(ctx, pod); err != nil {
 		return nil, err
 	}
-	return res.with(name), nil
+	return res.With(name), nil
 }
 
 // inFlight counts the acquires of key running in this process (lookup's

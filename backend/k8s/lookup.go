@@ -89,7 +89,7 @@ func (b *Backend) lookupPod(ctx context.Context, pod *corev1.Pod, key string) (p
 			return protocol.HostLookupResult{Pending: true}, false
 		}
 		b.remember(pod)
-		return protocol.HostLookupResult{Found: res.with(pod.Name)}, false
+		return protocol.HostLookupResult{Found: res.With(pod.Name)}, false
 	case podStuck:
 		if !b.abandoned(pod, key) {
 			return protocol.HostLookupResult{Pending: true}, false
@@ -102,7 +102,7 @@ func (b *Backend) lookupPod(ctx context.Context, pod *corev1.Pod, key string) (p
 		}
 		return protocol.HostLookupResult{}, true
 	case podGone:
-		return protocol.HostLookupResult{Found: res.with(pod.Name)}, false // acquired and since ended: host.status says gone
+		return protocol.HostLookupResult{Found: res.With(pod.Name)}, false // acquired and since ended: host.status says gone
 	}
 	return protocol.HostLookupResult{Pending: true}, false
 }

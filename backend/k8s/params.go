@@ -1,9 +1,6 @@
 package k8s
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -15,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/mu-org/mu-plugins/internal/hostresult"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -153,68 +151,17 @@ func (s *acquireSpec) set(k, v string, bad func(k, why string) error) error {
 	return nil
 }
 
-// paramsDigest identifies an acquire's params: a second acquire of a key
-// with other params is refused, not answered with the first pod.
-func paramsDigest(p map[string]string) string {
-	b, _ := json.Marshal(p) // map keys marshal sorted
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:16])
-}
-
-// storedResult is the acquire result kept in the pod's AnnotResult,
-// without the handle (the pod's name).
-type storedResult struct {
-	DeadlineAt    *int64 `json:"deadlineAt,omitempty"`
-	IdleReclaimMs *int64 `json:"idleReclaimMs,omitempty"`
-	MaxJobs       *int   `json:"maxJobs,omitempty"`
-}
+// storedResult is the acquire result kept in the pod's AnnotResult.
+type storedResult = hostresult.Stored
 
 func (s acquireSpec) result(now time.Time) storedResult {
-	var r storedResult
-	if s.TTL > 0 {
-		r.DeadlineAt = protocol.Int64(now.Add(s.TTL).UnixMilli())
-	}
-	if s.Idle > 0 {
-		r.IdleReclaimMs = protocol.Int64(s.Idle.Milliseconds())
-	}
-	if s.MaxJobs > 0 {
-		n := s.MaxJobs
-		r.MaxJobs = &n
-	}
-	return r
-}
-
-func (r storedResult) String() string {
-	b, _ := json.Marshal(r)
-	return string(b)
+	return hostresult.New(now, s.TTL, s.Idle, s.MaxJobs)
 }
 
 func parseResult(s string) (storedResult, error) {
-	var r storedResult
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
+	r, err := hostresult.Parse(s)
+	if err != nil {
 		return r, fmt.Errorf("annotation %s: %w", AnnotResult, err)
 	}
 	return r, nil
-}
-
-func (r storedResult) with(handle string) *protocol.AcquireResult {
-	return &protocol.AcquireResult{Handle: handle, DeadlineAt: r.DeadlineAt, IdleReclaimMs: r.IdleReclaimMs, MaxJobs: r.MaxJobs}
-}
-
-// facts is an up status's patch: every fact the acquire set, and null for
-// those it did not.
-func (r storedResult) facts() map[string]json.RawMessage {
-	f := map[string]json.RawMessage{}
-	put := func(k string, v any, ok bool) {
-		if !ok {
-			f[k] = json.RawMessage("null")
-			return
-		}
-		b, _ := json.Marshal(v)
-		f[k] = b
-	}
-	put("deadlineAt", r.DeadlineAt, r.DeadlineAt != nil)
-	put("idleReclaimMs", r.IdleReclaimMs, r.IdleReclaimMs != nil)
-	put("maxJobs", r.MaxJobs, r.MaxJobs != nil)
-	return f
 }

@@ -26,7 +26,7 @@ func (b *Backend) status(ctx context.Context, call *protocol.Call, p protocol.Ba
 		if err != nil {
 			return protocol.HostStatus{State: protocol.HostUnknown, Reason: err.Error()}, nil
 		}
-		return protocol.HostStatus{State: protocol.HostUp, Handle: pod.Name, Facts: res.facts()}, nil
+		return protocol.HostStatus{State: protocol.HostUp, Handle: pod.Name, Facts: res.Facts()}, nil
 	case podGone:
 		return protocol.HostStatus{State: protocol.HostGone, Reason: why}, nil
 	case podStuck:
