@@ -12,7 +12,6 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/internal/gitlink"
-	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -53,24 +52,15 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 	}
 	timeout := protocol.RunTimeout(p.TimeoutMs)
 	start := time.Now()
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	// The preparation runs in the login directory, as the channel's runs do.
-	prep := []string{"/bin/sh", "-c", execchan.HomeScript, "sh", "/bin/sh", "-c", gitlink.PrepareScript, "sh", p.RemoteRepo, p.Rev}
-	code, _, stderr, err := execOnce(pctx, b.api, ctr, prep, nil, nil)
-	cancel()
+	res, ready, err := gitlink.Prepare(ctx, timeout, p, execchan.HomeScript, func(ctx context.Context, argv []string) (int, []byte, error) {
+		code, _, stderr, err := execOnce(ctx, b.api, ctr, argv, nil, nil)
+		return code, stderr, err
+	}, func(err error) error { return engineErr(err, "preparing the remote repository") })
 	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, ctx.Err()
-	case err != nil && pctx.Err() != nil:
-		return &protocol.ExecResult{ExitCode: nil, Stderr: "timed out preparing " + p.RemoteRepo}, nil
 	case err != nil:
-		return nil, engineErr(err, "preparing the remote repository")
-	case code == gitlink.PrepareHasRev:
-		zero := 0
-		return &protocol.ExecResult{ExitCode: &zero}, nil
-	case code != gitlink.PrepareReady:
-		out, errs, cut := outcap.Fit(nil, stderr, false, outcap.ReplyBudget)
-		return &protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, nil
+		return nil, err
+	case !ready:
+		return res, nil
 	}
 	mark := execchan.NewMark()
 	return b.runGit(ctx, ctr, mark, timeout-time.Since(start), gitlink.PushArgs(p.LocalRepo, b.extURL(ctr, mark, p.RemoteRepo), p.Rev)...)

@@ -102,3 +102,32 @@ func RunLocal(ctx context.Context, timeout time.Duration, env map[string]string,
 	o, e, cut := outcap.Fit(out.B, errb.B, false, outcap.ReplyBudget)
 	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || len(out.B) >= execchan.MaxStream || len(errb.B) >= execchan.MaxStream}, nil
 }
+
+// Prepare is link.push's first step on a host reached by one-off execs:
+// exec runs PrepareScript in the login directory (home is a script that
+// runs its arguments there) within timeout. It answers the push itself
+// (a result, or an error classified by execErr) when there is nothing more
+// to do: the repo holds rev already, the preparation failed or timed out;
+// ready says the push must run.
+func Prepare(ctx context.Context, timeout time.Duration, p protocol.PushParams, home string,
+	exec func(ctx context.Context, argv []string) (int, []byte, error), execErr func(error) error) (res *protocol.ExecResult, ready bool, err error) {
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	argv := []string{"/bin/sh", "-c", home, "sh", "/bin/sh", "-c", PrepareScript, "sh", p.RemoteRepo, p.Rev}
+	code, stderr, err := exec(pctx, argv)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, false, ctx.Err()
+	case err != nil && pctx.Err() != nil:
+		return &protocol.ExecResult{ExitCode: nil, Stderr: "timed out preparing " + p.RemoteRepo}, false, nil
+	case err != nil:
+		return nil, false, execErr(err)
+	case code == PrepareHasRev:
+		zero := 0
+		return &protocol.ExecResult{ExitCode: &zero}, false, nil
+	case code != PrepareReady:
+		out, errs, cut := outcap.Fit(nil, stderr, false, outcap.ReplyBudget)
+		return &protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, false, nil
+	}
+	return nil, true, nil
+}
