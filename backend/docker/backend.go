@@ -34,7 +34,7 @@ const (
 	LabelParams   = "org.mu-plugins.params"   // sha256 of the acquire's params
 	LabelResult   = "org.mu-plugins.result"   // the acquire result (JSON, handle aside)
 	LabelFence    = "org.mu-plugins.fence"    // "1" on a fence placeholder
-	LabelCreator  = "org.mu-plugins.creator"  // the acquiring plugin process (creator.go)
+	LabelCreator  = "org.mu-plugins.creator"  // the acquiring plugin process (internal/creator)
 )
 
 // Config is what the flags set (Flags).
