@@ -32,10 +32,7 @@ var hostCommand = []string{"/bin/sh", "-c", "trap 'exit 0' TERM; sleep infinity 
 // shared process namespace: it reaps orphans (Docker's --init).
 func (b *Backend) hostPod(name, key string, s acquireSpec, annot map[string]string) *corev1.Pod {
 	no, yes := false, true
-	labels := map[string]string{LabelPlugin: pluginLabelVal, LabelInstance: b.instance}
-	for k, v := range b.cfg.Labels {
-		labels[k] = v
-	}
+	labels := b.labels()
 	psc := &corev1.PodSecurityContext{RunAsNonRoot: &yes,
 		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	if s.RunAsUser > 0 {
@@ -80,10 +77,10 @@ func (b *Backend) hostPod(name, key string, s acquireSpec, annot map[string]stri
 // never scheduled, so it takes no resources and needs no image).
 func (b *Backend) fencePod(name, key string) *corev1.Pod {
 	no := false
+	labels := b.labels()
+	labels[LabelFence] = "1"
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name,
-			Labels:      map[string]string{LabelPlugin: pluginLabelVal, LabelInstance: b.instance, LabelFence: "1"},
-			Annotations: map[string]string{AnnotKey: key}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{AnnotKey: key}},
 		Spec: corev1.PodSpec{
 			SchedulingGates:              []corev1.PodSchedulingGate{{Name: "org.mu-plugins/fence"}},
 			AutomountServiceAccountToken: &no,
@@ -94,6 +91,16 @@ func (b *Backend) fencePod(name, key string) *corev1.Pod {
 }
 
 func int64p(n int64) *int64 { return &n }
+
+// labels are the labels of every pod the plugin creates: its own and the
+// --label ones.
+func (b *Backend) labels() map[string]string {
+	l := map[string]string{LabelPlugin: pluginLabelVal, LabelInstance: b.instance}
+	for k, v := range b.cfg.Labels {
+		l[k] = v
+	}
+	return l
+}
 
 // podHealth is what a pod's status says of it as a host.
 type podHealth int
