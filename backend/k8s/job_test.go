@@ -70,8 +70,8 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 	if err := view.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// It shows the agent's terminal: its prompt.
-	if !testutil.Poll(testutil.Patience, func() bool { return strings.Contains(out.String(), "> ") }) {
+	// It shows the agent's terminal: its greeting.
+	if !testutil.Poll(testutil.Patience, func() bool { return strings.Contains(out.String(), "mu test agent: ready") }) {
 		t.Errorf("the view did not show the job's terminal: %q", out.String())
 	}
 	_ = view.Process.Kill()
