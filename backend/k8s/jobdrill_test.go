@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -99,4 +100,75 @@ func agentsOf(t *testing.T, p *plugin, pod, key string) int {
 	var n int
 	fmt.Sscan(out, &n)
 	return n
+}
+
+// TestCrashDrillChannelSend SIGKILLs the plugin at random points of
+// channel.send to a running agent, then resolves the delivery as mu's
+// replay does (receipt "exact": channel.receipt): an accepted delivery is
+// exactly one turn, a not-accepted one none, ever (the next delivery's turn
+// is the only one after it).
+func TestCrashDrillChannelSend(t *testing.T) {
+	trials := drillTrials(t)
+	p := start(t)
+	res := p.acquire(t, "key-senddrill", map[string]string{"ttl": "1h"})
+	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
+	jt, _ := startJob(t, p, host, "sendjob")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	runs := drive.Baseline(t, ctx, p.Plugin.Plugin, jt).Runs
+	send := func(id string) protocol.SendParams {
+		return protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "drill " + id, MsgID: id, Mode: protocol.ModeFollowUp}
+	}
+	// A whole send as a trial's fresh plugin makes it (its first call: the
+	// API server's reach, the pod, a new exec channel).
+	fresh := startOn(t, p.prefix)
+	t0 := time.Now()
+	if _, err := fresh.ChannelSend(ctx, send("probe")); err != nil {
+		t.Fatalf("channel.send: %v", err)
+	}
+	full := time.Since(t0)
+	fresh.stop(t)
+	runs = drive.Settled(t, ctx, p.Plugin.Plugin, jt, runs).Runs
+	t.Logf("a fresh plugin's whole channel.send took %v; killing within 0..%v", full, full+full/4)
+
+	counts := map[string]int{}
+	for i := 0; i < trials; i++ {
+		id := fmt.Sprintf("msg-%d", i)
+		k := startOn(t, p.prefix)
+		k.sendAway("channel.send", send(id))
+		time.Sleep(time.Duration(rand.Int64N(int64(full + full/4))))
+		k.kill()
+
+		q := startOn(t, p.prefix)
+		rc, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id})
+		if err != nil {
+			t.Fatalf("%s: channel.receipt: %v", id, err)
+		}
+		counts[rc.State]++
+		switch rc.State {
+		case protocol.ReceiptAccepted:
+			if obs := drive.Settled(t, ctx, q.Plugin.Plugin, jt, runs); obs.Runs != runs+1 {
+				t.Errorf("%s accepted: runs %d after %d, want exactly one turn", id, obs.Runs, runs)
+			}
+			runs++
+		case protocol.ReceiptNotAccepted:
+		default:
+			t.Fatalf("%s: receipt %+v", id, rc)
+		}
+		// The next delivery's turn is the only one past runs: a killed
+		// send that was not accepted never lands later.
+		next := id + "-next"
+		if _, err := q.ChannelSend(ctx, send(next)); err != nil {
+			t.Fatalf("%s: channel.send: %v", next, err)
+		}
+		if obs := drive.Settled(t, ctx, q.Plugin.Plugin, jt, runs); obs.Runs != runs+1 {
+			t.Errorf("%s (%s): runs %d after %d, want one turn", next, rc.State, obs.Runs, runs)
+		}
+		runs++
+		if again, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id}); err != nil || again.State != rc.State {
+			t.Errorf("%s: receipt changed from %s to %+v %v", id, rc.State, again, err)
+		}
+		q.stop(t)
+	}
+	t.Logf("receipts after the kill: %v", counts)
 }
