@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 
 	"github.com/mu-org/mu-plugins/internal/creator"
 	"github.com/mu-org/mu-plugins/internal/execchan"
@@ -95,6 +96,9 @@ func (c *Config) Open(_ context.Context, log *slog.Logger) (protocol.Options, er
 		return protocol.Options{}, err
 	}
 	c.Target = t
+	// client-go's own log lines (klog) go to the plugin's log, not raw to
+	// stderr.
+	klog.SetSlogLogger(log)
 	b, err := New(*c, log)
 	if err != nil {
 		return protocol.Options{}, err

@@ -36,6 +36,7 @@ type Conn interface {
 type Session struct {
 	conn Conn
 	cur  atomic.Pointer[run]
+	mu   sync.Mutex    // held by each write of the output (sink)
 	dead chan struct{} // closed once the channel's output ended
 	err  error         // why, set before dead closes
 	once sync.Once
@@ -138,13 +139,18 @@ func encodeArgv(argv []string, sep byte) []byte {
 	return b
 }
 
-// sink routes the channel's demultiplexed output to the current run.
+// sink routes the channel's demultiplexed output to the current run. A
+// transport may write stdout and stderr from two goroutines (client-go's
+// remotecommand does): the session's lock orders them, and the run's done
+// (closed under it) orders them before the run's reader.
 type sink struct {
 	s      *Session
 	stderr bool
 }
 
 func (k sink) Write(p []byte) (int, error) {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
 	r := k.s.cur.Load()
 	if r == nil {
 		return len(p), nil
