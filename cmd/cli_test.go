@@ -20,7 +20,7 @@ import (
 	"github.com/mu-org/mu-plugins/schemas"
 )
 
-var binaries = []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker", "mu-plugin-contract"}
+var binaries = []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker", "mu-plugin-k8s", "mu-plugin-contract"}
 
 func TestMain(m *testing.M) { testutil.Main(m, nil) }
 
@@ -76,7 +76,7 @@ func TestTerminalGuard(t *testing.T) {
 		return string(out)
 	}
 	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
-	for _, b := range []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker"} {
+	for _, b := range []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker", "mu-plugin-k8s"} {
 		name := strings.TrimPrefix(b, "mu-plugin-")
 		tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "20", bin(t, b)+"; echo exit=$?; sleep 60")
 		want := "mu plugin add " + name + " -- " + bin(t, b)
@@ -94,7 +94,7 @@ func TestTerminalGuard(t *testing.T) {
 // BenchmarkIdleRSS reports each plugin's resident memory once it has
 // answered the handshake and waits for the next call (target: < 15 MB).
 func BenchmarkIdleRSS(b *testing.B) {
-	for _, name := range []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker"} {
+	for _, name := range []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker", "mu-plugin-k8s"} {
 		b.Run(name, func(b *testing.B) {
 			var rss float64
 			for i := 0; i < b.N; i++ {

@@ -7,6 +7,12 @@ scripts/deps.sh >/dev/null
 integration/image/build.sh >/dev/null
 out=$(mktemp)
 pkgs=(./cmd/ ./protocol/ ./protocol/caller/ ./backend/fake/ ./cmd/mu-plugin-fake/ ./backend/ssh/ ./backend/docker/ ./backend/tmuxjob/)
+# mu-plugin-k8s against kubectl, when a test cluster is up (MU_K8S_NAME, default dev: docs/k8s.md).
+if [ -f "${MU_K8S_STATE_ROOT:-/var/lib/mu-k8s}/${MU_K8S_NAME:-dev}/env" ]; then
+	pkgs+=(./backend/k8s/)
+else
+	echo "bench: no test cluster ${MU_K8S_NAME:-dev} up: mu-plugin-k8s left out (integration/k8s/up.sh)"
+fi
 echo "bench: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r), $(go version | cut -d' ' -f3)"
 go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-1s}" -timeout 30m "${pkgs[@]}" | tee "$out" | grep -E '^(Benchmark|ok|FAIL)' || true
 echo

@@ -61,8 +61,8 @@ for op in "$tmux"/*.sh; do
 	case $op in */lib.sh | */wrapper.sh) continue ;; esac
 	joined "$tmux/lib.sh" "$op"
 done
-joined backend/docker/scripts/kill.sh backend/docker/scripts/agent.sh
-joined backend/docker/scripts/kill.sh backend/docker/scripts/stop.sh
+joined internal/execchan/scripts/kill.sh internal/execchan/scripts/agent.sh
+joined internal/execchan/scripts/kill.sh internal/execchan/scripts/stop.sh
 joined backend/ssh/scripts/arm.sh backend/ssh/scripts/exec.sh backend/ssh/scripts/disarm.sh
 # tmuxjob's harness adapters (adapters.go) and the doubles of their CLIs.
 ad=backend/tmuxjob/adapters

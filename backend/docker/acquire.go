@@ -13,6 +13,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/hostresult"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -39,8 +40,8 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 	name := b.containerName(p.Key)
 	res := spec.result(time.Now())
 	labels := b.labels(p.Key)
-	labels[LabelParams] = paramsDigest(p.Params)
-	labels[LabelResult] = res.label()
+	labels[LabelParams] = hostresult.Digest(p.Params)
+	labels[LabelResult] = res.String()
 	labels[LabelCreator] = b.self.String()
 	b.inFlight(p.Key, 1)
 	defer b.inFlight(p.Key, -1)
@@ -72,7 +73,7 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 	}
 	b.log.Debug("acquired", "container", name, "createMs", t1.Sub(t0).Milliseconds(),
 		"startMs", t2.Sub(t1).Milliseconds(), "readyMs", time.Since(t2).Milliseconds())
-	return res.with(id), nil
+	return res.With(id), nil
 }
 
 // inFlight counts the acquires of key running in this process, for lookup

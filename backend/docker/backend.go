@@ -21,6 +21,8 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/creator"
+	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -33,7 +35,7 @@ const (
 	LabelParams   = "org.mu-plugins.params"   // sha256 of the acquire's params
 	LabelResult   = "org.mu-plugins.result"   // the acquire result (JSON, handle aside)
 	LabelFence    = "org.mu-plugins.fence"    // "1" on a fence placeholder
-	LabelCreator  = "org.mu-plugins.creator"  // the acquiring plugin process (creator.go)
+	LabelCreator  = "org.mu-plugins.creator"  // the acquiring plugin process (internal/creator)
 )
 
 // Config is what the flags set (Flags).
@@ -110,16 +112,16 @@ type Backend struct {
 	api      engine
 	log      *slog.Logger
 	instance string
-	self     creator // this process, as acquire records it on a container
+	self     creator.Process // this process, as acquire records it on a container
 	// ssh is an ssh:// endpoint's SSH connection (nil for unix://, tcp://).
 	ssh     *sshEngine
 	reached atomic.Bool // the Engine answered once (reach)
 
 	mu        sync.Mutex
-	pools     map[string]*pool // container ID → its exec channels
-	ours      map[string]bool  // container IDs checked to be this instance's hosts
-	roots     tmuxjob.Roots    // container ID → its jobs directory
-	acquiring map[string]int   // keys with an acquire running in this process
+	pools     map[string]*execchan.Pool // container ID → its exec channels
+	ours      map[string]bool           // container IDs checked to be this instance's hosts
+	roots     tmuxjob.Roots             // container ID → its jobs directory
+	acquiring map[string]int            // keys with an acquire running in this process
 }
 
 var namePrefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$`)
@@ -179,8 +181,8 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Backend{cfg: cfg, api: api, log: log, self: thisProcess(),
-		pools: map[string]*pool{}, ours: map[string]bool{}, acquiring: map[string]int{}}
+	b := &Backend{cfg: cfg, api: api, log: log, self: creator.This(),
+		pools: map[string]*execchan.Pool{}, ours: map[string]bool{}, acquiring: map[string]int{}}
 	b.instance = cfg.Instance
 	if b.instance == "" {
 		if cfg.Endpoint.Host == "" {
@@ -262,14 +264,14 @@ func (b *Backend) sameInstance(next protocol.Handler) protocol.Handler {
 func (b *Backend) Stop(ctx context.Context) {
 	proc.KillAll()
 	b.mu.Lock()
-	pools := make([]*pool, 0, len(b.pools))
+	pools := make([]*execchan.Pool, 0, len(b.pools))
 	for _, p := range b.pools {
 		pools = append(pools, p)
 	}
-	b.pools = map[string]*pool{}
+	b.pools = map[string]*execchan.Pool{}
 	b.mu.Unlock()
 	for _, p := range pools {
-		p.close()
+		p.Close()
 	}
 	if b.ssh != nil {
 		b.ssh.Close()

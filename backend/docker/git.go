@@ -5,16 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/internal/gitlink"
-	"github.com/mu-org/mu-plugins/internal/outcap"
-	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -33,13 +30,11 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call, p protocol.Fet
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPaths(p.LocalRepo, p.RemoteCwd); err != nil {
+	if err := gitlink.CheckPaths(p.LocalRepo, p.RemoteCwd); err != nil {
 		return nil, err
 	}
-	mark := randomHex()
-	return b.runGit(ctx, ctr, mark, protocol.RunTimeout(p.TimeoutMs),
-		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
-		"fetch", "--no-tags", "--no-recurse-submodules", b.extURL(ctr, mark, p.RemoteCwd), "HEAD")
+	mark := execchan.NewMark()
+	return b.runGit(ctx, ctr, mark, protocol.RunTimeout(p.TimeoutMs), gitlink.FetchArgs(p.LocalRepo, b.extURL(ctr, mark, p.RemoteCwd))...)
 }
 
 // push serves link.push: afterwards remoteRepo (created if absent) holds
@@ -52,93 +47,40 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 	if err := gitlink.CheckRev(p.Rev); err != nil {
 		return nil, err
 	}
-	if err := checkPaths(p.LocalRepo, p.RemoteRepo); err != nil {
+	if err := gitlink.CheckPaths(p.LocalRepo, p.RemoteRepo); err != nil {
 		return nil, err
 	}
 	timeout := protocol.RunTimeout(p.TimeoutMs)
 	start := time.Now()
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	// The preparation runs in the login directory, as the channel's runs do.
-	prep := []string{"/bin/sh", "-c", homeScript, "sh", "/bin/sh", "-c", gitlink.PrepareScript, "sh", p.RemoteRepo, p.Rev}
-	code, _, stderr, err := execOnce(pctx, b.api, ctr, prep, nil, nil)
-	cancel()
+	res, ready, err := gitlink.Prepare(ctx, timeout, p, execchan.HomeScript, func(ctx context.Context, argv []string) (int, []byte, error) {
+		code, _, stderr, err := execOnce(ctx, b.api, ctr, argv, nil, nil)
+		return code, stderr, err
+	}, func(err error) error { return engineErr(err, "preparing the remote repository") })
 	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, ctx.Err()
-	case err != nil && pctx.Err() != nil:
-		return &protocol.ExecResult{ExitCode: nil, Stderr: "timed out preparing " + p.RemoteRepo}, nil
 	case err != nil:
-		return nil, engineErr(err, "preparing the remote repository")
-	case code == gitlink.PrepareHasRev:
-		zero := 0
-		return &protocol.ExecResult{ExitCode: &zero}, nil
-	case code != gitlink.PrepareReady:
-		out, errs, cut := outcap.Fit(nil, stderr, false, outcap.ReplyBudget)
-		return &protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, nil
+		return nil, err
+	case !ready:
+		return res, nil
 	}
-	mark := randomHex()
-	return b.runGit(ctx, ctr, mark, timeout-time.Since(start),
-		"-C", p.LocalRepo, "-c", "protocol.ext.allow=always",
-		"push", "--no-verify", "--porcelain", b.extURL(ctr, mark, p.RemoteRepo), gitlink.Refspec(p.Rev))
+	mark := execchan.NewMark()
+	return b.runGit(ctx, ctr, mark, timeout-time.Since(start), gitlink.PushArgs(p.LocalRepo, b.extURL(ctr, mark, p.RemoteRepo), p.Rev)...)
 }
 
-func checkPaths(local, remote string) error {
-	switch {
-	case local == "" || remote == "":
-		return protocol.Errorf(protocol.Permanent, "the local and the remote repository paths are required")
-	case strings.HasPrefix(remote, "-"):
-		return protocol.Errorf(protocol.Permanent, "remote path %q starts with '-'", remote)
-	case strings.ContainsAny(remote, "\n\x00") || strings.ContainsAny(local, "\n\x00"):
-		return protocol.Errorf(protocol.Permanent, "a repository path cannot hold a newline or NUL")
-	}
-	if st, err := os.Stat(local); err != nil || !st.IsDir() {
-		return protocol.Errorf(protocol.Permanent, "local repository %q is not a directory", local)
-	}
-	return nil
-}
-
-// extURL is the ext:: remote for path in ctr (ext:: splits its command on
-// spaces; "% " is a literal space and "%%" a literal %).
+// extURL is the ext:: remote for path in ctr.
 func (b *Backend) extURL(ctr, mark, path string) string {
-	esc := strings.NewReplacer("%", "%%", " ", "% ").Replace
-	return "ext::" + esc(b.cfg.Self) + " " + BridgeCommand + " " + esc(ctr) + " " + mark + " %S " + esc(path)
+	return gitlink.ExtURL(b.cfg.Self, BridgeCommand, ctr, mark, gitlink.ExtService, path)
 }
 
-// runGit runs the local git through internal/proc (in the plugin's group,
-// its whole tree killed on timeout); on timeout the container side is killed
-// too before the answer.
+// runGit runs the local git (gitlink.RunLocal) with the bridge pinned to
+// this Engine; on timeout the container side is killed too before the
+// answer.
 func (b *Backend) runGit(ctx context.Context, ctr, mark string, timeout time.Duration, args ...string) (any, error) {
-	gctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.Command("git", args...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true")
-	pin, unpin, err := b.bridgePin(gctx) // the bridge git runs addresses this Engine
+	pin, unpin, err := b.bridgePin(ctx) // the bridge git runs addresses this Engine
 	if err != nil {
 		return nil, err
 	}
 	defer unpin()
-	for _, k := range sortedKeys(pin) {
-		cmd.Env = append(cmd.Env, k+"="+pin[k])
-	}
-	var out, errb limitBuffer
-	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errb, nil
-	res, err := proc.Run(gctx, cmd, proc.Options{KillLeftovers: true})
-	if err != nil {
-		return nil, protocol.Wrap(protocol.Retryable, err, "running git")
-	}
-	if res.Stopped {
-		if serr := b.stopRun(ctx, ctr, mark); serr != nil {
-			return nil, protocol.Wrap(protocol.UnknownOutcome, serr, "the timed-out git could not be proven stopped in the container")
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		o, e, _ := outcap.Fit(out.b, errb.b, false, outcap.ReplyBudget)
-		return &protocol.ExecResult{ExitCode: nil, Stdout: o, Stderr: e, Partial: true}, nil
-	}
-	code := res.ExitCode
-	o, e, cut := outcap.Fit(out.b, errb.b, false, outcap.ReplyBudget)
-	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || len(out.b) >= maxStream || len(errb.b) >= maxStream}, nil
+	return gitlink.RunLocal(ctx, timeout, pin, func(ctx context.Context) error { return b.stopRun(ctx, ctr, mark) }, args...)
 }
 
 // Bridge is the git-bridge sub-command: `git-bridge CONTAINER MARK SERVICE
@@ -162,11 +104,11 @@ func Bridge(ctx context.Context, args []string) int {
 		return 128
 	}
 	defer api.Close()
-	env := []string{runVar + "=" + mark}
+	env := []string{execchan.RunVar + "=" + mark}
 	if gp := os.Getenv("GIT_PROTOCOL"); gp != "" {
 		env = append(env, "GIT_PROTOCOL="+gp)
 	}
-	argv := []string{"/bin/sh", "-c", homeScript, "sh", service, "--", path}
+	argv := []string{"/bin/sh", "-c", execchan.HomeScript, "sh", service, "--", path}
 	code, err := bridge(ctx, api, ctr, argv, env, os.Stdin, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "git-bridge:", err)

@@ -240,7 +240,7 @@ func createdContainer(t *testing.T, p *plugin, key, creator string) {
 }
 
 // creatorOf is the creator label of process pid: boot id, pid namespace,
-// pid, start time (backend/docker/creator.go).
+// pid, start time (internal/creator).
 func creatorOf(t *testing.T, pid int) string {
 	t.Helper()
 	boot, err1 := os.ReadFile("/proc/sys/kernel/random/boot_id")

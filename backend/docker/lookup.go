@@ -9,6 +9,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/creator"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -86,9 +87,9 @@ func (b *Backend) abandoned(c container.InspectResponse, key string) bool {
 		return false
 	}
 	switch b.creatorLiveness(l[LabelCreator], key) {
-	case creatorGone:
+	case creator.Gone:
 		return true
-	case creatorAlive:
+	case creator.Alive:
 		return false
 	}
 	created, err := time.Parse(time.RFC3339Nano, c.Created)
@@ -98,16 +99,16 @@ func (b *Backend) abandoned(c container.InspectResponse, key string) bool {
 // creatorLiveness tells whether the acquire that created a container may
 // still start it. This process's own acquire is in flight only while an
 // acquire of the key runs here.
-func (b *Backend) creatorLiveness(label, key string) liveness {
+func (b *Backend) creatorLiveness(label, key string) creator.Liveness {
 	if label != "" && label == b.self.String() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if b.acquiring[key] > 0 {
-			return creatorAlive
+			return creator.Alive
 		}
-		return creatorGone
+		return creator.Gone
 	}
-	return livenessOf(label, b.self)
+	return creator.Of(label, b.self)
 }
 
 func (b *Backend) lookupFound(ctx context.Context, c container.InspectResponse, key string) protocol.HostLookupResult {
@@ -137,7 +138,7 @@ func (b *Backend) lookupFound(ctx context.Context, c container.InspectResponse, 
 		}
 	}
 	// Running and ready, or acquired and since stopped (host.status says so).
-	return protocol.HostLookupResult{Found: res.with(c.ID)}
+	return protocol.HostLookupResult{Found: res.With(c.ID)}
 }
 
 // placeFence creates the never-started placeholder that makes none final.

@@ -1,9 +1,6 @@
 package docker
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -13,6 +10,7 @@ import (
 
 	"github.com/docker/go-units"
 
+	"github.com/mu-org/mu-plugins/internal/hostresult"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -122,50 +120,17 @@ func parseParams(p map[string]string, defImage string) (acquireSpec, error) {
 	return s, nil
 }
 
-// paramsDigest identifies an acquire's params: a second acquire of a key with
-// other params is refused, not answered with the first container.
-func paramsDigest(p map[string]string) string {
-	b, _ := json.Marshal(p) // map keys marshal sorted
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:16])
-}
-
-// storedResult is the acquire result kept in the container's LabelResult,
-// without the handle (the container's ID, known only after create).
-type storedResult struct {
-	DeadlineAt    *int64 `json:"deadlineAt,omitempty"`
-	IdleReclaimMs *int64 `json:"idleReclaimMs,omitempty"`
-	MaxJobs       *int   `json:"maxJobs,omitempty"`
-}
+// storedResult is the acquire result kept in the container's LabelResult.
+type storedResult = hostresult.Stored
 
 func (s acquireSpec) result(now time.Time) storedResult {
-	var r storedResult
-	if s.TTL > 0 {
-		r.DeadlineAt = protocol.Int64(now.Add(s.TTL).UnixMilli())
-	}
-	if s.Idle > 0 {
-		r.IdleReclaimMs = protocol.Int64(s.Idle.Milliseconds())
-	}
-	if s.MaxJobs > 0 {
-		n := s.MaxJobs
-		r.MaxJobs = &n
-	}
-	return r
-}
-
-func (r storedResult) label() string {
-	b, _ := json.Marshal(r)
-	return string(b)
+	return hostresult.New(now, s.TTL, s.Idle, s.MaxJobs)
 }
 
 func parseResult(label string) (storedResult, error) {
-	var r storedResult
-	if err := json.Unmarshal([]byte(label), &r); err != nil {
+	r, err := hostresult.Parse(label)
+	if err != nil {
 		return r, fmt.Errorf("label %s: %w", LabelResult, err)
 	}
 	return r, nil
-}
-
-func (r storedResult) with(handle string) *protocol.AcquireResult {
-	return &protocol.AcquireResult{Handle: handle, DeadlineAt: r.DeadlineAt, IdleReclaimMs: r.IdleReclaimMs, MaxJobs: r.MaxJobs}
 }

@@ -2,32 +2,27 @@ package docker
 
 import (
 	"context"
-	"sync"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+
+	"github.com/mu-org/mu-plugins/internal/execchan"
 )
 
-// pool keeps a container's idle exec channels for reuse, at most max open.
-type pool struct {
-	api   execer
-	ctr   string
-	slots chan struct{}
-
-	mu     sync.Mutex
-	idle   []*session
-	open   map[*session]bool
-	closed bool
-}
-
-func newPool(api execer, ctr string, max int) *pool {
-	return &pool{api: api, ctr: ctr, slots: make(chan struct{}, max), open: map[*session]bool{}}
-}
-
-// pool returns ctr's pool.
-func (b *Backend) pool(ctr string) *pool {
+// pool returns ctr's exec channels (internal/execchan over the Engine's
+// exec API).
+func (b *Backend) pool(ctr string) *execchan.Pool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p := b.pools[ctr]
 	if p == nil {
-		p = newPool(b.api, ctr, b.cfg.MaxSessions)
+		p = execchan.NewPool(execchan.Backend{
+			Open: func(ctx context.Context) (*execchan.Session, error) { return openSession(ctx, b.api, ctr) },
+			Stop: func(ctx context.Context, mark string) error { return b.stopRun(ctx, ctr, mark) },
+			OpenErr: func(err error) error {
+				return engineErr(err, "opening an exec channel in container "+short(ctr))
+			},
+		}, b.cfg.MaxSessions)
 		b.pools[ctr] = p
 	}
 	return p
@@ -40,70 +35,34 @@ func (b *Backend) dropPool(ctr string) {
 	delete(b.pools, ctr)
 	b.mu.Unlock()
 	if p != nil {
-		p.close()
+		p.Close()
 	}
 }
 
-// get takes an idle channel or opens one, waiting for a slot.
-func (p *pool) get(ctx context.Context) (*session, error) {
-	select {
-	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	p.mu.Lock()
-	for len(p.idle) > 0 {
-		s := p.idle[len(p.idle)-1]
-		p.idle = p.idle[:len(p.idle)-1]
-		if !s.isDead() {
-			p.mu.Unlock()
-			return s, nil
-		}
-		delete(p.open, s)
-		s.close()
-	}
-	p.mu.Unlock()
-	s, err := openSession(ctx, p.api, p.ctr)
+// openSession starts a channel's loop in ctr: Docker's exec setup (about
+// 45-60 ms) is paid once per channel, not once per script.
+func openSession(ctx context.Context, api execer, ctr string) (*execchan.Session, error) {
+	ex, err := api.ExecCreate(ctx, ctr, client.ExecCreateOptions{
+		AttachStdin: true, AttachStdout: true, AttachStderr: true,
+		Cmd: []string{"/bin/sh", "-c", execchan.AgentScript},
+	})
 	if err != nil {
-		<-p.slots
 		return nil, err
 	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		s.close()
-		<-p.slots
-		return nil, context.Canceled
+	hj, err := api.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return nil, err
 	}
-	p.open[s] = true
-	p.mu.Unlock()
+	s := execchan.NewSession(hijacked{hj})
+	go func() {
+		_, err := stdcopy.StdCopy(s.Stdout(), s.Stderr(), hj.Reader)
+		s.End(err)
+	}()
 	return s, nil
 }
 
-// put returns a channel after a run; a channel that is not reusable is closed.
-func (p *pool) put(s *session, reusable bool) {
-	s.cur.Store(nil)
-	p.mu.Lock()
-	if reusable && !p.closed && !s.isDead() {
-		p.idle = append(p.idle, s)
-	} else {
-		delete(p.open, s)
-		s.close()
-	}
-	p.mu.Unlock()
-	<-p.slots
-}
+// hijacked is an exec's attached stream as an execchan.Conn.
+type hijacked struct{ hj client.ExecAttachResult }
 
-func (p *pool) close() {
-	p.mu.Lock()
-	p.closed = true
-	all := make([]*session, 0, len(p.open))
-	for s := range p.open {
-		all = append(all, s)
-	}
-	p.idle = nil
-	p.mu.Unlock()
-	for _, s := range all {
-		s.close()
-	}
-}
+func (h hijacked) Write(p []byte) (int, error) { return h.hj.Conn.Write(p) }
+func (h hijacked) Close() error                { h.hj.Close(); return nil }

@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -41,7 +40,7 @@ func (b *Backend) status(ctx context.Context, call *protocol.Call, p protocol.Ba
 		if err != nil {
 			return protocol.HostStatus{State: protocol.HostUnknown, Reason: err.Error()}, nil
 		}
-		return protocol.HostStatus{State: protocol.HostUp, Handle: c.ID, Facts: facts(res)}, nil
+		return protocol.HostStatus{State: protocol.HostUp, Handle: c.ID, Facts: res.Facts()}, nil
 	case st.Paused:
 		return protocol.HostStatus{State: protocol.HostNeedsHuman,
 			Remedy: fmt.Sprintf("container %s is paused: docker unpause %s, or release the host", name, name)}, nil
@@ -55,22 +54,4 @@ func (b *Backend) status(ctx context.Context, call *protocol.Call, p protocol.Ba
 	}
 	return protocol.HostStatus{State: protocol.HostNeedsHuman,
 		Remedy: why + fmt.Sprintf(": see docker logs %s and docker inspect %s; then docker start %s, or release the host (mu host release)", name, name, name)}, nil
-}
-
-// facts is an up status's patch: every fact the acquire set, and null for
-// those it did not (so a cleared fact stays cleared).
-func facts(r storedResult) map[string]json.RawMessage {
-	f := map[string]json.RawMessage{}
-	put := func(k string, v any, ok bool) {
-		if !ok {
-			f[k] = json.RawMessage("null")
-			return
-		}
-		b, _ := json.Marshal(v)
-		f[k] = b
-	}
-	put("deadlineAt", r.DeadlineAt, r.DeadlineAt != nil)
-	put("idleReclaimMs", r.IdleReclaimMs, r.IdleReclaimMs != nil)
-	put("maxJobs", r.MaxJobs, r.MaxJobs != nil)
-	return f
 }

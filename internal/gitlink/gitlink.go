@@ -1,5 +1,5 @@
 // Package gitlink holds the link seam's conventions that every backend
-// shares (mu-plugin-fake, mu-plugin-docker, mu-plugin-ssh): where a pushed
+// shares (mu-plugin-fake, mu-plugin-docker, mu-plugin-k8s, mu-plugin-ssh): where a pushed
 // commit lands, what a full sha is, the script that readies a remote
 // repository for link.push and what its exit codes mean, and how a phase's
 // check steps are built.

@@ -1,4 +1,4 @@
-package docker
+package execchan
 
 import "testing"
 

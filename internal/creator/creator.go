@@ -1,4 +1,8 @@
-package docker
+// Package creator identifies the plugin process that creates a host (a
+// container, a pod), so that a lookup can tell a create still in flight
+// from one whose plugin died: the provider records Process.String() on
+// what it creates, and Of tells whether that process still runs.
+package creator
 
 import (
 	"fmt"
@@ -7,31 +11,31 @@ import (
 	"strings"
 )
 
-// creator identifies the plugin process that creates a host's container:
+// Process identifies the plugin process that creates a host:
 // the kernel's boot, the pid namespace, the pid and the process's start
 // time (clock ticks after boot, /proc/PID/stat field 22), so that a pid
 // reused by another process does not pass for it. acquire records it on
-// the container (LabelCreator); lookup asks whether it still runs, to tell
+// the host it creates; lookup asks whether it still runs, to tell
 // an abandoned create from one in flight.
-type creator struct {
+type Process struct {
 	boot  string // /proc/sys/kernel/random/boot_id
 	pidns string // the inode of /proc/self/ns/pid
 	pid   int
 	start uint64
 }
 
-// liveness is what lookup can tell of a container's creator.
-type liveness int
+// Liveness is what lookup can tell of a container's creator.
+type Liveness int
 
 const (
-	creatorUnknown liveness = iota // another boot or machine, another pid namespace, or no label
-	creatorAlive
-	creatorGone
+	Unknown Liveness = iota // another boot or machine, another pid namespace, or no label
+	Alive
+	Gone
 )
 
-// thisProcess is the running plugin's identity; its zero parts are unknown.
-func thisProcess() creator {
-	c := creator{pid: os.Getpid()}
+// This is the running plugin's identity; its zero parts are unknown.
+func This() Process {
+	c := Process{pid: os.Getpid()}
 	if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
 		c.boot = strings.TrimSpace(string(b))
 	}
@@ -43,41 +47,42 @@ func thisProcess() creator {
 }
 
 // String is the label's value: boot/pidns/pid/start.
-func (c creator) String() string {
+func (c Process) String() string {
 	return fmt.Sprintf("%s/%s/%d/%d", c.boot, c.pidns, c.pid, c.start)
 }
 
-func (c creator) known() bool { return c.boot != "" && c.pidns != "" && c.pid > 0 && c.start > 0 }
+// Known tells whether every part of the identity could be read.
+func (c Process) Known() bool { return c.boot != "" && c.pidns != "" && c.pid > 0 && c.start > 0 }
 
-func parseCreator(s string) (creator, bool) {
+func parse(s string) (Process, bool) {
 	f := strings.Split(s, "/")
 	if len(f) != 4 {
-		return creator{}, false
+		return Process{}, false
 	}
 	pid, err1 := strconv.Atoi(f[2])
 	start, err2 := strconv.ParseUint(f[3], 10, 64)
-	c := creator{boot: f[0], pidns: f[1], pid: pid, start: start}
-	return c, err1 == nil && err2 == nil && c.known()
+	c := Process{boot: f[0], pidns: f[1], pid: pid, start: start}
+	return c, err1 == nil && err2 == nil && c.Known()
 }
 
-// livenessOf tells whether the creator recorded as label still runs, as
+// Of tells whether the creator recorded as label still runs, as
 // seen from self: only a process of self's boot and pid namespace can be
 // checked; anything else is unknown.
-func livenessOf(label string, self creator) liveness {
-	c, ok := parseCreator(label)
-	if !ok || !self.known() || c.boot != self.boot || c.pidns != self.pidns {
-		return creatorUnknown
+func Of(label string, self Process) Liveness {
+	c, ok := parse(label)
+	if !ok || !self.Known() || c.boot != self.boot || c.pidns != self.pidns {
+		return Unknown
 	}
 	start, running, err := procStart(c.pid)
 	switch {
 	case err != nil && os.IsNotExist(err):
-		return creatorGone
+		return Gone
 	case err != nil:
-		return creatorUnknown
+		return Unknown
 	case start != c.start || !running:
-		return creatorGone // the pid is another process's now, or a zombie
+		return Gone // the pid is another process's now, or a zombie
 	}
-	return creatorAlive
+	return Alive
 }
 
 // procStart reads a process's start time and whether it still runs (not a

@@ -1,61 +1,61 @@
-package docker
+package execchan
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/client"
 )
 
-// A session is one long-lived exec channel into a container: a POSIX sh
-// loop (agentScript) that reads a request from its stdin, runs the script,
-// stops whatever the script left behind, and writes an end marker on stdout
-// (with the exit code) and on stderr. Docker's exec setup (about 45-60 ms) is
-// paid once per channel, not once per script.
+// RunVar marks every process a run starts (it is in their environment and
+// their descendants'), so leftovers can be found and killed on the host,
+// even those that left the script's process group (setsid). It keeps the
+// name of the backend it was written for; tmuxjob's lib.sh unsets it for
+// the jobs it starts, which must outlive the run that started them.
+const RunVar = "MU_DOCKER_RUN"
 
-// runVar marks every process a run starts (it is in their environment and
-// their descendants'), so leftovers can be found and killed inside the
-// container, even those that left the script's process group (setsid).
-const runVar = "MU_DOCKER_RUN"
+// Conn is a channel's transport as the backend opened it: Write reaches
+// the loop's stdin, Close tears the channel down (its output then ends).
+type Conn interface {
+	Write(p []byte) (int, error)
+	Close() error
+}
 
-type session struct {
-	ctr  string
-	hj   client.ExecAttachResult
+// A Session is one long-lived exec channel: a POSIX sh loop (AgentScript)
+// that reads a request from its stdin, runs it, stops whatever it left
+// behind, and writes an end marker on stdout (with the exit code) and on
+// stderr. The backend starts AgentScript over its own exec API, makes the
+// Session with NewSession, copies the exec's stdout and stderr into
+// Stdout() and Stderr(), and calls End once that output ended.
+type Session struct {
+	conn Conn
 	cur  atomic.Pointer[run]
+	mu   sync.Mutex    // held by each write of the output (sink)
 	dead chan struct{} // closed once the channel's output ended
 	err  error         // why, set before dead closes
 	once sync.Once
 }
 
-// openSession starts the channel's shell in ctr.
-func openSession(ctx context.Context, api execer, ctr string) (*session, error) {
-	ex, err := api.ExecCreate(ctx, ctr, client.ExecCreateOptions{
-		AttachStdin: true, AttachStdout: true, AttachStderr: true,
-		Cmd: []string{"/bin/sh", "-c", agentScript},
-	})
-	if err != nil {
-		return nil, err
-	}
-	hj, err := api.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
-	if err != nil {
-		return nil, err
-	}
-	s := &session{ctr: ctr, hj: hj, dead: make(chan struct{})}
-	go s.read()
-	return s, nil
+// NewSession is the session over conn (AgentScript already started).
+func NewSession(conn Conn) *Session {
+	return &Session{conn: conn, dead: make(chan struct{})}
 }
 
-func (s *session) read() {
-	_, err := stdcopy.StdCopy(sink{s, false}, sink{s, true}, s.hj.Reader)
+// Stdout and Stderr take the channel's output, demultiplexed.
+func (s *Session) Stdout() io.Writer { return sink{s, false} }
+
+// Stderr: see Stdout.
+func (s *Session) Stderr() io.Writer { return sink{s, true} }
+
+// End records that the channel's output ended, with err (nil: EOF).
+// Called once, by the backend's reader.
+func (s *Session) End(err error) {
 	if err == nil {
 		err = errors.New("the exec channel ended")
 	}
@@ -63,9 +63,9 @@ func (s *session) read() {
 	close(s.dead)
 }
 
-func (s *session) close() { s.once.Do(func() { s.hj.Close() }) }
+func (s *Session) close() { s.once.Do(func() { _ = s.conn.Close() }) }
 
-func (s *session) isDead() bool {
+func (s *Session) isDead() bool {
 	select {
 	case <-s.dead:
 		return true
@@ -76,7 +76,7 @@ func (s *session) isDead() bool {
 
 // start sends one script request; the run's done closes once both
 // markers arrived.
-func (s *session) start(script, cwd string) (*run, error) {
+func (s *Session) start(script, cwd string) (*run, error) {
 	r := newRun()
 	var req bytes.Buffer
 	fmt.Fprintf(&req, "%s %s %d\n%s\n", r.tok, r.mark, len(script), cwd)
@@ -86,7 +86,7 @@ func (s *session) start(script, cwd string) (*run, error) {
 
 // startArgv sends one argv request with its stdin (see agentScript); sep
 // is argvSep(argv).
-func (s *session) startArgv(argv []string, sep byte, stdin []byte, cwd string) (*run, error) {
+func (s *Session) startArgv(argv []string, sep byte, stdin []byte, cwd string) (*run, error) {
 	r := newRun()
 	payload := encodeArgv(argv, sep)
 	var req bytes.Buffer
@@ -98,9 +98,9 @@ func (s *session) startArgv(argv []string, sep byte, stdin []byte, cwd string) (
 	return r, s.send(r, req.Bytes())
 }
 
-func (s *session) send(r *run, req []byte) error {
+func (s *Session) send(r *run, req []byte) error {
 	s.cur.Store(r)
-	if _, err := s.hj.Conn.Write(req); err != nil {
+	if _, err := s.conn.Write(req); err != nil {
 		s.cur.Store(nil)
 		s.close()
 		return err
@@ -139,13 +139,18 @@ func encodeArgv(argv []string, sep byte) []byte {
 	return b
 }
 
-// sink routes the channel's demultiplexed output to the current run.
+// sink routes the channel's demultiplexed output to the current run. A
+// transport may write stdout and stderr from two goroutines (client-go's
+// remotecommand does): the session's lock orders them, and the run's done
+// (closed under it) orders them before the run's reader.
 type sink struct {
-	s      *session
+	s      *Session
 	stderr bool
 }
 
 func (k sink) Write(p []byte) (int, error) {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
 	r := k.s.cur.Load()
 	if r == nil {
 		return len(p), nil
@@ -175,8 +180,8 @@ func newRun() *run {
 	return &run{
 		tok:  tok,
 		mark: randomHex(),
-		out:  collector{marker: []byte(tok + " "), limit: maxStream},
-		err:  collector{marker: []byte(tok), limit: maxStream},
+		out:  collector{marker: []byte(tok + " "), limit: MaxStream},
+		err:  collector{marker: []byte(tok), limit: MaxStream},
 		done: make(chan struct{}),
 	}
 }
@@ -248,3 +253,7 @@ func randomHex() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// NewMark is a fresh run mark, for a run a backend starts outside a
+// channel (git's bridge) with RunVar set to it, so StopScript can kill it.
+func NewMark() string { return randomHex() }

@@ -1,0 +1,170 @@
+package k8s
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+
+	"github.com/mu-org/mu-plugins/internal/execchan"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// exec serves link.exec over the pod's pooled exec channels.
+func (b *Backend) exec(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (any, error) {
+	pod, err := b.hostOf(ctx, p.Target)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Script) > MaxScriptBytes {
+		return nil, protocol.Errorf(protocol.Permanent, "script is %d bytes; maxScriptBytes is %d", len(p.Script), MaxScriptBytes)
+	}
+	if strings.IndexByte(p.Script, 0) >= 0 || strings.ContainsAny(p.Cwd, "\x00\n") {
+		return nil, protocol.Errorf(protocol.Permanent, "a script cannot hold a NUL byte, nor a cwd a NUL or a newline")
+	}
+	cwd := p.Cwd
+	if cwd == "" {
+		cwd = "."
+	}
+	return b.pool(pod).Script(ctx, p.Script, cwd, protocol.RunTimeout(p.TimeoutMs))
+}
+
+// pool returns the pod's exec channels (internal/execchan over pods/exec).
+func (b *Backend) pool(pod string) *execchan.Pool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.pools[pod]
+	if p == nil {
+		p = execchan.NewPool(execchan.Backend{
+			Open: func(ctx context.Context) (*execchan.Session, error) { return b.openSession(ctx, pod) },
+			Stop: func(ctx context.Context, mark string) error { return b.stopRun(ctx, pod, mark) },
+			OpenErr: func(err error) error {
+				return apiErr(err, "opening an exec channel in pod "+pod)
+			},
+		}, b.cfg.MaxSessions)
+		b.pools[pod] = p
+	}
+	return p
+}
+
+// dropPool closes the pod's channels (it is being deleted, or gone).
+func (b *Backend) dropPool(pod string) {
+	b.mu.Lock()
+	p := b.pools[pod]
+	delete(b.pools, pod)
+	delete(b.ours, pod)
+	delete(b.roots, pod)
+	b.mu.Unlock()
+	if p != nil {
+		p.Close()
+	}
+}
+
+// executor is an exec of argv in the pod's container: WebSocket (one round
+// trip cheaper), falling back to SPDY for an API server that refuses the
+// upgrade.
+func executor(cfg *rest.Config, cs restClient, ns, pod string, argv []string, stdin bool) (remotecommand.Executor, error) {
+	req := cs.Post().Resource("pods").Namespace(ns).Name(pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{Container: containerName, Command: argv, Stdin: stdin, Stdout: true, Stderr: true},
+			scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(cfg, http.MethodGet, req.URL().String())
+	if err != nil {
+		return nil, err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
+	if err != nil {
+		return nil, err
+	}
+	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+}
+
+// restClient is the core API's REST client (what an exec request is built on).
+type restClient interface{ Post() *rest.Request }
+
+// openSession starts a channel's loop in the pod over one exec stream:
+// the exec's setup (a round trip to the API server and the kubelet) is
+// paid once per channel, not once per script.
+func (b *Backend) openSession(ctx context.Context, pod string) (*execchan.Session, error) {
+	ex, err := executor(b.cfg.Target.REST, b.cs.CoreV1().RESTClient(), b.ns, pod, []string{"/bin/sh", "-c", execchan.AgentScript}, true)
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := execchan.NewSession(pipeConn{pw, cancel})
+	go func() {
+		err := ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: pr, Stdout: s.Stdout(), Stderr: s.Stderr()})
+		if err == nil {
+			err = errors.New("the exec channel ended")
+		}
+		_ = pr.CloseWithError(err) // a later write fails instead of blocking
+		cancel()
+		s.End(err)
+	}()
+	return s, nil
+}
+
+// pipeConn is an exec stream's stdin and its teardown as an execchan.Conn.
+type pipeConn struct {
+	w      *io.PipeWriter
+	cancel context.CancelFunc
+}
+
+func (c pipeConn) Write(p []byte) (int, error) { return c.w.Write(p) }
+func (c pipeConn) Close() error {
+	_ = c.w.Close()
+	c.cancel()
+	return nil
+}
+
+// stopRun kills every process marked mark in the pod from a second exec
+// (pods/exec has no kill) and returns nil only once none is left.
+func (b *Backend) stopRun(ctx context.Context, pod, mark string) error {
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer cancel()
+	code, _, stderr, err := b.execOnce(kctx, pod, []string{"/bin/sh", "-c", execchan.StopScript, "sh", mark}, nil)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return errors.New("processes survived 100 kill rounds: " + string(bytes.TrimSpace(stderr)))
+	}
+	return nil
+}
+
+// execOnce runs argv in the pod as a one-off exec, with stdin if given,
+// and returns its exit code once its output ended.
+func (b *Backend) execOnce(ctx context.Context, pod string, argv []string, stdin io.Reader) (int, []byte, []byte, error) {
+	ex, err := executor(b.cfg.Target.REST, b.cs.CoreV1().RESTClient(), b.ns, pod, argv, stdin != nil)
+	if err != nil {
+		return -1, nil, nil, err
+	}
+	var out, errb execchan.LimitBuffer
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: &out, Stderr: &errb})
+	return exitOf(err, out.B, errb.B)
+}
+
+// exitOf is a finished exec's exit code: a non-zero exit is an error of
+// client-go's that carries it.
+func exitOf(err error, out, errs []byte) (int, []byte, []byte, error) {
+	var ce utilexec.CodeExitError
+	switch {
+	case err == nil:
+		return 0, out, errs, nil
+	case errors.As(err, &ce):
+		return ce.ExitStatus(), out, errs, nil
+	}
+	return -1, out, errs, err
+}

@@ -1,0 +1,114 @@
+package k8s_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// startJob starts the test agent as a job on host and returns its target
+// and the start's reply.
+func startJob(t *testing.T, p *plugin, host protocol.Target, key string) (protocol.Target, protocol.JobStartResult) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	spec := protocol.JobSpec{Workstream: "ws", Name: key, Harness: "mu-test-agent", Role: "full-access",
+		Cmd: string(agent.Script), CommandSource: "test", Cwd: ".", Env: map[string]string{}}
+	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: spec})
+	if err != nil {
+		t.Fatalf("job.start: %v\n%s", err, p.Stderr.String())
+	}
+	jt := host
+	jt.Job = &protocol.JobRef{Kind: "k8s", Key: key, Handle: res.Handle}
+	jt.Agent = &protocol.AgentRef{Workstream: "ws", Name: key, Incarnation: 1}
+	return jt, res
+}
+
+func jobState(t *testing.T, p *plugin, jt protocol.Target) protocol.JobStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := p.JobStatus(ctx, jt)
+	if err != nil {
+		t.Fatalf("job.status: %v", err)
+	}
+	return st
+}
+
+// A job outlives its view and the plugin that started it; its view (the
+// start's command, stdin from /dev/null) shows its terminal. The pod
+// deleted behind the plugin's back: the host is gone and the job lost.
+func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
+	p := start(t)
+	res := p.acquire(t, "key-job", map[string]string{"ttl": "1h"})
+	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
+	jt, started := startJob(t, p, host, "job-1")
+	if st := jobState(t, p, jt); st.State != protocol.JobRunning {
+		t.Fatalf("job.status after start: %+v", st)
+	}
+
+	// The view, as mu runs it: a local sh with the view's env, stdin from
+	// /dev/null; killed after a moment, the job runs on.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	view := exec.CommandContext(ctx, "/bin/sh", "-c", started.View.Command)
+	view.Env = os.Environ()
+	for k, v := range started.View.Env {
+		view.Env = append(view.Env, k+"="+v)
+	}
+	var out testutil.LockedBuffer
+	view.Stdout, view.Stderr, view.Stdin = &out, &out, nil
+	if err := view.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// It shows the agent's terminal: its greeting.
+	if !testutil.Poll(testutil.Patience, func() bool { return strings.Contains(out.String(), "mu test agent: ready") }) {
+		t.Errorf("the view did not show the job's terminal: %q", out.String())
+	}
+	_ = view.Process.Kill()
+	_ = view.Wait()
+	if st := jobState(t, p, jt); st.State != protocol.JobRunning {
+		t.Fatalf("job.status after the view was killed: %+v", st)
+	}
+
+	// The plugin stops (stdin EOF, as at mu's exit); another finds the job running.
+	p.stop(t)
+	q := startOn(t, p.prefix)
+	if st := jobState(t, q, jt); st.State != protocol.JobRunning {
+		t.Fatalf("job.status from a new plugin: %+v", st)
+	}
+
+	// Deleted behind the plugin's back.
+	zero := int64(0)
+	if err := q.c.Client(t).CoreV1().Pods(q.c.Namespace).Delete(context.Background(), res.Handle, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	var hs protocol.HostStatus
+	for i := 0; i < 100; i++ { // a forced delete removes the object at once; poll a little in case it lags
+		q.must(t, "host.status", statusParams(res.Handle), &hs)
+		if hs.State == protocol.HostGone {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if hs.State != protocol.HostGone {
+		t.Fatalf("host.status after the pod was deleted: %+v", hs)
+	}
+	if st := jobState(t, q, jt); st.State != protocol.JobLost {
+		t.Errorf("job.status after the pod was deleted: %+v", st)
+	}
+	var lk protocol.JobLookupResult
+	q.must(t, "job.lookup", map[string]any{"deadline": deadline(), "target": jt, "key": "job-1", "fence": true}, &lk)
+	if !lk.None {
+		t.Errorf("job.lookup in a deleted pod: %+v", lk)
+	}
+}

@@ -1,0 +1,123 @@
+package k8s
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// ReachTimeout bounds the first contact with the API server in a plugin's
+// life (and each host check's): one that accepts and never answers is
+// answered within it.
+const ReachTimeout = 5 * time.Second
+
+// reach makes sure the API server answers before the first call that
+// needs it: nothing is asked before the handshake; the first call asks for
+// /version, bounded by ReachTimeout; later calls go straight through.
+func (b *Backend) reach(ctx context.Context) error {
+	if b.reached.Load() {
+		return nil
+	}
+	if _, err := b.version(ctx); err != nil {
+		return err
+	}
+	b.reached.Store(true)
+	return nil
+}
+
+// version asks the API server its version within ReachTimeout. Its error
+// names the server and what chose it, and is retryable: nothing was done.
+func (b *Backend) version(ctx context.Context) (string, error) {
+	vctx, cancel := context.WithTimeout(ctx, ReachTimeout)
+	defer cancel()
+	v, err := b.cs.CoreV1().RESTClient().Get().AbsPath("/version").Do(vctx).Raw()
+	if err == nil {
+		return string(v), nil
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) {
+		return "", &protocol.Error{Kind: protocol.Human, Message: "the API server refused the plugin's credentials: " + err.Error(),
+			Remedy: "renew the kubeconfig's credentials (" + b.cfg.Target.Source + "), or point the plugin at another context"}
+	}
+	what := "is unreachable"
+	if errors.Is(err, context.DeadlineExceeded) {
+		what = fmt.Sprintf("did not answer within %v", ReachTimeout)
+	}
+	b.log.Warn("the API server cannot be reached", "server", b.cfg.Target.REST.Host, "err", err)
+	return "", &protocol.Error{Kind: protocol.Retryable,
+		Message: fmt.Sprintf("the Kubernetes API server at %s %s: %v", b.cfg.Target.REST.Host, what, err),
+		Remedy: fmt.Sprintf("start the cluster, or point the plugin at one that runs (chosen by %s, context %q; see docs/k8s.md); `kubectl version` shows what kubectl gets there",
+			b.cfg.Target.Source, b.cfg.Target.Context)}
+}
+
+// gated serves method only once the API server was reached. When it was
+// not, a read answers what it answers for a cluster that is down
+// (unknown), and any other call fails with the reach error: nothing was
+// done.
+func (b *Backend) gated(method string, next protocol.Handler) protocol.Handler {
+	return func(ctx context.Context, call *protocol.Call) (any, error) {
+		err := b.reach(ctx)
+		if err == nil {
+			return next(ctx, call)
+		}
+		if ctx.Err() != nil {
+			return nil, protocol.Wrap(protocol.Retryable, err, "cancelled before the API server was reached: nothing was done")
+		}
+		var pe *protocol.Error
+		if !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
+			return nil, err
+		}
+		switch method {
+		case protocol.MethodHostLookup:
+			return protocol.HostLookupResult{Unknown: pe.Message}, nil
+		case protocol.MethodHostStatus:
+			return protocol.HostStatus{State: protocol.HostUnknown, Reason: pe.Message}, nil
+		case protocol.MethodJobLookup:
+			return protocol.JobLookupResult{Unknown: pe.Message}, nil
+		case protocol.MethodJobStatus:
+			return protocol.JobStatus{State: protocol.JobUnknown, Reason: pe.Message}, nil
+		}
+		return nil, err
+	}
+}
+
+// hostOf is the call's pod, checked (once per invocation) to be a running
+// host this instance acquired: a link call never runs in another pod, nor
+// in a fence placeholder.
+func (b *Backend) hostOf(ctx context.Context, t protocol.Target) (string, error) {
+	name, err := handle(t)
+	if err != nil {
+		return "", err
+	}
+	b.mu.Lock()
+	_, ok := b.ours[name]
+	b.mu.Unlock()
+	if ok {
+		return name, nil
+	}
+	pod, err := b.cs.CoreV1().Pods(b.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", apiErr(err, "reading pod "+name)
+	}
+	if pod.Labels[LabelPlugin] != pluginLabelVal || pod.Labels[LabelInstance] != b.instance || pod.Labels[LabelFence] == "1" {
+		return "", protocol.Errorf(protocol.Permanent, "pod %s is not a host of instance %q", name, b.instance)
+	}
+	b.remember(pod)
+	return name, nil
+}
+
+// remember records a pod checked to be this instance's host.
+func (b *Backend) remember(pod *corev1.Pod) {
+	b.mu.Lock()
+	b.ours[pod.Name] = string(pod.UID)
+	b.mu.Unlock()
+}
