@@ -38,7 +38,8 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(e *testscript.Env) error {
-			e.Setenv("PATH", strings.Join(append(path, e.Getenv("PATH")), string(os.PathListSeparator)))
+			// A copy per script: the scripts run in parallel, and path may have room to append in place.
+			e.Setenv("PATH", strings.Join(append(path[:len(path):len(path)], e.Getenv("PATH")), string(os.PathListSeparator)))
 			e.Setenv("SCHEMA_DIGEST", schemas.V1Digest())
 			return nil
 		},
