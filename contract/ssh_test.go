@@ -4,16 +4,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // TestSSHPlugin runs the whole suite against mu-plugin-ssh on a real sshd:
-// a link-only plugin with remoteOnTimeout "stopping", on a --host profile.
+// a link with remoteOnTimeout "stopping" on a --host profile, and its
+// jobs (the test agent as spec.cmd, as for mu-plugin-docker).
 func TestSSHPlugin(t *testing.T) {
 	srv := testsshd.Start(t, testsshd.Options{})
 	bin := testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
-	rep := run(t, Options{Host: srv.Alias, Argv: []string{bin, "--config", srv.Config, "--known-hosts", srv.KnownHosts, "--identity", srv.UserKey}})
+	rep := run(t, Options{Host: srv.Alias, Argv: []string{bin, "--config", srv.Config, "--known-hosts", srv.KnownHosts, "--identity", srv.UserKey}, JobCmd: string(agent.Script)})
 	passesAll(t, rep)
 	t.Logf("the suite against mu-plugin-ssh: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
 }
