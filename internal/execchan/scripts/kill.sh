@@ -7,16 +7,18 @@
 # assumed. grep exits 2 when a process vanished mid-scan or its environ is
 # another user's; matches still print, and an empty list with status 1 or 2
 # means none of ours is left.
+# POSIX sh has no local variables: k's own are named k_* so that it never
+# overwrites the loop's (agent.sh keeps its stdin file in f).
 k() {
-	i=0
-	while [ "$i" -lt 100 ]; do
-		p=$(grep -lsxz "MU_DOCKER_RUN=$1" /proc/[0-9]*/environ); e=$?
-		if [ -z "$p" ]; then
-			[ "$e" -le 2 ] && return 0
-			echo "scanning /proc failed ($e)" >&2; return 3
+	k_i=0
+	while [ "$k_i" -lt 100 ]; do
+		k_p=$(grep -lsxz "MU_DOCKER_RUN=$1" /proc/[0-9]*/environ); k_e=$?
+		if [ -z "$k_p" ]; then
+			[ "$k_e" -le 2 ] && return 0
+			echo "scanning /proc failed ($k_e)" >&2; return 3
 		fi
-		for f in $p; do f=${f#/proc/}; kill -9 "${f%/environ}" 2>/dev/null; done
-		i=$((i + 1))
+		for k_f in $k_p; do k_f=${k_f#/proc/}; kill -9 "${k_f%/environ}" 2>/dev/null; done
+		k_i=$((k_i + 1))
 	done
 	return 1
 }
