@@ -34,14 +34,15 @@ func (j *Jobs) read(ctx context.Context, key, inc string, n int64) (snapshot, bo
 	if inc != "" && !validInc(inc) {
 		return snapshot{}, true, nil // no such incarnation can exist
 	}
-	o, err := j.run(ctx, "read", jobID(key), nil, inc, strconv.FormatInt(n, 10))
+	o, err := j.run(ctx, "read", jobID(key), nil, inc, strconv.FormatInt(n, 10), j.inlineArg())
 	if err != nil {
 		return snapshot{}, false, err
 	}
 	if o.has("nojob") {
 		return snapshot{}, false, nil
 	}
-	return parseSnapshot(o), true, nil
+	s, err := j.snapshotOf(ctx, key, o)
+	return s, err == nil, err
 }
 
 func parseSnapshot(o out) snapshot {
@@ -281,7 +282,7 @@ func (j *Jobs) wait(ctx context.Context, key, inc string, n int64) (snapshot, bo
 	}
 	every := fmt.Sprintf("%.3f", j.opts.Poll.Seconds())
 	bound := fmt.Sprintf("%.3f", (waitLooks * j.opts.Poll).Seconds())
-	o, err := j.run(ctx, "wait", jobID(key), nil, inc, strconv.FormatInt(n, 10), strconv.Itoa(waitLooks), every, bound)
+	o, err := j.run(ctx, "wait", jobID(key), nil, inc, strconv.FormatInt(n, 10), strconv.Itoa(waitLooks), every, bound, j.inlineArg())
 	if err != nil {
 		return snapshot{}, false, err
 	}
@@ -291,7 +292,8 @@ func (j *Jobs) wait(ctx context.Context, key, inc string, n int64) (snapshot, bo
 	if o.has("timeout") {
 		return snapshot{}, true, nil
 	}
-	return parseSnapshot(o), true, nil
+	s, err := j.snapshotOf(ctx, key, o)
+	return s, err == nil, err
 }
 
 func newWatchID() string {

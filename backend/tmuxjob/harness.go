@@ -65,6 +65,8 @@ type turnRec struct {
 	Msg   string
 	Error string
 	Text  string
+	// Partial: only the record's head was read (turn.go), so Text is cut.
+	Partial bool
 }
 
 func parseTurn(b []byte) (turnRec, bool) {
@@ -116,7 +118,7 @@ func (j *Jobs) settledObs(inc string, n int64, t turnRec) protocol.Observation {
 	text, cut := cutText(t.Text, j.opts.MaxSettleText)
 	errText, _ := cutText(t.Error, 4096)
 	return protocol.Observation{Status: protocol.TurnIdle, Settled: true, Since: t.At, Runs: n,
-		Incarnation: inc, LastText: text, LastTextTruncated: cut, LastError: errText}
+		Incarnation: inc, LastText: text, LastTextTruncated: cut || t.Partial, LastError: errText}
 }
 
 // currentObs is the turn now: the state, and the last settled turn's text

@@ -32,7 +32,7 @@ func script(op string) string {
 	if err != nil {
 		panic(err)
 	}
-	return string(lib) + "\n" + string(body)
+	return string(lib) + "\n" + fragments[op] + string(body)
 }
 
 // out is a script's parsed output: "KEY value" lines and "@KEY" blobs.

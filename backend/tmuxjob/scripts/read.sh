@@ -1,7 +1,8 @@
 # read: $1 incarnation ("" for the current one), $2 turn number (0: none;
-# -1: the last settled turn when the agent is idle). The harness's state
-# (one snapshot), and one settled turn's record.
-inc=$1 n=$2
+# -1: the last settled turn when the agent is idle), $3 the largest record
+# emitted whole (turn.sh). The harness's state (one snapshot), and one
+# settled turn's record.
+inc=$1 n=$2 inl=$3
 [ -e "$d/started" ] || { say "nojob 1"; exit 0; }
 emit agent "$d/agent"
 if readstate "$c/out/state"; then
@@ -15,6 +16,6 @@ if [ "$n" = -1 ]; then
 fi
 if [ "$n" != 0 ]; then
 	[ -n "$inc" ] || inc=$st_inc
-	[ -n "$inc" ] && emit turn "$c/out/turns/$inc.$n"
+	[ -n "$inc" ] && emitturn "$c/out/turns/$inc.$n" "$inc.$n"
 fi
 say "ok 1"

@@ -1,6 +1,6 @@
 # wait: $1 incarnation, $2 turn number, $3 at most this many looks, $4 the
 # look interval (seconds, e.g. 0.05), $5 their product (the run's bound, in
-# seconds). Waits on the host, in one run of at most $5 seconds, until turn $2 of $1 has a record or the incarnation
+# seconds), $6 the largest record emitted whole (turn.sh). Waits on the host, in one run of at most $5 seconds, until turn $2 of $1 has a record or the incarnation
 # is another; then emits the state and the record. "timeout 1" when neither
 # came.
 #
@@ -10,7 +10,7 @@
 # looks every 10 ms, without a fork per look); each line tail prints is
 # only a wake-up, the state is then read from the file. Without GNU tail
 # and timeout it looks every $4 seconds (one sleep per look).
-inc=$1 n=$2 polls=$3 every=$4 secs=$5
+inc=$1 n=$2 polls=$3 every=$4 secs=$5 inl=$6
 [ -e "$d/started" ] || { say "nojob 1"; exit 0; }
 # settled: the state and turn $n's record, when the wait is over.
 settled() {
@@ -19,7 +19,7 @@ settled() {
 	printf '@state '
 	printf '%s' "$st_all" | base64 | tr -d '\n'
 	printf '\n'
-	emit turn "$c/out/turns/$inc.$n"
+	emitturn "$c/out/turns/$inc.$n" "$inc.$n"
 	say "ok 1"
 }
 settled && exit 0
