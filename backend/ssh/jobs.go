@@ -36,6 +36,13 @@ const runnerTimeout = 10 * time.Minute
 // turn record travel base64-encoded, well inside it).
 const runnerOutput = 16 << 20
 
+// maxCommandLine is the longest command line a run may have: sshd runs
+// it as `SHELL -c LINE`, one argument, which Linux bounds at 128 KiB with
+// its NUL (MAX_ARG_STRLEN). A Runner run's argv travels in it (the data on
+// stdin); a longer one is refused, as permanent, before anything is sent.
+// A var for the test that proves the bound real.
+var maxCommandLine = 128<<10 - 1
+
 // runner is a tmuxjob.Runner over the destination's pooled connection:
 // each run is one session under the kill-safe wrapper (the same as
 // link.exec's), argv single-quoted on the command line after the wrapper,
@@ -59,6 +66,10 @@ func (r runner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, [
 	until := time.Now().Add(runnerTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(until) {
 		until = d
+	}
+	if n := len(wrapperCommand(time.Until(until), ".", argv, nil)); n > maxCommandLine {
+		return nil, nil, -1, protocol.Errorf(protocol.Permanent, "the run's command line is %d bytes, over the %d bytes the host takes: "+
+			"sshd hands it to the login shell as one argument, and Linux takes at most 128 KiB in one (MAX_ARG_STRLEN); nothing was run", n, maxCommandLine)
 	}
 	c, err := r.b.pool.get(ctx, r.dest)
 	if err != nil {

@@ -1,6 +1,7 @@
 package ssh
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -101,23 +102,70 @@ func TestJobOnSSHHost(t *testing.T) {
 	}
 }
 
-// A start whose command line passes the one-argument bound (docs/ssh.md,
-// Jobs: the Runner) fails as an unknown outcome, and the fenced lookup
-// resolves it none: nothing started.
+// A start whose command line passes the host's one-argument bound (docs/ssh.md,
+// Jobs: the Runner) is refused as permanent, naming spec.cmd, with nothing
+// started (the fenced lookup answers none); a spec.cmd of 64 KiB, the
+// documented size that always fits, starts.
 func TestJobStartTooLongForTheCommandLine(t *testing.T) {
 	ctx := testutil.Context(t, 2*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
 	key := newKey("long")
 	sp := h.spec("a", ".", nil)
-	sp.Cmd = ": " + strings.Repeat("x", 200<<10)
+	sp.Cmd = ": " + strings.Repeat("x", 130<<10)
 	_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
 	var re *caller.RemoteError
-	if !errors.As(err, &re) || re.Kind != protocol.UnknownOutcome {
-		t.Fatalf("job.start of a 200 KiB spec.cmd: %v, want unknown-outcome", err)
+	if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.Contains(re.Message, "spec.cmd") || !strings.Contains(re.Message, "128 KiB") {
+		t.Fatalf("job.start of a 130 KiB spec.cmd: %v, want permanent naming spec.cmd and the bound", err)
 	}
 	lr, err := p.JobLookup(ctx, protocol.LookupParams{Base: protocol.Base{Target: h.host()}, Key: key, Fence: true})
 	if err != nil || !lr.None {
 		t.Fatalf("the fenced lookup: %+v %v, want none", lr, err)
+	}
+	key = newKey("long")
+	sp.Cmd = h.spec("a", ".", nil).Cmd + " # " + strings.Repeat("x", 64<<10)
+	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
+	if err != nil {
+		t.Fatalf("job.start of a 64 KiB spec.cmd: %v", err)
+	}
+	target := h.jobTarget(key, res.Handle, "a")
+	testutil.Eventually(t, "the agent with a 64 KiB spec.cmd ready", func() bool {
+		bl, err := p.Baseline(ctx, target)
+		return err == nil && bl != nil
+	})
+	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: target}, Key: key}); err != nil {
+		t.Fatalf("job.stop: %v", err)
+	}
+}
+
+// The Runner's bound is the host's: a command line of exactly
+// maxCommandLine bytes runs; one byte more is refused (permanent, nothing
+// sent); and sent anyway (the bound lifted), the host cannot run it.
+func TestRunnerCommandLineBound(t *testing.T) {
+	ctx := context.Background()
+	s := testsshd.Start(t, testsshd.Options{})
+	b := New(Config{SSHConfig: s.Config}, nil)
+	defer b.Close()
+	r := b.Runner(s.Alias)
+	argv := func(extra int) []string {
+		a := []string{"/bin/sh", "-c", "echo ran #"}
+		n := len(wrapperCommand(runnerTimeout, ".", a, nil))
+		a[2] += strings.Repeat("x", maxCommandLine-n+extra)
+		return a
+	}
+	if out, _, code, err := r.Run(ctx, argv(0), nil); err != nil || code != 0 || string(out) != "ran\n" {
+		t.Fatalf("a command line of %d bytes: %q exit %d %v", maxCommandLine, out, code, err)
+	}
+	_, _, _, err := r.Run(ctx, argv(1), nil)
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Kind != protocol.Permanent {
+		t.Fatalf("one byte more: %v, want permanent", err)
+	}
+	long := argv(1)
+	old := maxCommandLine
+	maxCommandLine = 1 << 20
+	defer func() { maxCommandLine = old }()
+	if out, _, code, err := r.Run(ctx, long, nil); err == nil && code == 0 || strings.Contains(string(out), "ran") {
+		t.Fatalf("the host ran a command line past the bound: %q exit %d %v", out, code, err)
 	}
 }

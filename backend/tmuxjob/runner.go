@@ -3,16 +3,23 @@ package tmuxjob
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 
 	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // Runner runs argv on the job host and returns its output and exit code.
 // err is reserved for a run that could not be carried out or whose end is
 // unknown (the transport failed, ctx ended): the package then reports
 // unknown, never a definite answer. A non-zero exit is not an error.
+//
+// A Runner that refuses a run for its input before starting anything (an
+// SSH command line past the host's bound) returns a *protocol.Error of
+// kind permanent: job.start passes it on (refusedRun), as no start took
+// place.
 //
 // The docker backend maps it to an exec in the container; LocalRunner runs
 // argv on this machine. Every script this package sends is a constant
@@ -73,4 +80,14 @@ func (l LocalRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]by
 		return out.Bytes(), errb.Bytes(), -1, ctx.Err()
 	}
 	return out.Bytes(), errb.Bytes(), res.ExitCode, nil
+}
+
+// refusedRun is the Runner's permanent refusal err carries (nothing was
+// run), or nil.
+func refusedRun(err error) *protocol.Error {
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.Kind == protocol.Permanent {
+		return pe
+	}
+	return nil
 }
