@@ -180,7 +180,8 @@ func Seams(channel string) protocol.Seams {
 		// a daemon) cannot be seen from the link: quiescence is not provable.
 		Quiescence:     protocol.QuiescenceUnprovable,
 		MaxScriptBytes: MaxScriptBytes,
-		Checks:         []string{protocol.PhaseReach},
+		// agent: the same steps as job.checkSteps' (agentSteps).
+		Checks: []string{protocol.PhaseReach, protocol.PhaseAgent},
 	}
 	return s
 }

@@ -110,23 +110,29 @@ func (b *Backend) jobHandlers() protocol.Methods {
 	return h
 }
 
-// jobCheckSteps serves job.checkSteps: in the agent phase, tmuxjob's steps
-// (tmux, tools, state-root) and sftp. A host that cannot be reached fails
-// the first step with the connection's error; the reach phase's steps say
-// more.
+// jobCheckSteps serves job.checkSteps: the agent phase's steps.
 func (b *Backend) jobCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
 	if p.Phase != protocol.PhaseAgent {
 		return []protocol.Step{}, nil
 	}
-	j, err := b.jobsFor(ctx, p.Target)
+	return b.agentSteps(ctx, p.Target)
+}
+
+// agentSteps are the agent phase's steps, for link.checkSteps and
+// job.checkSteps alike: tmuxjob's (tmux, tools, state-root, watch), each
+// failure with a remedy naming the package, and sftp. A host that cannot
+// be reached fails the first step with the connection's error; the reach
+// phase's steps say more.
+func (b *Backend) agentSteps(ctx context.Context, t protocol.Target) ([]protocol.Step, error) {
+	j, err := b.jobsFor(ctx, t)
 	if err != nil {
 		return []protocol.Step{{Step: "tmux", OK: protocol.StepFailed, Detail: "the host cannot be reached: " + err.Error()}}, nil
 	}
-	steps, err := j.CheckSteps(ctx, p.Phase)
+	steps, err := j.CheckSteps(ctx, protocol.PhaseAgent)
 	if err != nil {
 		return nil, err
 	}
-	return append(steps, b.sftpStep(ctx, p.Target.Host.Name)), nil
+	return append(steps, b.sftpStep(ctx, t.Host.Name)), nil
 }
 
 // reachable serves next once the call's host is connected; when it cannot
