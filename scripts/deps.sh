@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_cmds=(git tmux sshd ssh mmdebstrap docker docker-compose ps busybox useradd shellcheck)
+need_cmds=(git tmux sshd ssh mmdebstrap docker docker-compose ps busybox unshare useradd shellcheck)
 # The test cluster (integration/k8s): etcd, a containerd of its own with
 # runc, the CNI plugins, and the tools its scripts use.
 need_cmds+=(etcd containerd ctr runc /usr/lib/cni/bridge socat conntrack iptables openssl nsenter ip curl flock)
@@ -18,7 +18,7 @@ pkg_for() {
 	etcd) echo etcd-server ;;
 	ctr) echo containerd ;;
 	/usr/lib/cni/*) echo containernetworking-plugins ;;
-	nsenter | flock) echo util-linux ;;
+	nsenter | flock | unshare) echo util-linux ;;
 	ip) echo iproute2 ;;
 	*) echo "$1" ;;
 	esac

@@ -1,8 +1,8 @@
 package ssh
 
 import (
-	"context"
 	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,41 +12,34 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// shRunner runs every "/bin/sh" argv with another POSIX shell: a host
-// whose /bin/sh is that shell, for tmuxjob's scripts.
-type shRunner struct {
-	tmuxjob.Runner
-	sh string
-}
-
-func (r shRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, []byte, int, error) {
-	if len(argv) > 0 && argv[0] == "/bin/sh" {
-		argv = append([]string{r.sh}, argv[1:]...)
-	}
-	return r.Runner.Run(ctx, argv, stdin)
-}
-
-// Jobs for a plain user whose shell is busybox ash (every tmuxjob script
-// and the kill-safe wrapper run by it), and for a root login: start,
-// readiness, a delivery and its settled turn, the check steps, stop.
+// Jobs for a plain user on a host whose /bin/sh is busybox ash (the
+// kill-safe wrapper, every tmuxjob script, the job's wrapper in its tmux
+// pane, the harness and the test agent all run by it), and for a root
+// login: start, readiness, a delivery and its settled turn, the check
+// steps, stop.
 func TestJobsShellsAndUsers(t *testing.T) {
 	t.Run("busybox-ash", func(t *testing.T) {
-		bb := busyboxSh(t)
-		setShell(t, bb)
-		h := newJobHost(t, testsshd.Options{})
-		jobRoundTrip(t, h, func(r tmuxjob.Runner) tmuxjob.Runner { return shRunner{r, bb} })
+		h := newJobHost(t, testsshd.Options{BusyboxSh: true})
+		ctx := testutil.Context(t, time.Minute)
+		b := New(Config{SSHConfig: h.s.Config}, nil)
+		defer b.Close()
+		out, _, _, err := b.Runner(h.s.Alias).Run(ctx, []string{"/bin/sh", "-c", "/bin/sh --help 2>&1; sh --help 2>&1"}, nil)
+		if err != nil || strings.Count(string(out), "BusyBox v") != 2 {
+			t.Fatalf("the host's /bin/sh and sh are not busybox: %q %v", out, err)
+		}
+		jobRoundTrip(t, h)
 	})
 	t.Run("root", func(t *testing.T) {
 		h := newJobHost(t, testsshd.Options{Root: true, Alias: "rootbox"})
-		jobRoundTrip(t, h, func(r tmuxjob.Runner) tmuxjob.Runner { return r })
+		jobRoundTrip(t, h)
 	})
 }
 
-func jobRoundTrip(t *testing.T, h *jobHost, wrap func(tmuxjob.Runner) tmuxjob.Runner) {
+func jobRoundTrip(t *testing.T, h *jobHost) {
 	ctx := testutil.Context(t, 3*time.Minute)
 	b := New(Config{SSHConfig: h.s.Config}, nil)
 	defer b.Close()
-	j, err := tmuxjob.New(wrap(b.Runner(h.s.Alias)), tmuxjob.Options{Root: path.Join(h.s.Home, h.root), Kind: JobKind, Channel: ChannelName})
+	j, err := tmuxjob.New(b.Runner(h.s.Alias), tmuxjob.Options{Root: path.Join(h.s.Home, h.root), Kind: JobKind, Channel: ChannelName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +61,17 @@ func jobRoundTrip(t *testing.T, h *jobHost, wrap func(tmuxjob.Runner) tmuxjob.Ru
 		bl, err := j.Baseline(ctx, key)
 		return err == nil && bl != nil
 	})
+	zero := int64(0)
+	_, wait, err := j.Watch(ctx, protocol.WatchParams{Base: base, AfterRuns: &zero})
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
 	if _, err := j.Send(ctx, protocol.SendParams{Base: base, Text: "hi 'there'", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("send: %v", err)
+	}
+	method, note := wait(ctx)
+	if ws, ok := note.(protocol.WatchSettled); method != protocol.NotifyWatchSettled || !ok || ws.Observation.LastText != "agent: hi 'there'" {
+		t.Fatalf("watch: %s %+v", method, note)
 	}
 	var o *protocol.Observation
 	testutil.Eventually(t, "the settled turn", func() bool {

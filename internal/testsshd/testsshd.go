@@ -39,6 +39,10 @@ type Options struct {
 	Extra       []string // more sshd_config lines
 	Alias       string   // the client config's Host alias; default "box"
 	NoSFTP      bool     // serve no sftp subsystem (a host without one)
+	// BusyboxSh: /bin/sh is busybox ash for everything the server runs
+	// (sshd in a mount namespace of its own, busybox bound over the
+	// shell /bin/sh names): a host whose POSIX shell is busybox's.
+	BusyboxSh bool
 }
 
 // Server is one running sshd.
@@ -59,7 +63,8 @@ type Server struct {
 	Config      string // client config: a Host block for Alias
 	Log         string // sshd's log file
 
-	cmd *exec.Cmd
+	cmd       *exec.Cmd
+	busyboxSh bool
 }
 
 var userOnce sync.Mutex
@@ -113,7 +118,7 @@ func Start(t testing.TB, o Options) *Server {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Dir: dir, Host: "127.0.0.1", Alias: o.Alias, Log: filepath.Join(dir, "sshd.log")}
+	s := &Server{Dir: dir, Host: "127.0.0.1", Alias: o.Alias, Log: filepath.Join(dir, "sshd.log"), busyboxSh: o.BusyboxSh}
 	if o.Root {
 		s.User, s.Home = "root", "/root"
 	} else {
@@ -246,6 +251,15 @@ func (s *Server) start(config string) error {
 	}
 	defer logf.Close()
 	cmd := exec.Command(SSHD, "-D", "-e", "-f", config)
+	if s.busyboxSh {
+		bb, err := exec.LookPath("busybox")
+		if err != nil {
+			return fmt.Errorf("busybox is required (apt-get install -y busybox): %w", err)
+		}
+		// The shell sets up the namespace, then becomes sshd (same pid).
+		cmd = exec.Command("unshare", "-m", "--propagation", "private", "/bin/sh", "-c",
+			`mount --bind "$1" "$(readlink -f /bin/sh)" && shift && exec "$@"`, "mu-testsshd", bb, SSHD, "-D", "-e", "-f", config)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a test helper, not a plugin run
 	if err := cmd.Start(); err != nil {
