@@ -28,7 +28,7 @@
 // Seams returns, and make Options.View a command that runs the plugin's own
 // view sub-command (ViewCmd, which calls Jobs.Follow). A Runner that can
 // also move files without a script run (Files: SFTP on the SSH connection)
-// serves Install and the view's log reads.
+// serves Install, the view's log reads and large turn records (turn.go).
 //
 // Every script is a constant (scripts/*.sh) run as `/bin/sh -c SCRIPT
 // mu-tmuxjob ROOT ID SOCKET ARGS…`; values travel as arguments or on stdin
