@@ -58,8 +58,12 @@ joined() {
 # Joined as the Go code joins them.
 tmux=backend/tmuxjob/scripts
 for op in "$tmux"/*.sh; do
-	case $op in */lib.sh | */wrapper.sh) continue ;; esac
-	joined "$tmux/lib.sh" "$op"
+	case $op in */lib.sh | */wrapper.sh | */turn.sh) continue ;; esac
+	# turn.sh: the fragment read and wait take (turn.go's fragments).
+	case $op in
+	*/read.sh | */wait.sh) joined "$tmux/lib.sh" "$tmux/turn.sh" "$op" ;;
+	*) joined "$tmux/lib.sh" "$op" ;;
+	esac
 done
 joined internal/execchan/scripts/kill.sh internal/execchan/scripts/agent.sh
 joined internal/execchan/scripts/kill.sh internal/execchan/scripts/stop.sh
