@@ -58,12 +58,13 @@ func largeTurn(t *testing.T, o testsshd.Options) {
 	for i := 0; text.Len() < 5<<20; i++ {
 		text.WriteString("line " + strings.Repeat(string(rune('a'+i%26)), i%97) + " é ✓\t\"\\\n")
 	}
-	n := bl.Runs + 1
-	rec := "at=1700000000000\nmsg=m-big\n\n" + text.String()
-	turn := path.Join(big.ChannelDir(key), "out", "turns", bl.Incarnation+"."+strconv.FormatInt(n, 10))
-	if _, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `cat >"$1.tmp" && mv "$1.tmp" "$1"`, "sh", turn}, []byte(rec)); err != nil || code != 0 {
-		t.Fatalf("writing the record: exit %d %v", code, err)
+	write := func(n int64, rec string) {
+		turn := path.Join(big.ChannelDir(key), "out", "turns", bl.Incarnation+"."+strconv.FormatInt(n, 10))
+		if _, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `cat >"$1.tmp" && mv "$1.tmp" "$1"`, "sh", turn}, []byte(rec)); err != nil || code != 0 {
+			t.Fatalf("writing the record: exit %d %v", code, err)
+		}
 	}
+	write(bl.Runs+1, "at=1700000000000\nmsg=m-big\n\n"+text.String())
 	logBefore := len(h.s.LogText())
 	obs, err := big.LastRun(ctx, protocol.LastRunParams{Base: base, AfterRuns: bl.Runs, Inc: bl.Incarnation})
 	if err != nil || obs == nil {
@@ -99,5 +100,12 @@ func largeTurn(t *testing.T, o testsshd.Options) {
 	}
 	if !bytes.Contains([]byte(obs.LastText), []byte("é ✓")) {
 		t.Fatal("the text lost its runes")
+	}
+	// A record whose header lines pass what is read still settles the
+	// turn (its time kept), with an error instead of its text.
+	write(bl.Runs+2, "at=1700000000001\nmsg="+strings.Repeat("m", 400<<10)+"\n\ntext")
+	obs, err = def.LastRun(ctx, protocol.LastRunParams{Base: base, AfterRuns: bl.Runs + 1, Inc: bl.Incarnation})
+	if err != nil || obs == nil || obs.Since != 1700000000001 || !strings.Contains(obs.LastError, "header lines pass") || !obs.LastTextTruncated {
+		t.Fatalf("lastRun of a record with a long header: %+v %v", obs, err)
 	}
 }

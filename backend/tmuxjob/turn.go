@@ -1,6 +1,7 @@
 package tmuxjob
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -76,11 +77,18 @@ func (j *Jobs) bigTurn(ctx context.Context, key, big string) (*turnRec, error) {
 	if err != nil {
 		return nil, err
 	}
+	partial := int64(len(data)) < size
 	t, ok := parseTurn(data)
+	if !ok && partial {
+		// Its header lines pass what was read: the settled turn still
+		// answers (a watch must not wait on it forever), without its text.
+		t, ok = parseTurn(data[:bytes.LastIndexByte(data, '\n')+1])
+		t.Error, t.Text = "the turn record's header lines pass "+strconv.Itoa(turnHeader>>10)+" KiB: its text was not read", ""
+	}
 	if !ok {
 		return nil, nil
 	}
-	t.Partial = int64(len(data)) < size
+	t.Partial = partial
 	return &t, nil
 }
 
