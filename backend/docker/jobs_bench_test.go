@@ -51,7 +51,7 @@ func BenchmarkRunnerRoundTrip(b *testing.B) {
 	})
 	b.Run("tmuxjob-status-script", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `unset MU_DOCKER_RUN; tmux -S /tmp/none has-session 2>/dev/null; exit 0`}, []byte("x")); err != nil || code != 0 {
+			if _, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `unset MU_EXEC_RUN; tmux -S /tmp/none has-session 2>/dev/null; exit 0`}, []byte("x")); err != nil || code != 0 {
 				b.Fatal(code, err)
 			}
 		}

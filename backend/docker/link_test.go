@@ -48,7 +48,7 @@ func TestExecRunsScriptsInTheContainer(t *testing.T) {
 	// A script printing its environment (which holds its process mark) to
 	// both streams, and marker-like text, does not end its output early.
 	if r := p.run(t, h, "echo mu-end-0123 0; env; env >&2; echo last; echo elast >&2"); !strings.HasPrefix(r.Stdout, "mu-end-0123 0\n") ||
-		!strings.HasSuffix(r.Stdout, "\nlast\n") || !strings.HasSuffix(r.Stderr, "\nelast\n") || !strings.Contains(r.Stderr, "MU_DOCKER_RUN=") {
+		!strings.HasSuffix(r.Stdout, "\nlast\n") || !strings.HasSuffix(r.Stderr, "\nelast\n") || !strings.Contains(r.Stderr, "MU_EXEC_RUN=") {
 		t.Errorf("marker-like output: %q / %q", r.Stdout, r.Stderr)
 	}
 	// Oversized scripts are refused before anything runs.
