@@ -13,7 +13,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,8 +20,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/mu-org/mu-plugins/internal/creator"
-	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/internal/sandbox"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -113,14 +112,10 @@ type Backend struct {
 	ns       string
 	log      *slog.Logger
 	instance string
-	self     creator.Process
-	reached  atomic.Bool
-
-	mu        sync.Mutex
-	pools     map[string]*execchan.Pool // pod name → its exec channels
-	ours      map[string]string         // pod names checked to be this instance's hosts → UID
-	roots     map[string]string         // pod name → its jobs directory
-	acquiring map[string]int            // keys with an acquire running in this process
+	// hosts are the instance's pods and their exec channels, what the
+	// docker and k8s providers share (internal/sandbox).
+	hosts   *sandbox.Hosts
+	reached atomic.Bool
 }
 
 var prefixRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?$`)
@@ -158,8 +153,7 @@ func New(cfg Config, log *slog.Logger) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, cs: cs, ns: cfg.Target.Namespace, log: log, self: creator.This(),
-		pools: map[string]*execchan.Pool{}, ours: map[string]string{}, roots: map[string]string{}, acquiring: map[string]int{}}
+	b := &Backend{cfg: cfg, cs: cs, ns: cfg.Target.Namespace, log: log}
 	b.instance = cfg.Instance
 	if b.instance == "" {
 		if b.instance, err = cfg.Target.Instance(); err != nil {
@@ -169,6 +163,7 @@ func New(cfg Config, log *slog.Logger) (*Backend, error) {
 	if n := len(b.instance); n < 1 || n > 128 {
 		return nil, fmt.Errorf("instance %q must be 1-128 characters", b.instance)
 	}
+	b.hosts = sandbox.NewHosts(b.provider(), b.instance, cfg.Self, cfg.MaxSessions, creator.This())
 	log.Info("the cluster", "server", cfg.Target.REST.Host, "context", cfg.Target.Context, "namespace", b.ns,
 		"from", cfg.Target.Source, "instance", b.instance)
 	return b, nil
@@ -179,65 +174,18 @@ func (b *Backend) Options() protocol.Options {
 	return protocol.Options{Instance: b.instance, Seams: Seams(), Handlers: b.Handlers(), Stop: b.Stop}
 }
 
-// Handlers is the method table. Every call's target.host.instance is
-// checked first; every method but link.checkSteps waits until the API
-// server was reached once (gated).
+// Handlers is the method table (sandbox.Hosts.Methods): every call's
+// target.host.instance checked first, every method but link.checkSteps
+// waiting until the API server was reached once (reach).
 func (b *Backend) Handlers() protocol.Methods {
-	h := protocol.Methods{
-		protocol.MethodHostAcquire:    checked(b, b.acquire),
-		protocol.MethodHostLookup:     checked(b, b.lookup),
-		protocol.MethodHostStatus:     checked(b, b.status),
-		protocol.MethodHostRelease:    checked(b, b.release),
-		protocol.MethodLinkExec:       checked(b, b.exec),
-		protocol.MethodLinkFetch:      checked(b, b.fetch),
-		protocol.MethodLinkPush:       checked(b, b.push),
-		protocol.MethodLinkCheckSteps: checked(b, b.checkSteps),
-	}
-	for m, f := range b.jobHandlers() {
-		h[m] = b.sameInstance(f)
-	}
-	for m, f := range h {
-		if m != protocol.MethodLinkCheckSteps {
-			h[m] = b.gated(m, f)
-		}
-	}
-	return h
-}
-
-func checked[P any](b *Backend, fn func(context.Context, *protocol.Call, P) (any, error)) protocol.Handler {
-	return protocol.Handle(func(ctx context.Context, c *protocol.Call, p P) (any, error) {
-		if err := b.checkInstance(c.Base.Target); err != nil {
-			return nil, err
-		}
-		return fn(ctx, c, p)
-	})
-}
-
-func (b *Backend) sameInstance(next protocol.Handler) protocol.Handler {
-	return func(ctx context.Context, c *protocol.Call) (any, error) {
-		if err := b.checkInstance(c.Base.Target); err != nil {
-			return nil, err
-		}
-		return next(ctx, c)
-	}
-}
-
-func (b *Backend) checkInstance(t protocol.Target) error {
-	if in := t.Host.Instance; in != "" && in != b.instance {
-		return protocol.Errorf(protocol.Permanent, "target.host.instance %q is not this plugin's instance %q", in, b.instance)
-	}
-	return nil
+	return b.hosts.Methods(sandbox.HostMethods{
+		Acquire: b.acquire, Lookup: b.lookup, Status: b.status, Release: b.release, CheckSteps: b.checkSteps,
+	}, b.jobHandlers(), sandbox.Gate{Reach: b.reach, What: "the API server"})
 }
 
 // Stop ends whatever the plugin still runs: local git helpers and the exec
 // channels (each channel's loop exits on its stdin's EOF).
 func (b *Backend) Stop(ctx context.Context) {
 	proc.KillAll()
-	b.mu.Lock()
-	pools := b.pools
-	b.pools = map[string]*execchan.Pool{}
-	b.mu.Unlock()
-	for _, p := range pools {
-		p.Close()
-	}
+	b.hosts.Close()
 }
