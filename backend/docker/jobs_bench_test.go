@@ -7,6 +7,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -16,7 +17,7 @@ import (
 func BenchmarkStartToBaseline(b *testing.B) {
 	ctx := testutil.Context(b, 20*time.Minute)
 	p, host := spawnPlugin(b, ctx)
-	prefix := newPrefix()
+	prefix := sandboxtest.NewPrefix()
 	drive.StartToBaseline(b, ctx, p, func(i int) protocol.JobStartParams {
 		name := fmt.Sprintf("b%d", i)
 		return protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: "bench-" + name + "-" + prefix, Spec: jobSpec(name, ".", nil)}
