@@ -74,14 +74,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Prefix, "prefix", "mu", "container names are PREFIX-<hash of the acquire key>")
 	fs.IntVar(&c.MaxSessions, "max-sessions", 8, "long-lived exec channels kept per container")
 	fs.DurationVar(&c.AbandonAfter, "abandon-after", 0, "lookup removes a never-started container whose creator it cannot check, older than this (default inFlightMs, 2m; lower is for tests)")
-	fs.Func("label", "an extra label k=v on every container (repeatable)", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("want k=v")
-		}
-		c.Labels[k] = v
-		return nil
-	})
+	sandbox.LabelFlag(fs, c.Labels, "container")
 	c.SSH.Register(fs)
 }
 
@@ -151,21 +144,11 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 	if !namePrefixRE.MatchString(cfg.Prefix) {
 		return nil, fmt.Errorf("--prefix %q: use letters, digits, '_', '.', '-' (at most 41), starting with a letter or digit", cfg.Prefix)
 	}
-	if cfg.MaxSessions <= 0 {
-		cfg.MaxSessions = 8
-	}
 	if cfg.Channel == "" {
 		cfg.Channel = ChannelName
 	}
-	if cfg.AbandonAfter <= 0 {
-		cfg.AbandonAfter = InFlightMs * time.Millisecond
-	}
-	if cfg.Self == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("finding this binary for git's ext:: transport: %w", err)
-		}
-		cfg.Self = exe
+	if err := sandbox.Defaults(&cfg.MaxSessions, &cfg.AbandonAfter, InFlightMs*time.Millisecond, &cfg.Self); err != nil {
+		return nil, err
 	}
 	for k := range cfg.Labels {
 		if strings.HasPrefix(k, "org.mu-plugins.") && !strings.HasPrefix(k, "org.mu-plugins.test") {
@@ -183,8 +166,8 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 		}
 		b.instance = cfg.Endpoint.Instance()
 	}
-	if n := len(b.instance); n < 1 || n > 128 {
-		return nil, fmt.Errorf("instance %q must be 1-128 characters", b.instance)
+	if err := sandbox.CheckInstanceName(b.instance); err != nil {
+		return nil, err
 	}
 	b.hosts = sandbox.NewHosts(b.provider(), b.instance, cfg.Self, cfg.MaxSessions, creator.This())
 	return b, nil

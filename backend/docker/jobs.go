@@ -12,10 +12,6 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// JobsDir is where a container keeps its jobs (tmuxjob's state root),
-// under the login directory of the image's user.
-const JobsDir = sandbox.JobsDir
-
 // ViewCommand is the sub-command a job's view runs: it follows the job's
 // terminal output through the Engine (docs/docker.md).
 const ViewCommand = sandbox.ViewCommand

@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -77,14 +76,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.RunAsUser, "run-as-user", 0, "the UID pods run as unless the runAsUser param says (0: the image's numeric USER)")
 	fs.IntVar(&c.MaxSessions, "max-sessions", 8, "long-lived exec channels kept per pod")
 	fs.DurationVar(&c.AbandonAfter, "abandon-after", 0, "lookup removes a pod that cannot start whose creator it cannot check, older than this (default inFlightMs; lower is for tests)")
-	fs.Func("label", "an extra label k=v on every pod (repeatable)", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("want k=v")
-		}
-		c.Labels[k] = v
-		return nil
-	})
+	sandbox.LabelFlag(fs, c.Labels, "pod")
 }
 
 // Open resolves the cluster as kubectl does (ResolveTarget) and builds the
@@ -128,18 +120,8 @@ func New(cfg Config, log *slog.Logger) (*Backend, error) {
 	if !prefixRE.MatchString(cfg.Prefix) {
 		return nil, fmt.Errorf("--prefix %q: use lower-case letters, digits and '-' (at most 22), starting and ending with a letter or digit", cfg.Prefix)
 	}
-	if cfg.MaxSessions <= 0 {
-		cfg.MaxSessions = 8
-	}
-	if cfg.AbandonAfter <= 0 {
-		cfg.AbandonAfter = InFlightMs * time.Millisecond
-	}
-	if cfg.Self == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("finding this binary for git's ext:: transport: %w", err)
-		}
-		cfg.Self = exe
+	if err := sandbox.Defaults(&cfg.MaxSessions, &cfg.AbandonAfter, InFlightMs*time.Millisecond, &cfg.Self); err != nil {
+		return nil, err
 	}
 	for k := range cfg.Labels {
 		if strings.HasPrefix(k, "org.mu-plugins/") {
@@ -160,8 +142,8 @@ func New(cfg Config, log *slog.Logger) (*Backend, error) {
 			return nil, err
 		}
 	}
-	if n := len(b.instance); n < 1 || n > 128 {
-		return nil, fmt.Errorf("instance %q must be 1-128 characters", b.instance)
+	if err := sandbox.CheckInstanceName(b.instance); err != nil {
+		return nil, err
 	}
 	b.hosts = sandbox.NewHosts(b.provider(), b.instance, cfg.Self, cfg.MaxSessions, creator.This())
 	log.Info("the cluster", "server", cfg.Target.REST.Host, "context", cfg.Target.Context, "namespace", b.ns,

@@ -7,10 +7,6 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// JobsDir is where a pod keeps its jobs (tmuxjob's state root), under the
-// login directory of the container's user.
-const JobsDir = sandbox.JobsDir
-
 // ViewCommand is the sub-command a job's view runs: it follows the job's
 // terminal output over pods/exec (docs/k8s.md).
 const ViewCommand = sandbox.ViewCommand
