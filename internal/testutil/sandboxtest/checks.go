@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/contract"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -127,19 +128,7 @@ func RunSuite(t *testing.T, name string, opts contract.Options, skipsOK map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rep.Results {
-		switch {
-		case r.Status == contract.Fail:
-			t.Errorf("FAIL %s: %s\n%s", r.Name, r.Reason, strings.Join(r.Wire, "\n"))
-		case r.Status == contract.Skip && !skipsOK[r.Name]:
-			t.Errorf("SKIP %s: %s (it applies to %s)", r.Name, r.Reason, name)
-		}
-	}
-	for _, must := range mustPass {
-		if r, ok := rep.Get(must); !ok || r.Status != contract.Pass {
-			t.Errorf("%s did not pass: %+v", must, r)
-		}
-	}
+	drive.Verdicts(t, rep, name, func(check string) bool { return skipsOK[check] }, mustPass...)
 	t.Logf("the suite against %s: %s in %s", name, rep.Summary(), rep.Elapsed.Round(time.Millisecond))
 	return rep
 }
