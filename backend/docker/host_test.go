@@ -21,25 +21,7 @@ import (
 
 func TestDeclarationLoads(t *testing.T) {
 	p := start(t)
-	if err := protocol.ValidateDeclaration(p.decl); err != nil {
-		t.Fatalf("the declaration breaks a load rule: %v", err)
-	}
-	s := p.decl.Seams
-	if s.Host == nil || !s.Host.Acquire.Lookup || !s.Host.Acquire.FenceKey || s.Host.Acquire.InFlightMs == nil {
-		t.Errorf("host.acquire caps: %+v", s.Host)
-	}
-	if l := s.Link; l == nil || !l.Fetch || !l.CanPush() || l.RemoteOnTimeout != "stopped" || l.Quiescence != "provable" ||
-		l.MaxScriptBytes <= 0 || !reflect.DeepEqual(l.Checks, []string{"reach"}) {
-		t.Errorf("link: %+v", s.Link)
-	}
-	if j := s.Job; j == nil || j.Kind != "docker" || j.View != protocol.ViewDetached || j.Handle != protocol.HandleReply ||
-		!j.Start.Lookup || !j.Start.FenceKey || j.OutlivesHost == nil || *j.OutlivesHost || j.FirstTurn != protocol.FirstTurnOnSend ||
-		j.Channel != "docker" || j.Honours == nil || !j.Honours.Command || !j.Honours.Env || j.Honours.Sockets {
-		t.Errorf("job: %+v", s.Job)
-	}
-	if c := s.Channel; c == nil || c.Name != "docker" || c.Caps.Receipt != "exact" || c.Caps.Dedupe != "exact" || c.Caps.Watch != "stream" {
-		t.Errorf("channel: %+v", s.Channel)
-	}
+	sandboxtest.Declaration(t, p.decl, "docker", "docker")
 	ep, err := dockerb.ResolveEndpoint("", os.Getenv)
 	if err != nil {
 		t.Fatal(err)

@@ -22,19 +22,7 @@ import (
 
 func TestDeclarationAndInstance(t *testing.T) {
 	p := start(t)
-	if err := protocol.ValidateDeclaration(p.decl); err != nil {
-		t.Fatalf("the declaration breaks a load rule: %v", err)
-	}
-	s := p.decl.Seams
-	if s.Host == nil || !s.Host.Acquire.Lookup || !s.Host.Acquire.FenceKey || s.Host.Acquire.InFlightMs == nil {
-		t.Errorf("host.acquire caps: %+v", s.Host)
-	}
-	if l := s.Link; l == nil || !l.Fetch || !l.CanPush() || l.RemoteOnTimeout != "stopped" || l.Quiescence != "provable" {
-		t.Errorf("link: %+v", s.Link)
-	}
-	if j := s.Job; j == nil || j.Kind != "k8s" || j.View != protocol.ViewDetached || j.Channel != "k8s" {
-		t.Errorf("job: %+v", s.Job)
-	}
+	sandboxtest.Declaration(t, p.decl, "k8s", "k8s")
 	in := p.decl.Instance
 	if !strings.HasPrefix(in, "k8s-") {
 		t.Errorf("instance %q", in)

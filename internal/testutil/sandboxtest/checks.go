@@ -165,3 +165,30 @@ func BenchAcquire(b *testing.B, p *Plugin) {
 		}
 	})
 }
+
+// Declaration: the declaration loads, and declares what every provider
+// does (sandbox.Seams): keyed acquire with lookup and fence, the link's
+// fetch, push, runs stopped on timeout and its reach checks, tmuxjob's
+// job seam of kind with its channel named channel.
+func Declaration(t *testing.T, decl protocol.InitializeResult, kind, channel string) {
+	t.Helper()
+	if err := protocol.ValidateDeclaration(decl); err != nil {
+		t.Fatalf("the declaration breaks a load rule: %v", err)
+	}
+	s := decl.Seams
+	if s.Host == nil || !s.Host.Acquire.Lookup || !s.Host.Acquire.FenceKey || s.Host.Acquire.InFlightMs == nil {
+		t.Errorf("host.acquire caps: %+v", s.Host)
+	}
+	if l := s.Link; l == nil || !l.Fetch || !l.CanPush() || l.RemoteOnTimeout != "stopped" || l.Quiescence != "provable" ||
+		l.MaxScriptBytes <= 0 || len(l.Checks) != 1 || l.Checks[0] != "reach" {
+		t.Errorf("link: %+v", s.Link)
+	}
+	if j := s.Job; j == nil || j.Kind != kind || j.View != protocol.ViewDetached || j.Handle != protocol.HandleReply ||
+		!j.Start.Lookup || !j.Start.FenceKey || j.OutlivesHost == nil || *j.OutlivesHost || j.FirstTurn != protocol.FirstTurnOnSend ||
+		j.Channel != channel || j.Honours == nil || !j.Honours.Command || !j.Honours.Env || j.Honours.Sockets {
+		t.Errorf("job: %+v", s.Job)
+	}
+	if c := s.Channel; c == nil || c.Name != channel || c.Caps.Receipt != "exact" || c.Caps.Dedupe != "exact" || c.Caps.Watch != "stream" {
+		t.Errorf("channel: %+v", s.Channel)
+	}
+}
