@@ -20,7 +20,6 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/creator"
 	"github.com/mu-org/mu-plugins/internal/execchan"
-	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/internal/sandbox"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -196,12 +195,10 @@ func (b *Backend) Handlers() protocol.Methods {
 	}, b.jobHandlers(), sandbox.Gate{Reach: b.reach, What: "the Engine"})
 }
 
-// Stop ends whatever the plugin still runs: local git helpers and the exec
-// channels (each channel's shell exits on its stdin's EOF), then an ssh://
-// endpoint's SSH connection.
+// Stop ends whatever the plugin still runs: the link's (sandbox.Hosts'
+// Stop), then an ssh:// endpoint's SSH connection.
 func (b *Backend) Stop(ctx context.Context) {
-	proc.KillAll()
-	b.hosts.Close()
+	b.hosts.Stop()
 	if b.ssh != nil {
 		b.ssh.Close()
 	}

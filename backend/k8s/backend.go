@@ -19,7 +19,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/mu-org/mu-plugins/internal/creator"
-	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/internal/sandbox"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -165,9 +164,6 @@ func (b *Backend) Handlers() protocol.Methods {
 	}, b.jobHandlers(), sandbox.Gate{Reach: b.reach, What: "the API server"})
 }
 
-// Stop ends whatever the plugin still runs: local git helpers and the exec
-// channels (each channel's loop exits on its stdin's EOF).
-func (b *Backend) Stop(ctx context.Context) {
-	proc.KillAll()
-	b.hosts.Close()
-}
+// Stop ends whatever the plugin still runs: the link's (sandbox.Hosts'
+// Stop).
+func (b *Backend) Stop(ctx context.Context) { b.hosts.Stop() }

@@ -7,6 +7,7 @@ import (
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/creator"
 	"github.com/mu-org/mu-plugins/internal/execchan"
+	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -98,9 +99,11 @@ func (h *Hosts) Forget(host string) {
 	h.DropPool(host)
 }
 
-// Close closes every host's channels (the plugin stops): each channel's
-// loop exits on its stdin's EOF.
-func (h *Hosts) Close() {
+// Stop ends what the link still runs as the plugin stops: the local git
+// helpers of a fetch or push (internal/proc), and every host's channels
+// (each channel's loop exits on its stdin's EOF).
+func (h *Hosts) Stop() {
+	proc.KillAll()
 	h.mu.Lock()
 	pools := h.pools
 	h.pools = map[string]*execchan.Pool{}
