@@ -38,13 +38,13 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 		return nil, err
 	}
 	name := b.containerName(p.Key)
-	res := spec.result(time.Now())
+	res := spec.Result(time.Now())
 	labels := b.labels(p.Key)
 	labels[LabelParams] = hostresult.Digest(p.Params)
 	labels[LabelResult] = res.String()
-	labels[LabelCreator] = b.self.String()
-	b.inFlight(p.Key, 1)
-	defer b.inFlight(p.Key, -1)
+	labels[LabelCreator] = b.hosts.Me().String()
+	b.hosts.InFlight(p.Key, 1)
+	defer b.hosts.InFlight(p.Key, -1)
 
 	t0 := time.Now()
 	id, res, err := b.create(ctx, name, p.Key, spec, labels, res)
@@ -74,17 +74,6 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 	b.log.Debug("acquired", "container", name, "createMs", t1.Sub(t0).Milliseconds(),
 		"startMs", t2.Sub(t1).Milliseconds(), "readyMs", time.Since(t2).Milliseconds())
 	return res.With(id), nil
-}
-
-// inFlight counts the acquires of key running in this process, for lookup
-// (creatorLiveness).
-func (b *Backend) inFlight(key string, d int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.acquiring[key] += d
-	if b.acquiring[key] <= 0 {
-		delete(b.acquiring, key)
-	}
 }
 
 // create creates the key's container, or finds the one a previous acquire
@@ -172,7 +161,7 @@ func (b *Backend) existing(ctx context.Context, name, key, digest string) (strin
 // later link calls reuse).
 func (b *Backend) ready(ctx context.Context, ctr string) error {
 	for {
-		r, err := b.runScript(ctx, ctr, "true", ".", 30*time.Second)
+		r, err := b.hosts.Pool(ctr).Script(ctx, "true", ".", 30*time.Second)
 		if err == nil && r.ExitCode != nil && *r.ExitCode == 0 {
 			return nil
 		}

@@ -12,18 +12,15 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
-	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/moby/moby/client"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/creator"
 	"github.com/mu-org/mu-plugins/internal/execchan"
-	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/internal/sandbox"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -76,14 +73,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Prefix, "prefix", "mu", "container names are PREFIX-<hash of the acquire key>")
 	fs.IntVar(&c.MaxSessions, "max-sessions", 8, "long-lived exec channels kept per container")
 	fs.DurationVar(&c.AbandonAfter, "abandon-after", 0, "lookup removes a never-started container whose creator it cannot check, older than this (default inFlightMs, 2m; lower is for tests)")
-	fs.Func("label", "an extra label k=v on every container (repeatable)", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("want k=v")
-		}
-		c.Labels[k] = v
-		return nil
-	})
+	sandbox.LabelFlag(fs, c.Labels, "container")
 	c.SSH.Register(fs)
 }
 
@@ -112,16 +102,12 @@ type Backend struct {
 	api      engine
 	log      *slog.Logger
 	instance string
-	self     creator.Process // this process, as acquire records it on a container
+	// hosts are the instance's containers and their exec channels, what
+	// the docker and k8s providers share (internal/sandbox).
+	hosts *sandbox.Hosts
 	// ssh is an ssh:// endpoint's SSH connection (nil for unix://, tcp://).
 	ssh     *sshEngine
 	reached atomic.Bool // the Engine answered once (reach)
-
-	mu        sync.Mutex
-	pools     map[string]*execchan.Pool // container ID → its exec channels
-	ours      map[string]bool           // container IDs checked to be this instance's hosts
-	roots     tmuxjob.Roots             // container ID → its jobs directory
-	acquiring map[string]int            // keys with an acquire running in this process
 }
 
 var namePrefixRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,40}$`)
@@ -157,21 +143,11 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 	if !namePrefixRE.MatchString(cfg.Prefix) {
 		return nil, fmt.Errorf("--prefix %q: use letters, digits, '_', '.', '-' (at most 41), starting with a letter or digit", cfg.Prefix)
 	}
-	if cfg.MaxSessions <= 0 {
-		cfg.MaxSessions = 8
-	}
 	if cfg.Channel == "" {
 		cfg.Channel = ChannelName
 	}
-	if cfg.AbandonAfter <= 0 {
-		cfg.AbandonAfter = InFlightMs * time.Millisecond
-	}
-	if cfg.Self == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("finding this binary for git's ext:: transport: %w", err)
-		}
-		cfg.Self = exe
+	if err := sandbox.Defaults(&cfg.MaxSessions, &cfg.AbandonAfter, InFlightMs*time.Millisecond, &cfg.Self); err != nil {
+		return nil, err
 	}
 	for k := range cfg.Labels {
 		if strings.HasPrefix(k, "org.mu-plugins.") && !strings.HasPrefix(k, "org.mu-plugins.test") {
@@ -181,8 +157,7 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Backend{cfg: cfg, api: api, log: log, self: creator.This(),
-		pools: map[string]*execchan.Pool{}, ours: map[string]bool{}, acquiring: map[string]int{}}
+	b := &Backend{cfg: cfg, api: api, log: log}
 	b.instance = cfg.Instance
 	if b.instance == "" {
 		if cfg.Endpoint.Host == "" {
@@ -190,9 +165,10 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 		}
 		b.instance = cfg.Endpoint.Instance()
 	}
-	if n := len(b.instance); n < 1 || n > 128 {
-		return nil, fmt.Errorf("instance %q must be 1-128 characters", b.instance)
+	if err := sandbox.CheckInstanceName(b.instance); err != nil {
+		return nil, err
 	}
+	b.hosts = sandbox.NewHosts(b.provider(), b.instance, cfg.Self, cfg.MaxSessions, creator.This())
 	return b, nil
 }
 
@@ -210,69 +186,19 @@ func (b *Backend) Options() protocol.Options {
 	}
 }
 
-// Handlers is the method table. Every call's target.host.instance is
-// checked first (checked, sameInstance): a host or link method's once its
-// params are decoded, a job or channel method's before its container or its
-// Jobs are looked at. Every method but link.checkSteps, whose steps say what
-// is wrong, waits for the Engine (gated).
+// Handlers is the method table (sandbox.Hosts.Methods): every call's
+// target.host.instance checked first, every method but link.checkSteps
+// waiting for the Engine (reach).
 func (b *Backend) Handlers() protocol.Methods {
-	h := protocol.Methods{
-		protocol.MethodHostAcquire:    checked(b, b.acquire),
-		protocol.MethodHostLookup:     checked(b, b.lookup),
-		protocol.MethodHostStatus:     checked(b, b.status),
-		protocol.MethodHostRelease:    checked(b, b.release),
-		protocol.MethodLinkExec:       checked(b, b.exec),
-		protocol.MethodLinkFetch:      checked(b, b.fetch),
-		protocol.MethodLinkPush:       checked(b, b.push),
-		protocol.MethodLinkCheckSteps: checked(b, b.checkSteps),
-	}
-	for m, f := range b.jobHandlers() {
-		h[m] = b.sameInstance(f)
-	}
-	for m, f := range h {
-		if m != protocol.MethodLinkCheckSteps { // its steps say what is wrong
-			h[m] = b.gated(m, f)
-		}
-	}
-	return h
+	return b.hosts.Methods(sandbox.HostMethods{
+		Acquire: b.acquire, Lookup: b.lookup, Status: b.status, Release: b.release, CheckSteps: b.checkSteps,
+	}, b.jobHandlers(), sandbox.Gate{Reach: b.reach, What: "the Engine"})
 }
 
-// checked is one of the backend's own methods as a handler: its params
-// decoded (protocol.Handle), then its target's instance checked.
-func checked[P any](b *Backend, fn func(context.Context, *protocol.Call, P) (any, error)) protocol.Handler {
-	return protocol.Handle(func(ctx context.Context, c *protocol.Call, p P) (any, error) {
-		if err := b.checkInstance(c.Base.Target); err != nil {
-			return nil, err
-		}
-		return fn(ctx, c, p)
-	})
-}
-
-// sameInstance serves next only for a call of this instance.
-func (b *Backend) sameInstance(next protocol.Handler) protocol.Handler {
-	return func(ctx context.Context, c *protocol.Call) (any, error) {
-		if err := b.checkInstance(c.Base.Target); err != nil {
-			return nil, err
-		}
-		return next(ctx, c)
-	}
-}
-
-// Stop ends whatever the plugin still runs: local git helpers and the exec
-// channels (each channel's shell exits on its stdin's EOF), then an ssh://
-// endpoint's SSH connection.
+// Stop ends whatever the plugin still runs: the link's (sandbox.Hosts'
+// Stop), then an ssh:// endpoint's SSH connection.
 func (b *Backend) Stop(ctx context.Context) {
-	proc.KillAll()
-	b.mu.Lock()
-	pools := make([]*execchan.Pool, 0, len(b.pools))
-	for _, p := range b.pools {
-		pools = append(pools, p)
-	}
-	b.pools = map[string]*execchan.Pool{}
-	b.mu.Unlock()
-	for _, p := range pools {
-		p.Close()
-	}
+	b.hosts.Stop()
 	if b.ssh != nil {
 		b.ssh.Close()
 	}
@@ -287,56 +213,33 @@ func (b *Backend) labels(key string) map[string]string {
 	return l
 }
 
-// checkInstance refuses a call recorded under another instance.
-func (b *Backend) checkInstance(t protocol.Target) error {
-	if in := t.Host.Instance; in != "" && in != b.instance {
-		return protocol.Errorf(protocol.Permanent, "target.host.instance %q is not this plugin's instance %q", in, b.instance)
+// provider is the Engine's part of the link (sandbox.Provider): its exec
+// API, its errors, and the environment that pins git's bridge to it.
+func (b *Backend) provider() sandbox.Provider {
+	return sandbox.Provider{
+		Name:     func(ctr string) string { return "container " + short(ctr) },
+		HandleIs: "a container ID",
+		Owned:    b.owned,
+		Open:     func(ctx context.Context, ctr string) (*execchan.Session, error) { return openSession(ctx, b.api, ctr) },
+		ExecOnce: func(ctx context.Context, ctr string, argv []string) (int, []byte, error) {
+			code, _, stderr, err := execOnce(ctx, b.api, ctr, argv, nil, nil)
+			return code, stderr, err
+		},
+		Err:       engineErr,
+		BridgeEnv: b.bridgePin,
 	}
-	return nil
 }
 
-// handle is the call's container: target.host.handle (its instance was
-// checked by the method table).
-func (b *Backend) handle(t protocol.Target) (string, error) {
-	if t.Host.Handle == "" {
-		return "", protocol.Errorf(protocol.Permanent, "target.host.handle is required (a container ID from host.acquire)")
-	}
-	return t.Host.Handle, nil
-}
-
-// hostOf is the call's container, checked (once per invocation) to be a
-// host this plugin instance acquired: a link call never runs in another
-// container, nor in a fence placeholder.
-func (b *Backend) hostOf(ctx context.Context, t protocol.Target) (string, error) {
-	ctr, err := b.handle(t)
-	if err != nil {
-		return "", err
-	}
-	b.mu.Lock()
-	ok := b.ours[ctr]
-	b.mu.Unlock()
-	if ok {
-		return ctr, nil
-	}
+// owned checks that ctr is a host this plugin instance acquired (not a
+// fence placeholder).
+func (b *Backend) owned(ctx context.Context, ctr string) error {
 	ins, err := b.api.ContainerInspect(ctx, ctr, client.ContainerInspectOptions{})
 	if err != nil {
-		return "", engineErr(err, "inspecting container "+short(ctr))
+		return engineErr(err, "inspecting container "+short(ctr))
 	}
 	l := labelsOf(ins.Container)
 	if l[LabelPlugin] != "docker" || l[LabelInstance] != b.instance || l[LabelFence] == "1" {
-		return "", protocol.Errorf(protocol.Permanent, "container %s is not a host of instance %q", short(ctr), b.instance)
+		return protocol.Errorf(protocol.Permanent, "container %s is not a host of instance %q", short(ctr), b.instance)
 	}
-	b.mu.Lock()
-	b.ours[ctr] = true
-	b.mu.Unlock()
-	return ctr, nil
-}
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
+	return nil
 }

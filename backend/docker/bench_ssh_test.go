@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -24,10 +25,10 @@ func BenchmarkSSHExecTrue(b *testing.B) {
 	host := fmt.Sprintf("ssh://root@127.0.0.1:%d", s.Port)
 	p := startEnv(b, map[string]string{"DOCKER_HOST": host, "DOCKER_CONTEXT": ""},
 		"--ssh-config", "/dev/null", "--ssh-known-hosts", s.KnownHosts, "--ssh-identity", s.UserKey)
-	h := p.acquire(b, "bench-ssh-exec", nil).Handle
+	h := p.Acquire(b, "bench-ssh-exec", nil).Handle
 	b.Run("plugin", func(b *testing.B) {
 		for b.Loop() {
-			if r := p.run(b, h, "true"); exitCode(r) != "0" {
+			if r := p.Run(b, h, "true"); sandboxtest.ExitCode(r) != "0" {
 				b.Fatalf("exec: %+v", r)
 			}
 		}
@@ -57,14 +58,14 @@ func BenchmarkSSHExecTrueCold(b *testing.B) {
 	host := fmt.Sprintf("ssh://root@127.0.0.1:%d", s.Port)
 	flags := []string{"--ssh-config", "/dev/null", "--ssh-known-hosts", s.KnownHosts, "--ssh-identity", s.UserKey}
 	first := startEnv(b, map[string]string{"DOCKER_HOST": host, "DOCKER_CONTEXT": ""}, flags...)
-	h := first.acquire(b, "bench-ssh-cold", nil).Handle
+	h := first.Acquire(b, "bench-ssh-cold", nil).Handle
 	b.Run("plugin", func(b *testing.B) {
 		for b.Loop() {
 			p := startOn(b, first.prefix, flags...)
-			if r := p.run(b, h, "true"); exitCode(r) != "0" {
+			if r := p.Run(b, h, "true"); sandboxtest.ExitCode(r) != "0" {
 				b.Fatalf("exec: %+v", r)
 			}
-			p.stop(b)
+			p.Stop(b)
 		}
 	})
 	path := sshShim(b, s, "")
@@ -120,14 +121,14 @@ func BenchmarkSSHFetch(b *testing.B) {
 		{"ssh", fmt.Sprintf("ssh://root@127.0.0.1:%d", s.Port), []string{"--ssh-config", "/dev/null", "--ssh-known-hosts", s.KnownHosts, "--ssh-identity", s.UserKey}},
 	} {
 		p := startEnv(b, map[string]string{"DOCKER_HOST": c.host, "DOCKER_CONTEXT": ""}, c.flags...)
-		h := p.acquire(b, "bench-fetch-"+c.name, nil).Handle
+		h := p.Acquire(b, "bench-fetch-"+c.name, nil).Handle
 		local, rev := localRepo(b, 1)
-		p.must(b, "link.push", pushParams(h, local, "repo", rev), nil)
-		p.run(b, h, "git -C repo update-ref HEAD "+rev)
+		p.Must(b, "link.push", pushParams(h, local, "repo", rev), nil)
+		p.Run(b, h, "git -C repo update-ref HEAD "+rev)
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				var r protocol.ExecResult
-				if p.must(b, "link.fetch", fetchParams(h, local, "repo"), &r); exitCode(r) != "0" {
+				if p.Must(b, "link.fetch", fetchParams(h, local, "repo"), &r); sandboxtest.ExitCode(r) != "0" {
 					b.Fatalf("fetch: %+v", r)
 				}
 			}

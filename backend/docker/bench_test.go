@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 )
 
 // Run side by side: go test ./backend/docker -run '^$' -bench . -benchtime 20x
@@ -16,16 +17,7 @@ import (
 // Removal is outside the timer in both.
 func BenchmarkAcquire(b *testing.B) {
 	image := testimage.Ensure(b)
-	b.Run("plugin", func(b *testing.B) {
-		p := start(b)
-		for i := 0; b.Loop(); i++ {
-			key := fmt.Sprintf("bench-acq-%d", i)
-			p.acquire(b, key, nil)
-			b.StopTimer()
-			p.must(b, "host.release", keyParams(key), nil)
-			b.StartTimer()
-		}
-	})
+	sandboxtest.BenchAcquire(b, start(b).Plugin)
 	b.Run("docker-cli", func(b *testing.B) {
 		for b.Loop() {
 			id := cliHost(b, image)
@@ -55,19 +47,10 @@ func cliHost(b *testing.B, image string) string {
 
 func BenchmarkExecTrue(b *testing.B) {
 	p := start(b)
-	h := p.acquire(b, "bench-exec", nil).Handle
-	b.Run("plugin", func(b *testing.B) {
-		for b.Loop() {
-			if r := p.run(b, h, "true"); exitCode(r) != "0" {
-				b.Fatalf("exec: %+v", r)
-			}
-		}
-	})
-	b.Run("docker-cli", func(b *testing.B) {
-		for b.Loop() {
-			if err := exec.Command("docker", "exec", h, "true").Run(); err != nil {
-				b.Fatal(err)
-			}
+	h := p.Acquire(b, "bench-exec", nil).Handle
+	sandboxtest.BenchExecTrue(b, p.Plugin, h, "docker-cli", func(b *testing.B) {
+		if err := exec.Command("docker", "exec", h, "true").Run(); err != nil {
+			b.Fatal(err)
 		}
 	})
 }
@@ -83,7 +66,7 @@ func BenchmarkAcquireInterleaved(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		key := fmt.Sprintf("bench-acqi-%d", i)
 		t0 := time.Now()
-		p.acquire(b, key, nil)
+		p.Acquire(b, key, nil)
 		plugin += time.Since(t0)
 
 		t0 = time.Now()
@@ -92,7 +75,7 @@ func BenchmarkAcquireInterleaved(b *testing.B) {
 		n++
 
 		b.StopTimer()
-		p.must(b, "host.release", keyParams(key), nil)
+		p.Must(b, "host.release", sandboxtest.KeyParams(key), nil)
 		_ = exec.Command("docker", "rm", "-f", id).Run()
 		b.StartTimer()
 	}
@@ -104,12 +87,12 @@ func BenchmarkAcquireInterleaved(b *testing.B) {
 // BenchmarkExecTrueInterleaved does the same for link.exec of `true`.
 func BenchmarkExecTrueInterleaved(b *testing.B) {
 	p := start(b)
-	h := p.acquire(b, "bench-exec-i", nil).Handle
+	h := p.Acquire(b, "bench-exec-i", nil).Handle
 	var plugin, cli time.Duration
 	n := 0
 	for b.Loop() {
 		t0 := time.Now()
-		if r := p.run(b, h, "true"); exitCode(r) != "0" {
+		if r := p.Run(b, h, "true"); sandboxtest.ExitCode(r) != "0" {
 			b.Fatalf("exec: %+v", r)
 		}
 		plugin += time.Since(t0)

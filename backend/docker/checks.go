@@ -91,7 +91,7 @@ func (b *Backend) hostSteps(ctx context.Context, s *gitlink.Steps, ctr string) {
 		return
 	}
 	s.Pass("container", fmt.Sprintf("container %s is running", short(ctr)))
-	r, err := b.runScript(ctx, ctr, "git --version", ".", 10*time.Second)
+	r, err := b.hosts.Pool(ctr).Script(ctx, "git --version", ".", 10*time.Second)
 	switch {
 	case err != nil:
 		s.Fail("git", fmt.Sprintf("exec in the container: %v", err))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -23,9 +24,9 @@ func TestCrashDrillAcquire(t *testing.T) {
 	const trials = 60
 	p := start(t) // measures a whole acquire, for the range of kill points
 	t0 := time.Now()
-	p.acquire(t, "drill-probe", nil)
+	p.Acquire(t, "drill-probe", nil)
 	full := time.Since(t0)
-	p.must(t, "host.release", keyParams("drill-probe"), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams("drill-probe"), nil)
 	prefix := p.prefix
 	t.Logf("a whole acquire took %v; killing within 0..%v", full, full+full/4)
 
@@ -55,9 +56,9 @@ func TestCrashDrillAcquire(t *testing.T) {
 
 	// Release every key: only the fence placeholders stay.
 	q := startOn(t, prefix)
-	defer q.stop(t)
+	defer q.Stop(t)
 	for i := 0; i < trials; i++ {
-		q.must(t, "host.release", keyParams(fmt.Sprintf("drill-%d", i)), nil)
+		q.Must(t, "host.release", sandboxtest.KeyParams(fmt.Sprintf("drill-%d", i)), nil)
 	}
 	left := labelled("org.mu-plugins.plugin=docker")
 	var hosts int
@@ -79,15 +80,15 @@ func TestCrashDrillAcquire(t *testing.T) {
 func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (string, bool) {
 	key := fmt.Sprintf("drill-%d", i)
 	p := startOn(t, prefix)
-	p.sendAway("host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}))
+	p.SendAway("host.acquire", sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}))
 	time.Sleep(killAfter)
-	p.kill()
+	p.Kill()
 
 	q := startOn(t, prefix)
-	defer q.stop(t)
+	defer q.Stop(t)
 	fence := i%4 == 0
 	var lk protocol.HostLookupResult
-	q.must(t, "host.lookup", lookupParams(key, fence), &lk)
+	q.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
 	answer := "none"
 	switch {
 	case lk.Found != nil:
@@ -119,7 +120,7 @@ func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (st
 		t.Errorf("%s: a fenced none left %d containers, want the fence alone", key, len(ids))
 	}
 	var res protocol.AcquireResult
-	err := q.call(t, "host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}), &res)
+	err := q.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}), &res)
 	wasFenced := false
 	switch {
 	case fence && lk.None:
@@ -154,13 +155,13 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 	testimage.Ensure(t)
 	proxy, host := startHoldingProxy(t, "/containers/create")
 	direct := os.Getenv("DOCKER_HOST")
-	prefix, instance := newPrefix(), "kill-create-"+runID
+	prefix, instance := sandboxtest.NewPrefix(), "kill-create-"+runID
 	for _, fence := range []bool{false, true} {
 		key := fmt.Sprintf("key-killed-created-%v", fence)
 		t.Setenv("DOCKER_HOST", host)
 		p := startOn(t, prefix, "--instance", instance)
 		t.Setenv("DOCKER_HOST", direct)
-		p.sendAway("host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}))
+		p.SendAway("host.acquire", sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}))
 		if !testutil.Poll(time.Minute, func() bool {
 			ids := labelled("org.mu-plugins.key=" + key)
 			if len(ids) != 1 {
@@ -171,11 +172,11 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 		}) {
 			t.Fatalf("the Engine never created the container (%d held requests)", proxy.held.Load())
 		}
-		p.kill()
+		p.Kill()
 
 		q := startOn(t, prefix, "--instance", instance)
 		var lk protocol.HostLookupResult
-		q.must(t, "host.lookup", lookupParams(key, fence), &lk)
+		q.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
 		if !lk.None {
 			t.Errorf("fence %v: the first lookup after the kill: %+v, want none", fence, lk)
 		}
@@ -188,7 +189,7 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 				t.Errorf("fence %v: the killed acquire's container %s is still there", fence, id)
 			}
 		}
-		q.stop(t)
+		q.Stop(t)
 	}
 }
 

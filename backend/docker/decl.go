@@ -1,15 +1,14 @@
 package docker
 
 import (
-	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/cli"
+	"github.com/mu-org/mu-plugins/internal/sandbox"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// MaxScriptBytes is link.maxScriptBytes. A script travels on the exec's
-// stdin and runs as one argv string (`sh -c SCRIPT`), which Linux caps at
-// 128 KiB (MAX_ARG_STRLEN, terminating NUL included).
-const MaxScriptBytes = 128*1024 - 1024
+// MaxScriptBytes is link.maxScriptBytes (sandbox.MaxScriptBytes: Linux's
+// cap on one argv string).
+const MaxScriptBytes = sandbox.MaxScriptBytes
 
 // InFlightMs is host.acquire's inFlightMs: an acquire's create, start and
 // readiness exec end well inside it.
@@ -30,18 +29,5 @@ func Name(argv0 string) string { return cli.RegisteredName(argv0, ChannelName) }
 // (kind "docker") with its channel named channel (the plugin's name: a
 // channel's name is unique among the registered plugins).
 func Seams(channel string) protocol.Seams {
-	s := tmuxjob.Seams("docker", channel, []string{})
-	s.Host = &protocol.HostSeam{Acquire: protocol.KeyCaps{
-		Lookup: true, FenceKey: true, InFlightMs: protocol.Int64(InFlightMs),
-	}}
-	s.Link = &protocol.LinkSeam{
-		Fetch:           true,
-		Push:            protocol.Bool(true),
-		Slots:           protocol.SlotsSelf,
-		RemoteOnTimeout: protocol.RemoteStopped,
-		Quiescence:      protocol.QuiescenceProvable,
-		MaxScriptBytes:  MaxScriptBytes,
-		Checks:          []string{protocol.PhaseReach},
-	}
-	return s
+	return sandbox.Seams("docker", channel, InFlightMs)
 }

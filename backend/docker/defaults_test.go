@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -12,7 +13,7 @@ import (
 // capDrop params; never privileged, never the host's network.
 func TestSandboxParams(t *testing.T) {
 	p := start(t)
-	def := p.acquire(t, "key-sb-default", nil).Handle
+	def := p.Acquire(t, "key-sb-default", nil).Handle
 	if got := docker(t, "inspect", "-f", "{{.HostConfig.PidsLimit}}|{{.HostConfig.Privileged}}|{{.HostConfig.NetworkMode}}|{{.Config.User}}", def); got != "4096|false|default|mu" {
 		t.Errorf("default sandbox: %s, want pids 4096, not privileged, the default network, the image's user", got)
 	}
@@ -20,30 +21,30 @@ func TestSandboxParams(t *testing.T) {
 	docker(t, "network", "create", "--label", "org.mu-plugins.test=1", net)
 	t.Cleanup(func() { // the network goes once no host is on it
 		for _, k := range []string{"key-sb-default", "key-sb-set", "key-sb-none"} {
-			_ = p.call(t, "host.release", keyParams(k), nil)
+			_ = p.Ask(t, "host.release", sandboxtest.KeyParams(k), nil)
 		}
 		docker(t, "network", "rm", net)
 	})
-	h := p.acquire(t, "key-sb-set", map[string]string{"pids": "128", "network": net, "user": "1000:1000", "capDrop": "net_raw,MKNOD"}).Handle
+	h := p.Acquire(t, "key-sb-set", map[string]string{"pids": "128", "network": net, "user": "1000:1000", "capDrop": "net_raw,MKNOD"}).Handle
 	if got := docker(t, "inspect", "-f", "{{.HostConfig.PidsLimit}}|{{.HostConfig.NetworkMode}}|{{.Config.User}}|{{.HostConfig.CapDrop}}", h); !strings.HasPrefix(got, "128|"+net+"|1000:1000|[") ||
 		!strings.Contains(got, "NET_RAW") || !strings.Contains(got, "MKNOD") {
 		t.Errorf("sandbox params: %s", got)
 	}
-	if r := p.run(t, h, "id -u; cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max"); r.Stdout != "1000\n128\n" {
+	if r := p.Run(t, h, "id -u; cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max"); r.Stdout != "1000\n128\n" {
 		t.Errorf("in the container: %q %q", r.Stdout, r.Stderr)
 	}
-	none := p.acquire(t, "key-sb-none", map[string]string{"network": "none"}).Handle
-	if r := p.run(t, none, "ls /sys/class/net"); r.Stdout != "lo\n" {
+	none := p.Acquire(t, "key-sb-none", map[string]string{"network": "none"}).Handle
+	if r := p.Run(t, none, "ls /sys/class/net"); r.Stdout != "lo\n" {
 		t.Errorf("network=none: interfaces %q", r.Stdout)
 	}
 	for _, bad := range []map[string]string{{"network": "host"}, {"network": "container:x"}, {"pids": "10"}, {"pids": "many"},
 		{"capDrop": "ALL;rm"}, {"user": "a b"}} {
-		err := p.call(t, "host.acquire", acquireParams("key-sb-bad", bad), nil)
+		err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-sb-bad", bad), nil)
 		if err == nil || err.Kind != "permanent" || !strings.Contains(err.Message, "known params") {
 			t.Errorf("acquire with %v: %v, want a permanent error naming the params", bad, err)
 		}
 	}
-	err := p.call(t, "host.acquire", acquireParams("key-sb-nonet", map[string]string{"network": "mutest-no-such-net"}), nil)
+	err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-sb-nonet", map[string]string{"network": "mutest-no-such-net"}), nil)
 	if err == nil || err.Kind != "permanent" || !strings.Contains(err.Message, `network "mutest-no-such-net" is not on the Engine`) {
 		t.Errorf("acquire on a missing network: %v", err)
 	}
@@ -57,7 +58,7 @@ func TestSandboxParams(t *testing.T) {
 // host check warns, and a fence still holds.
 func TestNoDefaultImage(t *testing.T) {
 	p := start(t, "--image", "") // the last --image wins: none
-	err := p.call(t, "host.acquire", acquireParams("key-noimg", nil), nil)
+	err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-noimg", nil), nil)
 	if err == nil || err.Kind != "human" || !strings.Contains(err.Remedy, "--image") || !strings.Contains(err.Remedy, "docs/docker.md") {
 		t.Errorf("acquire with no image: %v, want a hand-back naming --image and the docs", err)
 	}
@@ -67,16 +68,16 @@ func TestNoDefaultImage(t *testing.T) {
 	if img := reachSteps(t, p, "")["image"]; img.OK != protocol.StepWarn || !strings.Contains(img.Detail, "--image") {
 		t.Errorf("image step with no --image: %+v", img)
 	}
-	h := p.acquire(t, "key-noimg", map[string]string{"image": testimage.Name}).Handle
-	if r := p.run(t, h, "id -un"); r.Stdout != "mu\n" {
+	h := p.Acquire(t, "key-noimg", map[string]string{"image": testimage.Name}).Handle
+	if r := p.Run(t, h, "id -un"); r.Stdout != "mu\n" {
 		t.Errorf("exec: %+v", r)
 	}
 	var lk protocol.HostLookupResult
-	p.must(t, "host.lookup", lookupParams("key-noimg-fenced", true), &lk)
+	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-noimg-fenced", true), &lk)
 	if !lk.None || len(labelled("org.mu-plugins.key=key-noimg-fenced")) != 1 {
 		t.Errorf("fenced lookup with no --image: %+v", lk)
 	}
-	if err := p.call(t, "host.acquire", acquireParams("key-noimg-fenced", map[string]string{"image": testimage.Name}), nil); err == nil || !strings.Contains(err.Message, "fenced") {
+	if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-noimg-fenced", map[string]string{"image": testimage.Name}), nil); err == nil || !strings.Contains(err.Message, "fenced") {
 		t.Errorf("acquire of a fenced key: %v", err)
 	}
 }

@@ -6,20 +6,21 @@ import (
 	"testing"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 func TestPushTimeoutStopsTheRemoteSide(t *testing.T) {
 	p := start(t)
-	h := p.acquire(t, "key-push-to", nil).Handle
+	h := p.Acquire(t, "key-push-to", nil).Handle
 	local, rev := localRepo(t, 2)
 	// A pre-receive hook that hangs: the push times out inside receive-pack.
-	p.run(t, h, "git init -q hung && printf '#!/bin/sh\\nsleep 310\\n' > hung/.git/hooks/pre-receive && chmod +x hung/.git/hooks/pre-receive")
+	p.Run(t, h, "git init -q hung && printf '#!/bin/sh\\nsleep 310\\n' > hung/.git/hooks/pre-receive && chmod +x hung/.git/hooks/pre-receive")
 	params := pushParams(h, local, "hung", rev)
 	params["timeoutMs"] = 2000
 	var r protocol.ExecResult
-	p.must(t, "link.push", params, &r)
+	p.Must(t, "link.push", params, &r)
 	if r.ExitCode != nil {
 		t.Fatalf("hung push: exitCode %d, want null (stderr %q)", *r.ExitCode, r.Stderr)
 	}
@@ -30,8 +31,8 @@ func TestPushTimeoutStopsTheRemoteSide(t *testing.T) {
 
 func TestStdinEOFStopsRunsAndExits(t *testing.T) {
 	p := start(t, "--log-level", "debug")
-	h := p.acquire(t, "key-eof", nil).Handle
-	p.sendAway("link.exec", execParams(h, "sleep 320", ".", 600_000))
+	h := p.Acquire(t, "key-eof", nil).Handle
+	p.SendAway("link.exec", sandboxtest.ExecParams(h, "sleep 320", ".", 600_000))
 	testutil.Eventually(t, "the run started", func() bool {
 		return strings.Contains(docker(t, "exec", h, "ps", "-eo", "args"), "sleep 320")
 	})
@@ -46,18 +47,18 @@ func TestStdinEOFStopsRunsAndExits(t *testing.T) {
 func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 	const missing = "unix:///nonexistent/docker.sock"
 	t.Setenv("DOCKER_HOST", missing)
-	p := startOn(t, newPrefix()) // no --instance: the plugin loads all the same
+	p := startOn(t, sandboxtest.NewPrefix()) // no --instance: the plugin loads all the same
 	var lk protocol.HostLookupResult
-	p.must(t, "host.lookup", lookupParams("k", false), &lk)
+	p.Must(t, "host.lookup", sandboxtest.LookupParams("k", false), &lk)
 	if !strings.Contains(lk.Unknown, missing) {
 		t.Errorf("lookup with the Engine unreachable: %+v, want unknown naming %s", lk, missing)
 	}
 	var st protocol.HostStatus
-	p.must(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget("abc")}, &st)
+	p.Must(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget("abc")}, &st)
 	if st.State != "unknown" || !strings.Contains(st.Reason, missing) {
 		t.Errorf("status with the Engine unreachable: %+v, want unknown naming %s", st, missing)
 	}
-	if err := p.call(t, "host.acquire", acquireParams("k", nil), nil); err == nil || err.Kind != "retryable" ||
+	if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("k", nil), nil); err == nil || err.Kind != "retryable" ||
 		!strings.Contains(err.Message, missing) || !strings.Contains(err.Message, "is unreachable") || err.Remedy == "" {
 		t.Errorf("acquire with the Engine unreachable: %v, want retryable naming %s, with a remedy", err, missing)
 	}
@@ -66,30 +67,30 @@ func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 		t.Errorf("ping step with the Engine unreachable: %+v", s)
 	}
 	// A job's status is unknown too, never lost; a stop does nothing: retryable.
-	jt := hostTarget("abc")
+	jt := sandboxtest.HostTarget("abc")
 	jt["job"] = map[string]any{"kind": "docker", "key": "j", "handle": "mu-0"}
 	var js protocol.JobStatus
-	p.must(t, "job.status", map[string]any{"deadline": deadline(), "target": jt}, &js)
+	p.Must(t, "job.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt}, &js)
 	if js.State != "unknown" || js.Reason == "" {
 		t.Errorf("job.status with the Engine unreachable: %+v, want unknown", js)
 	}
-	if err := p.call(t, "job.stop", map[string]any{"deadline": deadline(), "target": jt, "key": "j"}, nil); err == nil || err.Kind != "retryable" {
+	if err := p.Ask(t, "job.stop", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt, "key": "j"}, nil); err == nil || err.Kind != "retryable" {
 		t.Errorf("job.stop with the Engine unreachable: %v, want retryable (nothing was done)", err)
 	}
 }
 
 func TestCanaryNeverLeaves(t *testing.T) {
-	canary := "canary-" + newPrefix()
+	canary := "canary-" + sandboxtest.NewPrefix()
 	t.Setenv("MU_PLUGIN_CANARY", canary)
 	p := start(t, "--log-level", "debug")
-	h := p.acquire(t, "key-canary", nil).Handle
-	r := p.run(t, h, "env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'")
+	h := p.Acquire(t, "key-canary", nil).Handle
+	r := p.Run(t, h, "env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'")
 	if strings.Contains(r.Stdout+r.Stderr, canary) {
 		t.Errorf("the plugin's environment reached the container")
 	}
 	local, _ := localRepo(t, 1)
-	p.must(t, "link.fetch", fetchParams(h, local, "nothing-here"), nil)
-	p.stop(t)
+	p.Must(t, "link.fetch", fetchParams(h, local, "nothing-here"), nil)
+	p.Stop(t)
 	for _, line := range p.Wire.Lines(caller.In) {
 		if strings.Contains(line, canary) {
 			t.Errorf("canary in a reply: %s", line)

@@ -11,6 +11,7 @@ import (
 	dockerb "github.com/mu-org/mu-plugins/backend/docker"
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -41,24 +42,24 @@ func dockerCLI(env map[string]string, args ...string) ([]byte, error) {
 // channels, git's bridge in its own process).
 func hostFlow(t *testing.T, p *plugin, key string) {
 	t.Helper()
-	h := p.acquire(t, key, nil).Handle
-	if r := p.run(t, h, "echo hi"); r.Stdout != "hi\n" {
+	h := p.Acquire(t, key, nil).Handle
+	if r := p.Run(t, h, "echo hi"); r.Stdout != "hi\n" {
 		t.Errorf("exec: %+v", r)
 	}
 	local, rev := localRepo(t, 1)
 	var r protocol.ExecResult
-	p.must(t, "link.push", pushParams(h, local, "repo", rev), &r)
+	p.Must(t, "link.push", pushParams(h, local, "repo", rev), &r)
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Errorf("push: %+v", r)
 	}
-	p.must(t, "host.release", keyParams(key), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams(key), nil)
 }
 
 // reachSteps runs link.checkSteps reach and returns its steps by name.
 func reachSteps(t *testing.T, p *plugin, handle string) map[string]protocol.Step {
 	t.Helper()
 	var steps []protocol.Step
-	p.must(t, "link.checkSteps", map[string]any{"deadline": deadline(), "target": hostTarget(handle), "phase": "reach"}, &steps)
+	p.Must(t, "link.checkSteps", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(handle), "phase": "reach"}, &steps)
 	m := map[string]protocol.Step{}
 	for _, s := range steps {
 		m[s.Step] = s
@@ -94,7 +95,7 @@ func TestContextSelectsTheEngine(t *testing.T) {
 	if want, _ := dockerb.ResolveEndpoint("", os.Getenv); p.decl.Instance != want.Instance() {
 		t.Errorf("instance %q, want %q (from the context's endpoint)", p.decl.Instance, want.Instance())
 	}
-	p.stop(t)
+	p.Stop(t)
 
 	// DOCKER_HOST beats the current context: nothing goes through it.
 	t.Setenv("DOCKER_HOST", "unix://"+engineSocket())
@@ -107,7 +108,7 @@ func TestContextSelectsTheEngine(t *testing.T) {
 	if ep := reachSteps(t, q, "")["endpoint"]; !strings.Contains(ep.Detail, "DOCKER_HOST") {
 		t.Errorf("endpoint step with DOCKER_HOST: %+v", ep)
 	}
-	q.stop(t)
+	q.Stop(t)
 
 	// --context beats DOCKER_HOST, for the plugin and for the bridge it
 	// runs (whose own environment still says DOCKER_HOST=nowhere).
@@ -146,13 +147,13 @@ func TestTLSEndpoint(t *testing.T) {
 	if ep := reachSteps(t, p, "")["endpoint"]; !strings.Contains(ep.Detail, host+" over TLS") {
 		t.Errorf("endpoint step: %+v", ep)
 	}
-	p.stop(t)
+	p.Stop(t)
 
 	for k, v := range wrong {
 		t.Setenv(k, v)
 	}
 	q := start(t)
-	err := q.call(t, "host.acquire", acquireParams("key-tls-wrong", nil), nil)
+	err := q.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-tls-wrong", nil), nil)
 	if err == nil || err.Kind != "retryable" || !strings.Contains(err.Message, host) || !strings.Contains(err.Message, "certificate") {
 		t.Errorf("acquire with the wrong CA: %v, want retryable naming %s and the certificate", err, host)
 	}
@@ -162,7 +163,7 @@ func TestTLSEndpoint(t *testing.T) {
 	if n := len(labelled("org.mu-plugins.key=key-tls-wrong")); n != 0 {
 		t.Errorf("%d containers made through a refused TLS endpoint", n)
 	}
-	q.stop(t)
+	q.Stop(t)
 
 	// The same endpoint from a context whose TLS files are in the store.
 	store := newContextStore(t, "")
@@ -186,20 +187,20 @@ func TestTLSEndpoint(t *testing.T) {
 func TestEngineThatNeverAnswers(t *testing.T) {
 	sock := silentSocket(t)
 	t.Setenv("DOCKER_HOST", sock)
-	p := startOn(t, newPrefix()) // the handshake, within 30 s
+	p := startOn(t, sandboxtest.NewPrefix()) // the handshake, within 30 s
 	if !strings.Contains(string(p.DeclarationRaw()), `"instance":"docker-`) {
 		t.Fatalf("initialize with a silent Engine: %s", p.DeclarationRaw())
 	}
 	t0 := time.Now()
-	rep := p.send(t, "host.acquire", acquireParams("key-silent", nil))
+	rep := p.Send(t, "host.acquire", sandboxtest.AcquireParams("key-silent", nil))
 	t.Logf("acquire against a silent Engine answered in %v", time.Since(t0).Round(time.Millisecond))
 	if e := rep.Error; e == nil || e.Kind != "retryable" || !strings.Contains(e.Message, sock) ||
 		!strings.Contains(e.Message, "did not answer within 2s") || e.Remedy == "" {
-		t.Errorf("acquire with a silent Engine: %s", rep.raw)
+		t.Errorf("acquire with a silent Engine: %s", rep.Raw)
 	}
 	var lk protocol.HostLookupResult
-	if r := p.send(t, "host.lookup", lookupParams("key-silent", false)); r.Error != nil || json.Unmarshal(r.Result, &lk) != nil || !strings.Contains(lk.Unknown, sock) {
-		t.Errorf("lookup with a silent Engine: %s", r.raw)
+	if r := p.Send(t, "host.lookup", sandboxtest.LookupParams("key-silent", false)); r.Error != nil || json.Unmarshal(r.Result, &lk) != nil || !strings.Contains(lk.Unknown, sock) {
+		t.Errorf("lookup with a silent Engine: %s", r.Raw)
 	}
 	steps := reachSteps(t, p, "")
 	if s := steps["endpoint"]; s.OK != protocol.StepPassed || !strings.Contains(s.Detail, sock) || !strings.Contains(s.Detail, "DOCKER_HOST") {
@@ -211,14 +212,14 @@ func TestEngineThatNeverAnswers(t *testing.T) {
 	if s := steps["git"]; s.OK != protocol.StepSkipped {
 		t.Errorf("git step after a failed ping: %+v", s)
 	}
-	p.stop(t) // fails the test unless the plugin exits on stdin's EOF
+	p.Stop(t) // fails the test unless the plugin exits on stdin's EOF
 }
 
 // stdin's EOF is honoured from the first instant: a plugin whose Engine
 // hangs, closed before any request, exits.
 func TestStdinEOFBeforeTheHandshake(t *testing.T) {
 	t.Setenv("DOCKER_HOST", silentSocket(t))
-	r := drive.StartRaw(t, pluginConfig(binPath(t), newPrefix())) // no handshake
+	r := drive.StartRaw(t, pluginConfig(binPath(t), sandboxtest.NewPrefix())) // no handshake
 	if rep := r.CloseStdin(); rep.LeaderKilled() {
 		t.Errorf("the plugin did not exit within 10 s of stdin EOF")
 	}
@@ -230,10 +231,10 @@ func TestStdinEOFBeforeTheHandshake(t *testing.T) {
 func TestInstanceFromTheEndpoint(t *testing.T) {
 	missing := "unix:///nonexistent/docker.sock"
 	t.Setenv("DOCKER_HOST", missing)
-	a := startOn(t, newPrefix())
-	a.stop(t)
-	b := startOn(t, newPrefix())
-	b.stop(t)
+	a := startOn(t, sandboxtest.NewPrefix())
+	a.Stop(t)
+	b := startOn(t, sandboxtest.NewPrefix())
+	b.Stop(t)
 	want := dockerb.Endpoint{Host: missing}.Instance()
 	if a.decl.Instance != want || b.decl.Instance != want {
 		t.Errorf("instances %q, %q; want %q both times", a.decl.Instance, b.decl.Instance, want)
@@ -266,7 +267,7 @@ func TestNameFollowsTheRegistration(t *testing.T) {
 	if p.decl.Plugin.Name != "docker" || p.decl.Seams.Channel.Name != "docker" {
 		t.Errorf("mu-plugin-docker declares %q with channel %q", p.decl.Plugin.Name, p.decl.Seams.Channel.Name)
 	}
-	q := startAt(t, link, newPrefix(), "--context", "gpu")
+	q := startAt(t, link, sandboxtest.NewPrefix(), "--context", "gpu")
 	d := q.decl
 	if d.Plugin.Name != "docker-gpu" || d.Seams.Channel.Name != "docker-gpu" || d.Seams.Job.Channel != "docker-gpu" {
 		t.Errorf("mu-plugin-docker-gpu declares %q, channel %q, job.channel %q", d.Plugin.Name, d.Seams.Channel.Name, d.Seams.Job.Channel)
@@ -278,8 +279,8 @@ func TestNameFollowsTheRegistration(t *testing.T) {
 		t.Errorf("two Engines' registrations share the instance %q", d.Instance)
 	}
 	before := proxy.conns.Load()
-	q.acquire(t, "key-gpu", nil)
-	q.must(t, "host.release", keyParams("key-gpu"), nil)
+	q.Acquire(t, "key-gpu", nil)
+	q.Must(t, "host.release", sandboxtest.KeyParams("key-gpu"), nil)
 	if proxy.conns.Load() == before {
 		t.Errorf("docker-gpu never used its context's Engine")
 	}

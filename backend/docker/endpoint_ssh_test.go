@@ -16,6 +16,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -79,14 +80,14 @@ func TestSSHEndpoint(t *testing.T) {
 		t.Errorf("the bridge's socket outlived its call: %v", left)
 	}
 
-	h := p.acquire(t, "key-ssh-pool", nil).Handle
+	h := p.Acquire(t, "key-ssh-pool", nil).Handle
 	var wg sync.WaitGroup
 	for i := 0; i < 6; i++ { // six exec channels at once, each a channel of the one connection
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var r protocol.ExecResult
-			if err := p.call(t, "link.exec", execParams(h, fmt.Sprintf("sleep 0.3; echo %d", i), ".", 60_000), &r); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
+			if err := p.Ask(t, "link.exec", sandboxtest.ExecParams(h, fmt.Sprintf("sleep 0.3; echo %d", i), ".", 60_000), &r); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
 				t.Errorf("exec %d: %v %+v", i, err, r)
 			}
 		}()
@@ -111,8 +112,8 @@ func TestSSHEndpoint(t *testing.T) {
 			t.Errorf("%s step: %+v", name, steps[name])
 		}
 	}
-	p.must(t, "host.release", keyParams("key-ssh-pool"), nil)
-	p.stop(t)
+	p.Must(t, "host.release", sandboxtest.KeyParams("key-ssh-pool"), nil)
+	p.Stop(t)
 	log, _ := os.ReadFile(logFile)
 	if !strings.Contains(string(log), "connected to the Docker endpoint over SSH") || !strings.Contains(string(log), e.host) {
 		t.Errorf("the log does not say where it connected:\n%s", log)
@@ -141,7 +142,7 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 	t.Cleanup(func() { p.Stop() })
 	host := spawnHost(t, ctx, p)
 
-	key, name := "job-"+newPrefix(), "remote"
+	key, name := "job-"+sandboxtest.NewPrefix(), "remote"
 	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
 		Spec: jobSpec(name, ".", map[string]string{"MU_TEST_AGENT_MS": "100"})})
 	if err != nil {
@@ -232,7 +233,7 @@ func TestSSHEndpointErrors(t *testing.T) {
 			}
 			p := startEnv(t, e.env(), e.flags...)
 			key := "key-ssh-" + c.name
-			err := p.call(t, "host.acquire", acquireParams(key, nil), nil)
+			err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, nil), nil)
 			if err == nil || string(err.Kind) != c.want.kind {
 				t.Fatalf("acquire: %v, want %s", err, c.want.kind)
 			}
@@ -249,7 +250,7 @@ func TestSSHEndpointErrors(t *testing.T) {
 			}
 			if c.want.kind == "retryable" {
 				var lk protocol.HostLookupResult
-				p.must(t, "host.lookup", lookupParams(key, false), &lk)
+				p.Must(t, "host.lookup", sandboxtest.LookupParams(key, false), &lk)
 				if lk.Unknown == "" {
 					t.Errorf("lookup with the Engine out of reach: %+v, want unknown", lk)
 				}
@@ -280,7 +281,7 @@ func TestSSHEndpointRefusedAtStart(t *testing.T) {
 		"ssh://":                       "without a host",
 	} {
 		t.Setenv("DOCKER_HOST", host)
-		p := drive.StartRaw(t, pluginConfig(binPath(t), newPrefix())) // it refuses before a handshake
+		p := drive.StartRaw(t, pluginConfig(binPath(t), sandboxtest.NewPrefix())) // it refuses before a handshake
 		<-p.Done()
 		if out := p.Stderr.String(); !strings.Contains(out, want) || strings.Contains(out, "hunter2") {
 			t.Errorf("DOCKER_HOST=%s: stderr %q, want %q and no password", host, out, want)
@@ -303,8 +304,8 @@ func TestSSHEndpointRedials(t *testing.T) {
 	e := sshEndpoint{srv: s, host: fmt.Sprintf("ssh://root@127.0.0.1:%d", relay.port()),
 		flags: []string{"--ssh-config", "/dev/null", "--ssh-known-hosts", kh, "--ssh-identity", s.UserKey}}
 	p := startEnv(t, e.env(), e.flags...)
-	h := p.acquire(t, "key-ssh-redial", nil).Handle
-	if r := p.run(t, h, "echo before"); r.Stdout != "before\n" {
+	h := p.Acquire(t, "key-ssh-redial", nil).Handle
+	if r := p.Run(t, h, "echo before"); r.Stdout != "before\n" {
 		t.Fatalf("exec: %+v", r)
 	}
 	for cut := 1; cut <= 2; cut++ {
@@ -312,7 +313,7 @@ func TestSSHEndpointRedials(t *testing.T) {
 		ok := false
 		for try := 0; try < 3 && !ok; try++ {
 			var r protocol.ExecResult
-			err := p.call(t, "link.exec", execParams(h, "echo after", ".", 60_000), &r)
+			err := p.Ask(t, "link.exec", sandboxtest.ExecParams(h, "echo after", ".", 60_000), &r)
 			switch {
 			case err == nil:
 				ok = r.Stdout == "after\n"
@@ -327,7 +328,7 @@ func TestSSHEndpointRedials(t *testing.T) {
 	if n := relay.conns.Load(); n != 3 {
 		t.Errorf("%d SSH connections, want 3 (one, and one after each cut)", n)
 	}
-	p.must(t, "host.release", keyParams("key-ssh-redial"), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams("key-ssh-redial"), nil)
 }
 
 // The socket look travels inside single quotes on the remote command line.
@@ -417,14 +418,14 @@ func TestSSHEndpointThroughAControlMaster(t *testing.T) {
 	}
 	p := startEnv(t, map[string]string{"DOCKER_HOST": "ssh://engine", "DOCKER_CONTEXT": ""}, "--ssh-config", cfg)
 	hostFlow(t, p, "key-ssh-master")
-	h := p.acquire(t, "key-ssh-master-pool", nil).Handle
+	h := p.Acquire(t, "key-ssh-master-pool", nil).Handle
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var r protocol.ExecResult
-			if err := p.call(t, "link.exec", execParams(h, fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60_000), &r); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
+			if err := p.Ask(t, "link.exec", sandboxtest.ExecParams(h, fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60_000), &r); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
 				t.Errorf("exec %d: %v %+v", i, err, r)
 			}
 		}()
@@ -433,7 +434,7 @@ func TestSSHEndpointThroughAControlMaster(t *testing.T) {
 	if s := reachSteps(t, p, h)["ssh"]; s.OK != protocol.StepPassed || !strings.Contains(s.Detail, "ControlMaster") {
 		t.Errorf("ssh step: %+v", s)
 	}
-	p.must(t, "host.release", keyParams("key-ssh-master-pool"), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams("key-ssh-master-pool"), nil)
 	if n := s.Logins(); n != 1 {
 		t.Errorf("%d SSH logins, want the master's alone", n)
 	}
@@ -448,7 +449,7 @@ func TestSSHFlagsWithAnotherEndpoint(t *testing.T) {
 	}
 	logFile := filepath.Join(t.TempDir(), "plugin.log")
 	p := startEnv(t, map[string]string{"DOCKER_HOST": "unix://" + engineSocket()}, "--ssh-known-hosts", kh, "--log-file", logFile)
-	p.stop(t)
+	p.Stop(t)
 	if log, _ := os.ReadFile(logFile); !strings.Contains(string(log), "--ssh-* flags are for an ssh:// endpoint: unused") {
 		t.Errorf("the log does not say the --ssh-* flags are unused:\n%s", log)
 	}

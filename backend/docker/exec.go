@@ -1,11 +1,9 @@
 package docker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -15,47 +13,6 @@ import (
 	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/protocol"
 )
-
-// exec serves link.exec.
-func (b *Backend) exec(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (any, error) {
-	ctr, err := b.hostOf(ctx, p.Target)
-	if err != nil {
-		return nil, err
-	}
-	if len(p.Script) > MaxScriptBytes {
-		return nil, protocol.Errorf(protocol.Permanent, "script is %d bytes; maxScriptBytes is %d", len(p.Script), MaxScriptBytes)
-	}
-	if strings.IndexByte(p.Script, 0) >= 0 || strings.ContainsAny(p.Cwd, "\x00\n") {
-		return nil, protocol.Errorf(protocol.Permanent, "a script cannot hold a NUL byte, nor a cwd a NUL or a newline")
-	}
-	cwd := p.Cwd
-	if cwd == "" {
-		cwd = "."
-	}
-	return b.runScript(ctx, ctr, p.Script, cwd, protocol.RunTimeout(p.TimeoutMs))
-}
-
-// runScript runs script in ctr over a pooled exec channel. On timeout it
-// kills the run's processes inside the container and answers only once
-// none is left, with exitCode null.
-func (b *Backend) runScript(ctx context.Context, ctr, script, cwd string, timeout time.Duration) (*protocol.ExecResult, error) {
-	return b.pool(ctr).Script(ctx, script, cwd, timeout)
-}
-
-// stopRun kills every process marked mark inside ctr from a second exec (the
-// Engine has no exec-kill API) and returns nil only once none is left.
-func (b *Backend) stopRun(ctx context.Context, ctr, mark string) error {
-	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
-	defer cancel()
-	code, _, stderr, err := execOnce(kctx, b.api, ctr, []string{"/bin/sh", "-c", execchan.StopScript, "sh", mark}, nil, nil)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return errors.New("processes survived 100 kill rounds: " + string(bytes.TrimSpace(stderr)))
-	}
-	return nil
-}
 
 // execOnce runs argv in ctr as a one-off exec (no shell unless argv names
 // one), with stdin if given, and returns its exit code once its output has

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -32,80 +33,80 @@ func localRepo(t testing.TB, n int) (string, string) {
 }
 
 func pushParams(h, local, remote, rev string) map[string]any {
-	return map[string]any{"deadline": deadline(), "target": hostTarget(h), "localRepo": local, "remoteRepo": remote, "rev": rev, "timeoutMs": 60_000}
+	return map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "localRepo": local, "remoteRepo": remote, "rev": rev, "timeoutMs": 60_000}
 }
 
 func fetchParams(h, local, remote string) map[string]any {
-	return map[string]any{"deadline": deadline(), "target": hostTarget(h), "localRepo": local, "remoteCwd": remote, "timeoutMs": 60_000}
+	return map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "localRepo": local, "remoteCwd": remote, "timeoutMs": 60_000}
 }
 
 func TestPushAndFetchMoveCommits(t *testing.T) {
 	p := start(t)
-	h := p.acquire(t, "key-git", nil).Handle
+	h := p.Acquire(t, "key-git", nil).Handle
 	local, rev := localRepo(t, 3)
 
 	// push creates the remote repository and lands rev on a ref never checked out.
 	var r protocol.ExecResult
-	p.must(t, "link.push", pushParams(h, local, "work/repo", rev), &r)
-	if exitCode(r) != "0" {
-		t.Fatalf("push: code %s stderr %q", exitCode(r), r.Stderr)
+	p.Must(t, "link.push", pushParams(h, local, "work/repo", rev), &r)
+	if sandboxtest.ExitCode(r) != "0" {
+		t.Fatalf("push: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}
-	if got := p.run(t, h, "git -C work/repo cat-file -t "+rev+" && git -C work/repo rev-list --count "+rev+" && git -C work/repo for-each-ref --format='%(refname)'"); got.Stdout != "commit\n3\nrefs/mu/pushed/"+rev+"\n" {
+	if got := p.Run(t, h, "git -C work/repo cat-file -t "+rev+" && git -C work/repo rev-list --count "+rev+" && git -C work/repo for-each-ref --format='%(refname)'"); got.Stdout != "commit\n3\nrefs/mu/pushed/"+rev+"\n" {
 		t.Errorf("remote after push: %q %q", got.Stdout, got.Stderr)
 	}
 	// Idempotent: a repo that already holds rev succeeds untouched.
-	before := p.run(t, h, "stat -c %Y.%s work/repo/.git/packed-refs work/repo/.git/refs/mu/pushed/"+rev+" 2>&1; ls work/repo/.git/objects | wc -l")
+	before := p.Run(t, h, "stat -c %Y.%s work/repo/.git/packed-refs work/repo/.git/refs/mu/pushed/"+rev+" 2>&1; ls work/repo/.git/objects | wc -l")
 	time.Sleep(1100 * time.Millisecond) // so that a touch would change a second-granular mtime
-	p.must(t, "link.push", pushParams(h, local, "work/repo", rev), &r)
-	if exitCode(r) != "0" {
+	p.Must(t, "link.push", pushParams(h, local, "work/repo", rev), &r)
+	if sandboxtest.ExitCode(r) != "0" {
 		t.Fatalf("second push: %+v", r)
 	}
-	if after := p.run(t, h, "stat -c %Y.%s work/repo/.git/packed-refs work/repo/.git/refs/mu/pushed/"+rev+" 2>&1; ls work/repo/.git/objects | wc -l"); after.Stdout != before.Stdout {
+	if after := p.Run(t, h, "stat -c %Y.%s work/repo/.git/packed-refs work/repo/.git/refs/mu/pushed/"+rev+" 2>&1; ls work/repo/.git/objects | wc -l"); after.Stdout != before.Stdout {
 		t.Errorf("second push touched the repo:\n%s\n%s", before.Stdout, after.Stdout)
 	}
 	// Pushing into a repo whose branch is checked out works (the ref is not checked out).
-	p.run(t, h, "git init -q co && cd co && git commit -q --allow-empty -m x")
-	p.must(t, "link.push", pushParams(h, local, "co", rev), &r)
-	if exitCode(r) != "0" {
+	p.Run(t, h, "git init -q co && cd co && git commit -q --allow-empty -m x")
+	p.Must(t, "link.push", pushParams(h, local, "co", rev), &r)
+	if sandboxtest.ExitCode(r) != "0" {
 		t.Errorf("push into a non-bare repo: %+v", r)
 	}
 
 	// A directory that is not a repository yet is made one, its files kept
 	// (internal/gitlink's preparation, the same on every backend).
-	p.run(t, h, "mkdir -p plain && echo mine > plain/keep")
-	p.must(t, "link.push", pushParams(h, local, "plain", rev), &r)
-	if exitCode(r) != "0" {
+	p.Run(t, h, "mkdir -p plain && echo mine > plain/keep")
+	p.Must(t, "link.push", pushParams(h, local, "plain", rev), &r)
+	if sandboxtest.ExitCode(r) != "0" {
 		t.Errorf("push into a plain directory: %+v", r)
 	}
-	if got := p.run(t, h, "git -C plain cat-file -t "+rev+" && cat plain/keep"); got.Stdout != "commit\nmine\n" {
+	if got := p.Run(t, h, "git -C plain cat-file -t "+rev+" && cat plain/keep"); got.Stdout != "commit\nmine\n" {
 		t.Errorf("plain directory after push: %q %q", got.Stdout, got.Stderr)
 	}
 
 	// Paths with spaces and % survive ext::'s escaping.
-	p.must(t, "link.push", pushParams(h, local, "sp ace/%s 100%", rev), &r)
-	if exitCode(r) != "0" {
+	p.Must(t, "link.push", pushParams(h, local, "sp ace/%s 100%", rev), &r)
+	if sandboxtest.ExitCode(r) != "0" {
 		t.Errorf("push to a path with a space and %%: %+v", r)
 	}
-	if got := p.run(t, h, "git -C 'sp ace/%s 100%' cat-file -t "+rev); got.Stdout != "commit\n" {
+	if got := p.Run(t, h, "git -C 'sp ace/%s 100%' cat-file -t "+rev); got.Stdout != "commit\n" {
 		t.Errorf("remote with a space: %q %q", got.Stdout, got.Stderr)
 	}
-	p.run(t, h, "git -C 'sp ace/%s 100%' reset -q --hard "+rev) // give it a HEAD to fetch
-	p.must(t, "link.fetch", fetchParams(h, local, "sp ace/%s 100%"), &r)
+	p.Run(t, h, "git -C 'sp ace/%s 100%' reset -q --hard "+rev) // give it a HEAD to fetch
+	p.Must(t, "link.fetch", fetchParams(h, local, "sp ace/%s 100%"), &r)
 	fh, _ := exec.Command("git", "-C", local, "rev-parse", "FETCH_HEAD").Output()
-	if exitCode(r) != "0" || strings.TrimSpace(string(fh)) != rev {
+	if sandboxtest.ExitCode(r) != "0" || strings.TrimSpace(string(fh)) != rev {
 		t.Errorf("fetch from a path with a space and %%: %+v, FETCH_HEAD %q", r, fh)
 	}
 
 	// Work happens in the container: in the repo and in a worktree.
-	work := p.run(t, h, "cd work/repo && git worktree add -q ../wt "+rev+" && cd ../wt && echo new > g && git add g && git commit -q -m remote && git rev-parse HEAD")
+	work := p.Run(t, h, "cd work/repo && git worktree add -q ../wt "+rev+" && cd ../wt && echo new > g && git add g && git commit -q -m remote && git rev-parse HEAD")
 	remoteHead := strings.TrimSpace(work.Stdout)
-	if exitCode(work) != "0" || len(remoteHead) != 40 {
+	if sandboxtest.ExitCode(work) != "0" || len(remoteHead) != 40 {
 		t.Fatalf("remote commit: %+v", work)
 	}
 	for _, cwd := range []string{"work/wt", "/home/mu/work/wt"} {
 		_ = os.Remove(filepath.Join(local, ".git", "FETCH_HEAD"))
-		p.must(t, "link.fetch", fetchParams(h, local, cwd), &r)
-		if exitCode(r) != "0" {
+		p.Must(t, "link.fetch", fetchParams(h, local, cwd), &r)
+		if sandboxtest.ExitCode(r) != "0" {
 			t.Fatalf("fetch %s: %+v", cwd, r)
 		}
 		fh, err := exec.Command("git", "-C", local, "rev-parse", "FETCH_HEAD").Output()
@@ -120,15 +121,15 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 
 	// Refusals: a short or symbolic rev, a missing local repo, a failing remote.
 	for _, bad := range []string{rev[:12], "HEAD", strings.ToUpper(rev)} {
-		if err := p.call(t, "link.push", pushParams(h, local, "work/repo", bad), nil); err == nil || err.Kind != "permanent" {
+		if err := p.Ask(t, "link.push", pushParams(h, local, "work/repo", bad), nil); err == nil || err.Kind != "permanent" {
 			t.Errorf("push rev %q: %v, want permanent", bad, err)
 		}
 	}
-	if err := p.call(t, "link.fetch", fetchParams(h, "/no/such/repo", "work/repo"), nil); err == nil || err.Kind != "permanent" {
+	if err := p.Ask(t, "link.fetch", fetchParams(h, "/no/such/repo", "work/repo"), nil); err == nil || err.Kind != "permanent" {
 		t.Errorf("fetch into a missing local repo: %v", err)
 	}
-	p.must(t, "link.fetch", fetchParams(h, local, "no/such/remote"), &r)
-	if exitCode(r) == "0" {
+	p.Must(t, "link.fetch", fetchParams(h, local, "no/such/remote"), &r)
+	if sandboxtest.ExitCode(r) == "0" {
 		t.Errorf("fetch of a missing remote repo succeeded: %+v", r)
 	}
 	// Nothing of the transfers is left running in the container.

@@ -15,30 +15,13 @@ import (
 
 	dockerb "github.com/mu-org/mu-plugins/backend/docker"
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
 func TestDeclarationLoads(t *testing.T) {
 	p := start(t)
-	if err := protocol.ValidateDeclaration(p.decl); err != nil {
-		t.Fatalf("the declaration breaks a load rule: %v", err)
-	}
-	s := p.decl.Seams
-	if s.Host == nil || !s.Host.Acquire.Lookup || !s.Host.Acquire.FenceKey || s.Host.Acquire.InFlightMs == nil {
-		t.Errorf("host.acquire caps: %+v", s.Host)
-	}
-	if l := s.Link; l == nil || !l.Fetch || !l.CanPush() || l.RemoteOnTimeout != "stopped" || l.Quiescence != "provable" ||
-		l.MaxScriptBytes <= 0 || !reflect.DeepEqual(l.Checks, []string{"reach"}) {
-		t.Errorf("link: %+v", s.Link)
-	}
-	if j := s.Job; j == nil || j.Kind != "docker" || j.View != protocol.ViewDetached || j.Handle != protocol.HandleReply ||
-		!j.Start.Lookup || !j.Start.FenceKey || j.OutlivesHost == nil || *j.OutlivesHost || j.FirstTurn != protocol.FirstTurnOnSend ||
-		j.Channel != "docker" || j.Honours == nil || !j.Honours.Command || !j.Honours.Env || j.Honours.Sockets {
-		t.Errorf("job: %+v", s.Job)
-	}
-	if c := s.Channel; c == nil || c.Name != "docker" || c.Caps.Receipt != "exact" || c.Caps.Dedupe != "exact" || c.Caps.Watch != "stream" {
-		t.Errorf("channel: %+v", s.Channel)
-	}
+	sandboxtest.Declaration(t, p.decl, "docker", "docker")
 	ep, err := dockerb.ResolveEndpoint("", os.Getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +39,7 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 	p := start(t)
 	params := map[string]string{"ttl": "2h", "idle": "30m", "maxJobs": "3", "cpus": "0.5", "memory": "256m"}
 	before := time.Now()
-	res := p.acquire(t, "key-1", params)
+	res := p.Acquire(t, "key-1", params)
 	if res.DeadlineAt == nil || *res.DeadlineAt < before.Add(2*time.Hour).UnixMilli() || *res.DeadlineAt > time.Now().Add(2*time.Hour).UnixMilli() {
 		t.Errorf("deadlineAt %v is not acquire time + 2h", res.DeadlineAt)
 	}
@@ -76,7 +59,7 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 
 	// lookup returns the same result; a repeated acquire converges on it.
 	var lk protocol.HostLookupResult
-	p.must(t, "host.lookup", lookupParams("key-1", false), &lk)
+	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-1", false), &lk)
 	if lk.Found == nil || !reflect.DeepEqual(*lk.Found, res) {
 		t.Errorf("lookup: %+v, want found %+v", lk, res)
 	}
@@ -88,34 +71,34 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 		t.Errorf("%d containers for key-1, want 1", n)
 	}
 	// Same key, other params: refused, nothing made.
-	if err := p.call(t, "host.acquire", acquireParams("key-1", map[string]string{"ttl": "1h"}), nil); err == nil || err.Kind != "permanent" {
+	if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-1", map[string]string{"ttl": "1h"}), nil); err == nil || err.Kind != "permanent" {
 		t.Errorf("acquire with other params: %v, want a permanent error", err)
 	}
 
 	// status: up with the facts as a patch (unset ones null).
-	raw := p.send(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget(res.Handle)})
+	raw := p.Send(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(res.Handle)})
 	var st map[string]json.RawMessage
 	if err := json.Unmarshal(raw.Result, &st); err != nil {
-		t.Fatalf("status: %s %v", raw.raw, raw.Error)
+		t.Fatalf("status: %s %v", raw.Raw, raw.Error)
 	}
 	if string(st["state"]) != `"up"` || string(st["maxJobs"]) != "3" || string(st["deadlineAt"]) != jsonNum(*res.DeadlineAt) {
 		t.Errorf("status: %s", raw.Result)
 	}
 
 	// release; again; then gone and none.
-	if err := p.call(t, "host.release", keyParams("key-1"), nil); err != nil {
+	if err := p.Ask(t, "host.release", sandboxtest.KeyParams("key-1"), nil); err != nil {
 		t.Fatalf("release: %v", err)
 	}
-	rep := p.send(t, "host.release", keyParams("key-1"))
+	rep := p.Send(t, "host.release", sandboxtest.KeyParams("key-1"))
 	if rep.Error != nil || string(rep.Result) != "null" {
-		t.Errorf("second release: %s", rep.raw)
+		t.Errorf("second release: %s", rep.Raw)
 	}
 	var gone protocol.HostStatus
-	p.must(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget(res.Handle)}, &gone)
+	p.Must(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(res.Handle)}, &gone)
 	if gone.State != "gone" || gone.Reason == "" {
 		t.Errorf("status after release: %+v", gone)
 	}
-	p.must(t, "host.lookup", lookupParams("key-1", false), &lk)
+	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-1", false), &lk)
 	if !lk.None {
 		t.Errorf("lookup after release: %+v", lk)
 	}
@@ -129,14 +112,14 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 func acquireWithPrefix(t *testing.T, p *plugin, key string, params map[string]string) protocol.AcquireResult {
 	t.Helper()
 	q := startOn(t, p.prefix)
-	return q.acquire(t, key, params)
+	return q.Acquire(t, key, params)
 }
 
 func jsonNum(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestUnknownParamIsPermanentAndNamesKnownOnes(t *testing.T) {
 	p := start(t)
-	err := p.call(t, "host.acquire", acquireParams("key-bad", map[string]string{"gpus": "1"}), nil)
+	err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-bad", map[string]string{"gpus": "1"}), nil)
 	if err == nil || err.Kind != "permanent" {
 		t.Fatalf("unknown param: %v, want permanent", err)
 	}
@@ -146,7 +129,7 @@ func TestUnknownParamIsPermanentAndNamesKnownOnes(t *testing.T) {
 		}
 	}
 	for _, bad := range []map[string]string{{"ttl": "soon"}, {"maxJobs": "0"}, {"cpus": "-1"}, {"memory": "1k"}, {"image": "no-such-image:never"}} {
-		if err := p.call(t, "host.acquire", acquireParams("key-bad", bad), nil); err == nil || err.Kind != "permanent" {
+		if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-bad", bad), nil); err == nil || err.Kind != "permanent" {
 			t.Errorf("param %v: %v, want permanent", bad, err)
 		}
 	}
@@ -157,19 +140,7 @@ func TestUnknownParamIsPermanentAndNamesKnownOnes(t *testing.T) {
 
 func TestFencedLookupMakesNoneFinal(t *testing.T) {
 	p := start(t)
-	var lk protocol.HostLookupResult
-	p.must(t, "host.lookup", lookupParams("key-fence", true), &lk)
-	if !lk.None {
-		t.Fatalf("fenced lookup of a new key: %+v", lk)
-	}
-	err := p.call(t, "host.acquire", acquireParams("key-fence", nil), nil)
-	if err == nil || err.Kind != "permanent" || !strings.Contains(err.Message, "fenced") {
-		t.Fatalf("acquire after a fenced none: %v, want permanent 'fenced'", err)
-	}
-	p.must(t, "host.lookup", lookupParams("key-fence", false), &lk)
-	if !lk.None {
-		t.Errorf("lookup after the fence: %+v", lk)
-	}
+	sandboxtest.FencedNone(t, p.Plugin, "key-fence")
 	ids := labelled("org.mu-plugins.key=key-fence")
 	if len(ids) != 1 {
 		t.Fatalf("%d containers for the fenced key, want the placeholder only", len(ids))
@@ -178,13 +149,14 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 		t.Errorf("placeholder: %s, want created (never started) with the fence label", st)
 	}
 	// A fenced lookup of an acquired key finds it: the fence only finalises none.
-	res := p.acquire(t, "key-fence-2", nil)
-	p.must(t, "host.lookup", lookupParams("key-fence-2", true), &lk)
+	res := p.Acquire(t, "key-fence-2", nil)
+	var lk protocol.HostLookupResult
+	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-fence-2", true), &lk)
 	if lk.Found == nil || lk.Found.Handle != res.Handle {
 		t.Errorf("fenced lookup of an acquired key: %+v", lk)
 	}
 	// release leaves the fence in place.
-	p.must(t, "host.release", keyParams("key-fence"), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams("key-fence"), nil)
 	if len(labelled("org.mu-plugins.key=key-fence")) != 1 {
 		t.Errorf("release removed the fence placeholder")
 	}
@@ -192,31 +164,31 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 
 func TestStatusNeedsHumanAndGone(t *testing.T) {
 	p := start(t)
-	res := p.acquire(t, "key-st", nil)
+	res := p.Acquire(t, "key-st", nil)
 	docker(t, "kill", res.Handle)
 	docker(t, "wait", res.Handle)
 	// A channel open when the container died may answer unknown-outcome once.
-	err := p.call(t, "link.exec", execParams(res.Handle, "true", ".", 10_000), nil)
+	err := p.Ask(t, "link.exec", sandboxtest.ExecParams(res.Handle, "true", ".", 10_000), nil)
 	if err != nil && err.Kind == "unknown-outcome" {
-		err = p.call(t, "link.exec", execParams(res.Handle, "true", ".", 10_000), nil)
+		err = p.Ask(t, "link.exec", sandboxtest.ExecParams(res.Handle, "true", ".", 10_000), nil)
 	}
 	if err == nil || err.Kind != "permanent" {
 		t.Errorf("exec in a stopped container: %v, want permanent", err)
 	}
 	var st protocol.HostStatus
-	p.must(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget(res.Handle)}, &st)
+	p.Must(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(res.Handle)}, &st)
 	if st.State != "needs-human" || !strings.Contains(st.Remedy, "exited") {
 		t.Errorf("status of a killed container: %+v", st)
 	}
 	docker(t, "rm", res.Handle)
-	p.must(t, "host.status", map[string]any{"deadline": deadline(), "target": hostTarget(res.Handle)}, &st)
+	p.Must(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(res.Handle)}, &st)
 	if st.State != "gone" {
 		t.Errorf("status of a removed container: %+v", st)
 	}
 	// Release of a key whose container is gone resolves.
-	rep := p.send(t, "host.release", keyParams("key-st"))
+	rep := p.Send(t, "host.release", sandboxtest.KeyParams("key-st"))
 	if rep.Error != nil || string(rep.Result) != "null" {
-		t.Errorf("release of a removed container: %s", rep.raw)
+		t.Errorf("release of a removed container: %s", rep.Raw)
 	}
 }
 
@@ -270,7 +242,7 @@ func TestLookupTellsAnAbandonedCreateFromOneInFlight(t *testing.T) {
 		key := fmt.Sprintf("key-dead-creator-%v", fence)
 		createdContainer(t, p, key, gone)
 		var lk protocol.HostLookupResult
-		p.must(t, "host.lookup", lookupParams(key, fence), &lk)
+		p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
 		if !lk.None {
 			t.Errorf("fence %v: lookup of a created container whose creator is gone: %+v, want none at once", fence, lk)
 		}
@@ -279,7 +251,7 @@ func TestLookupTellsAnAbandonedCreateFromOneInFlight(t *testing.T) {
 			t.Errorf("fence %v: %d containers left, want %d", fence, len(ids), want)
 		}
 		if fence {
-			if err := p.call(t, "host.acquire", acquireParams(key, nil), nil); err == nil || !strings.Contains(err.Message, "fenced") {
+			if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, nil), nil); err == nil || !strings.Contains(err.Message, "fenced") {
 				t.Errorf("acquire after a fenced rollback: %v, want refused", err)
 			}
 		}
@@ -289,7 +261,7 @@ func TestLookupTellsAnAbandonedCreateFromOneInFlight(t *testing.T) {
 	createdContainer(t, p, key, creatorOf(t, os.Getpid()))
 	for _, fence := range []bool{false, true} {
 		var lk protocol.HostLookupResult
-		p.must(t, "host.lookup", lookupParams(key, fence), &lk)
+		p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
 		if !lk.Pending {
 			t.Errorf("fence %v: lookup of a created container whose creator runs: %+v, want pending", fence, lk)
 		}
@@ -309,12 +281,12 @@ func TestLookupRollsBackAnAbandonedCreate(t *testing.T) {
 			key := fmt.Sprintf("key-abandoned-%v-%d", fence, len(creator))
 			createdContainer(t, p, key, creator)
 			var lk protocol.HostLookupResult
-			p.must(t, "host.lookup", lookupParams(key, fence), &lk)
+			p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
 			if !lk.Pending {
 				t.Errorf("fence %v creator %q: lookup of a fresh created container: %+v, want pending", fence, creator, lk)
 			}
 			time.Sleep(1500 * time.Millisecond) // age it past --abandon-after
-			p.must(t, "host.lookup", lookupParams(key, fence), &lk)
+			p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
 			if !lk.None {
 				t.Errorf("fence %v creator %q: lookup of an abandoned created container: %+v, want none", fence, creator, lk)
 			}
@@ -322,7 +294,7 @@ func TestLookupRollsBackAnAbandonedCreate(t *testing.T) {
 			if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
 				t.Errorf("fence %v: %d containers left, want %d", fence, len(ids), want)
 			}
-			err := p.call(t, "host.acquire", acquireParams(key, nil), nil)
+			err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, nil), nil)
 			if fence && (err == nil || !strings.Contains(err.Message, "fenced")) {
 				t.Errorf("acquire after a fenced rollback: %v, want refused", err)
 			}

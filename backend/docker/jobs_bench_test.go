@@ -7,6 +7,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -16,7 +17,7 @@ import (
 func BenchmarkStartToBaseline(b *testing.B) {
 	ctx := testutil.Context(b, 20*time.Minute)
 	p, host := spawnPlugin(b, ctx)
-	prefix := newPrefix()
+	prefix := sandboxtest.NewPrefix()
 	drive.StartToBaseline(b, ctx, p, func(i int) protocol.JobStartParams {
 		name := fmt.Sprintf("b%d", i)
 		return protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: "bench-" + name + "-" + prefix, Spec: jobSpec(name, ".", nil)}
@@ -51,7 +52,7 @@ func BenchmarkRunnerRoundTrip(b *testing.B) {
 	})
 	b.Run("tmuxjob-status-script", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `unset MU_DOCKER_RUN; tmux -S /tmp/none has-session 2>/dev/null; exit 0`}, []byte("x")); err != nil || code != 0 {
+			if _, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `unset MU_EXEC_RUN; tmux -S /tmp/none has-session 2>/dev/null; exit 0`}, []byte("x")); err != nil || code != 0 {
 				b.Fatal(code, err)
 			}
 		}

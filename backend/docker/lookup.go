@@ -9,7 +9,6 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
-	"github.com/mu-org/mu-plugins/internal/creator"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -86,29 +85,10 @@ func (b *Backend) abandoned(c container.InspectResponse, key string) bool {
 		c.State == nil || c.State.Status != container.StateCreated {
 		return false
 	}
-	switch b.creatorLiveness(l[LabelCreator], key) {
-	case creator.Gone:
-		return true
-	case creator.Alive:
-		return false
-	}
-	created, err := time.Parse(time.RFC3339Nano, c.Created)
-	return err == nil && time.Since(created) > b.cfg.AbandonAfter
-}
-
-// creatorLiveness tells whether the acquire that created a container may
-// still start it. This process's own acquire is in flight only while an
-// acquire of the key runs here.
-func (b *Backend) creatorLiveness(label, key string) creator.Liveness {
-	if label != "" && label == b.self.String() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if b.acquiring[key] > 0 {
-			return creator.Alive
-		}
-		return creator.Gone
-	}
-	return creator.Of(label, b.self)
+	return b.hosts.Abandoned(l[LabelCreator], key, func() bool {
+		created, err := time.Parse(time.RFC3339Nano, c.Created)
+		return err == nil && time.Since(created) > b.cfg.AbandonAfter
+	})
 }
 
 func (b *Backend) lookupFound(ctx context.Context, c container.InspectResponse, key string) protocol.HostLookupResult {
@@ -132,7 +112,7 @@ func (b *Backend) lookupFound(ctx context.Context, c container.InspectResponse, 
 		// Ready means an exec answers, as for acquire.
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		r, err := b.runScript(rctx, c.ID, "true", ".", 10*time.Second)
+		r, err := b.hosts.Pool(c.ID).Script(rctx, "true", ".", 10*time.Second)
 		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 			return protocol.HostLookupResult{Pending: true}
 		}

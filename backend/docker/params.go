@@ -1,9 +1,10 @@
 package docker
 
 import (
-	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,16 +25,14 @@ const DefaultPids = 4096
 
 // acquireSpec is host.acquire's params, parsed.
 type acquireSpec struct {
-	Image    string
-	TTL      time.Duration // 0: no deadline
-	Idle     time.Duration // 0: no idle reclaim
-	MaxJobs  int           // 0: no cap
-	NanoCPUs int64
-	Memory   int64
-	Pids     int64
-	Network  string   // "": the Engine's default network
-	User     string   // "": the image's user
-	CapDrop  []string // capabilities dropped from the Engine's default set
+	hostresult.Terms // ttl, idle, maxJobs
+	Image            string
+	NanoCPUs         int64
+	Memory           int64
+	Pids             int64
+	Network          string   // "": the Engine's default network
+	User             string   // "": the image's user
+	CapDrop          []string // capabilities dropped from the Engine's default set
 }
 
 var (
@@ -49,30 +48,20 @@ func parseParams(p map[string]string, defImage string) (acquireSpec, error) {
 	bad := func(k, why string) error {
 		return protocol.Errorf(protocol.Permanent, "param %s=%q: %s (known params: %s)", k, p[k], why, strings.Join(knownParams, ", "))
 	}
-	for _, k := range sortedKeys(p) {
+	for _, k := range slices.Sorted(maps.Keys(p)) {
 		v := p[k]
+		if ok, why := s.Terms.Set(k, v, time.Nanosecond); ok {
+			if why != "" {
+				return s, bad(k, why)
+			}
+			continue
+		}
 		switch k {
 		case "image":
 			if v == "" {
 				return s, bad(k, "an image name is required")
 			}
 			s.Image = v
-		case "ttl", "idle":
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return s, bad(k, "want a positive duration such as 90m or 2h")
-			}
-			if k == "ttl" {
-				s.TTL = d
-			} else {
-				s.Idle = d
-			}
-		case "maxJobs":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return s, bad(k, "want a positive integer")
-			}
-			s.MaxJobs = n
 		case "cpus":
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || f <= 0 || f > 1024 || math.IsNaN(f) {
@@ -123,14 +112,6 @@ func parseParams(p map[string]string, defImage string) (acquireSpec, error) {
 // storedResult is the acquire result kept in the container's LabelResult.
 type storedResult = hostresult.Stored
 
-func (s acquireSpec) result(now time.Time) storedResult {
-	return hostresult.New(now, s.TTL, s.Idle, s.MaxJobs)
-}
-
 func parseResult(label string) (storedResult, error) {
-	r, err := hostresult.Parse(label)
-	if err != nil {
-		return r, fmt.Errorf("label %s: %w", LabelResult, err)
-	}
-	return r, nil
+	return hostresult.ParseAt("label "+LabelResult, label)
 }

@@ -79,34 +79,3 @@ func (b *Backend) reachRemedy() string {
 	}
 	return fmt.Sprintf("start the Docker Engine at %s, or point the plugin at one that runs (chosen by %s; see docs/docker.md, Endpoints); `%s` shows what the docker CLI gets there", ep.Host, ep.Source, check)
 }
-
-// gated serves method only once the Engine was reached. When it was not,
-// a read answers what it answers for an Engine that is down (unknown), and
-// any other call fails with the reach error: nothing was done.
-func (b *Backend) gated(method string, next protocol.Handler) protocol.Handler {
-	return func(ctx context.Context, call *protocol.Call) (any, error) {
-		err := b.reach(ctx)
-		if err == nil {
-			return next(ctx, call)
-		}
-		if ctx.Err() != nil {
-			return nil, protocol.Wrap(protocol.Retryable, err, "cancelled before the Engine was reached: nothing was done")
-		}
-		var pe *protocol.Error
-		if !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
-			return nil, err // an endpoint a person must fix
-		}
-		why := pe.Message
-		switch method {
-		case protocol.MethodHostLookup:
-			return protocol.HostLookupResult{Unknown: why}, nil
-		case protocol.MethodHostStatus:
-			return protocol.HostStatus{State: protocol.HostUnknown, Reason: why}, nil
-		case protocol.MethodJobLookup:
-			return protocol.JobLookupResult{Unknown: why}, nil
-		case protocol.MethodJobStatus:
-			return protocol.JobStatus{State: protocol.JobUnknown, Reason: why}, nil
-		}
-		return nil, err
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -19,7 +20,7 @@ func TestConcurrentReleasesAllResolve(t *testing.T) {
 	p := drive.Start(t, callerConfig(t)).Plugin
 	box := protocol.Target{Host: protocol.HostRef{Name: "box"}}
 	for round := 0; round < 5; round++ {
-		key := "race-" + newPrefix()
+		key := "race-" + sandboxtest.NewPrefix()
 		if _, err := p.HostAcquire(ctx, protocol.AcquireParams{Base: protocol.Base{Target: box}, Key: key, Params: map[string]string{}}); err != nil {
 			t.Fatalf("acquire: %v", err)
 		}

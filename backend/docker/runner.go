@@ -11,4 +11,4 @@ import (
 // exec (~50 ms). Its runs are marked like link.exec's: a run's leftovers
 // are killed when it ends, and a cancelled run is killed before Run
 // returns.
-func (b *Backend) Runner(ctr string) tmuxjob.Runner { return b.pool(ctr) }
+func (b *Backend) Runner(ctr string) tmuxjob.Runner { return b.hosts.Pool(ctr) }

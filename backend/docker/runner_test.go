@@ -123,7 +123,7 @@ func TestRunnerLeftoversAndCancel(t *testing.T) {
 	ctr := runContainer(t)
 	r := inProcess(t).Runner(ctr)
 	ctx := testutil.Context(t, 2*time.Minute)
-	_, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `sleep 301 & (unset MU_DOCKER_RUN; exec sleep 302) >/dev/null 2>&1 & echo ok`}, nil)
+	_, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `sleep 301 & (unset MU_EXEC_RUN; exec sleep 302) >/dev/null 2>&1 & echo ok`}, nil)
 	if err != nil || code != 0 {
 		t.Fatalf("run: %d %v", code, err)
 	}

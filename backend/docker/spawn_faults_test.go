@@ -14,6 +14,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
@@ -23,7 +24,7 @@ import (
 // ready; it returns the job's target.
 func startAgent(t testing.TB, ctx context.Context, p *caller.Plugin, host protocol.Target, name string, env map[string]string) protocol.Target {
 	t.Helper()
-	key := "job-" + name + "-" + newPrefix()
+	key := "job-" + name + "-" + sandboxtest.NewPrefix()
 	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: jobSpec(name, ".", env)})
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
@@ -58,7 +59,7 @@ func TestContainerRestartedKilledRemoved(t *testing.T) {
 	ctr := host.Host.Handle
 	send := func(jt protocol.Target, text string) {
 		t.Helper()
-		if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: newPrefix(), Mode: protocol.ModeFollowUp}); err != nil {
+		if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: sandboxtest.NewPrefix(), Mode: protocol.ModeFollowUp}); err != nil {
 			t.Fatalf("channel.send: %v", err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -23,7 +24,7 @@ const agentPath = "/home/mu/bin/mu-test-agent"
 func callerConfig(t testing.TB) caller.Config {
 	return caller.Config{
 		Name: "docker",
-		Argv: []string{binPath(t), "--prefix", newPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
+		Argv: []string{binPath(t), "--prefix", sandboxtest.NewPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
 			"--label", "org.mu-plugins.testrun=" + runID},
 		Need:   []string{"host", "link", "job", "channel"},
 		Stderr: testutil.LogWriter(t, "plugin stderr: "),
@@ -41,7 +42,7 @@ func spawnPlugin(t testing.TB, ctx context.Context) (*caller.Plugin, protocol.Ta
 // spawnHost acquires a fresh host and installs the test agent in it.
 func spawnHost(t testing.TB, ctx context.Context, p *caller.Plugin) protocol.Target {
 	t.Helper()
-	key := "spawn-" + newPrefix()
+	key := "spawn-" + sandboxtest.NewPrefix()
 	res, err := p.HostAcquire(ctx, protocol.AcquireParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "box"}}},
 		Key: key, Params: map[string]string{"ttl": "1h"}})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -38,7 +39,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	mustExec(t, ctx, p, host, "git -C repo worktree add -q --detach ../tree "+rev)
 
 	// job.start: the test agent in the worktree.
-	key, name := "job-"+newPrefix(), "spawned"
+	key, name := "job-"+sandboxtest.NewPrefix(), "spawned"
 	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
 		Spec: jobSpec(name, "tree", map[string]string{"MU_TEST_AGENT_MS": "300", "GREETING": "it's \"quoted\" $(not run)"})})
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // container does not exist), needs-human when it stopped, unknown when the
 // Engine does not say.
 func (b *Backend) status(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
-	ctr, err := b.handle(p.Target)
+	ctr, err := b.hosts.Handle(p.Target)
 	if err != nil {
 		return nil, err
 	}

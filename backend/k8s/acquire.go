@@ -27,11 +27,11 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 		return nil, err
 	}
 	name := b.podName(p.Key)
-	res := spec.result(time.Now())
+	res := spec.Result(time.Now())
 	annot := map[string]string{AnnotKey: p.Key, AnnotParams: hostresult.Digest(p.Params),
-		AnnotResult: res.String(), AnnotCreator: b.self.String()}
-	b.inFlight(p.Key, 1)
-	defer b.inFlight(p.Key, -1)
+		AnnotResult: res.String(), AnnotCreator: b.hosts.Me().String()}
+	b.hosts.InFlight(p.Key, 1)
+	defer b.hosts.InFlight(p.Key, -1)
 
 	pod, res, err := b.create(ctx, b.hostPod(name, p.Key, spec, annot), p.Key, res)
 	if err != nil {
@@ -41,17 +41,6 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 		return nil, err
 	}
 	return res.With(name), nil
-}
-
-// inFlight counts the acquires of key running in this process (lookup's
-// creator check).
-func (b *Backend) inFlight(key string, d int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.acquiring[key] += d
-	if b.acquiring[key] <= 0 {
-		delete(b.acquiring, key)
-	}
 }
 
 // create creates the key's pod, or finds the one a previous acquire of the
@@ -121,9 +110,9 @@ func (b *Backend) ready(ctx context.Context, pod *corev1.Pod) error {
 	for {
 		switch h, why := health(pod); h {
 		case podUp:
-			r, err := b.pool(pod.Name).Script(ctx, "true", ".", 30*time.Second)
+			r, err := b.hosts.Pool(pod.Name).Script(ctx, "true", ".", 30*time.Second)
 			if err == nil && r.ExitCode != nil && *r.ExitCode == 0 {
-				b.remember(pod)
+				b.hosts.Remember(pod.Name)
 				return nil
 			}
 		case podStuck:

@@ -10,10 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,8 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/mu-org/mu-plugins/internal/creator"
-	"github.com/mu-org/mu-plugins/internal/execchan"
-	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/internal/sandbox"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -78,14 +75,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.RunAsUser, "run-as-user", 0, "the UID pods run as unless the runAsUser param says (0: the image's numeric USER)")
 	fs.IntVar(&c.MaxSessions, "max-sessions", 8, "long-lived exec channels kept per pod")
 	fs.DurationVar(&c.AbandonAfter, "abandon-after", 0, "lookup removes a pod that cannot start whose creator it cannot check, older than this (default inFlightMs; lower is for tests)")
-	fs.Func("label", "an extra label k=v on every pod (repeatable)", func(s string) error {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("want k=v")
-		}
-		c.Labels[k] = v
-		return nil
-	})
+	sandbox.LabelFlag(fs, c.Labels, "pod")
 }
 
 // Open resolves the cluster as kubectl does (ResolveTarget) and builds the
@@ -113,14 +103,10 @@ type Backend struct {
 	ns       string
 	log      *slog.Logger
 	instance string
-	self     creator.Process
-	reached  atomic.Bool
-
-	mu        sync.Mutex
-	pools     map[string]*execchan.Pool // pod name → its exec channels
-	ours      map[string]string         // pod names checked to be this instance's hosts → UID
-	roots     map[string]string         // pod name → its jobs directory
-	acquiring map[string]int            // keys with an acquire running in this process
+	// hosts are the instance's pods and their exec channels, what the
+	// docker and k8s providers share (internal/sandbox).
+	hosts   *sandbox.Hosts
+	reached atomic.Bool
 }
 
 var prefixRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?$`)
@@ -133,18 +119,8 @@ func New(cfg Config, log *slog.Logger) (*Backend, error) {
 	if !prefixRE.MatchString(cfg.Prefix) {
 		return nil, fmt.Errorf("--prefix %q: use lower-case letters, digits and '-' (at most 22), starting and ending with a letter or digit", cfg.Prefix)
 	}
-	if cfg.MaxSessions <= 0 {
-		cfg.MaxSessions = 8
-	}
-	if cfg.AbandonAfter <= 0 {
-		cfg.AbandonAfter = InFlightMs * time.Millisecond
-	}
-	if cfg.Self == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("finding this binary for git's ext:: transport: %w", err)
-		}
-		cfg.Self = exe
+	if err := sandbox.Defaults(&cfg.MaxSessions, &cfg.AbandonAfter, InFlightMs*time.Millisecond, &cfg.Self); err != nil {
+		return nil, err
 	}
 	for k := range cfg.Labels {
 		if strings.HasPrefix(k, "org.mu-plugins/") {
@@ -158,17 +134,17 @@ func New(cfg Config, log *slog.Logger) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, cs: cs, ns: cfg.Target.Namespace, log: log, self: creator.This(),
-		pools: map[string]*execchan.Pool{}, ours: map[string]string{}, roots: map[string]string{}, acquiring: map[string]int{}}
+	b := &Backend{cfg: cfg, cs: cs, ns: cfg.Target.Namespace, log: log}
 	b.instance = cfg.Instance
 	if b.instance == "" {
 		if b.instance, err = cfg.Target.Instance(); err != nil {
 			return nil, err
 		}
 	}
-	if n := len(b.instance); n < 1 || n > 128 {
-		return nil, fmt.Errorf("instance %q must be 1-128 characters", b.instance)
+	if err := sandbox.CheckInstanceName(b.instance); err != nil {
+		return nil, err
 	}
+	b.hosts = sandbox.NewHosts(b.provider(), b.instance, cfg.Self, cfg.MaxSessions, creator.This())
 	log.Info("the cluster", "server", cfg.Target.REST.Host, "context", cfg.Target.Context, "namespace", b.ns,
 		"from", cfg.Target.Source, "instance", b.instance)
 	return b, nil
@@ -179,65 +155,15 @@ func (b *Backend) Options() protocol.Options {
 	return protocol.Options{Instance: b.instance, Seams: Seams(), Handlers: b.Handlers(), Stop: b.Stop}
 }
 
-// Handlers is the method table. Every call's target.host.instance is
-// checked first; every method but link.checkSteps waits until the API
-// server was reached once (gated).
+// Handlers is the method table (sandbox.Hosts.Methods): every call's
+// target.host.instance checked first, every method but link.checkSteps
+// waiting until the API server was reached once (reach).
 func (b *Backend) Handlers() protocol.Methods {
-	h := protocol.Methods{
-		protocol.MethodHostAcquire:    checked(b, b.acquire),
-		protocol.MethodHostLookup:     checked(b, b.lookup),
-		protocol.MethodHostStatus:     checked(b, b.status),
-		protocol.MethodHostRelease:    checked(b, b.release),
-		protocol.MethodLinkExec:       checked(b, b.exec),
-		protocol.MethodLinkFetch:      checked(b, b.fetch),
-		protocol.MethodLinkPush:       checked(b, b.push),
-		protocol.MethodLinkCheckSteps: checked(b, b.checkSteps),
-	}
-	for m, f := range b.jobHandlers() {
-		h[m] = b.sameInstance(f)
-	}
-	for m, f := range h {
-		if m != protocol.MethodLinkCheckSteps {
-			h[m] = b.gated(m, f)
-		}
-	}
-	return h
+	return b.hosts.Methods(sandbox.HostMethods{
+		Acquire: b.acquire, Lookup: b.lookup, Status: b.status, Release: b.release, CheckSteps: b.checkSteps,
+	}, b.jobHandlers(), sandbox.Gate{Reach: b.reach, What: "the API server"})
 }
 
-func checked[P any](b *Backend, fn func(context.Context, *protocol.Call, P) (any, error)) protocol.Handler {
-	return protocol.Handle(func(ctx context.Context, c *protocol.Call, p P) (any, error) {
-		if err := b.checkInstance(c.Base.Target); err != nil {
-			return nil, err
-		}
-		return fn(ctx, c, p)
-	})
-}
-
-func (b *Backend) sameInstance(next protocol.Handler) protocol.Handler {
-	return func(ctx context.Context, c *protocol.Call) (any, error) {
-		if err := b.checkInstance(c.Base.Target); err != nil {
-			return nil, err
-		}
-		return next(ctx, c)
-	}
-}
-
-func (b *Backend) checkInstance(t protocol.Target) error {
-	if in := t.Host.Instance; in != "" && in != b.instance {
-		return protocol.Errorf(protocol.Permanent, "target.host.instance %q is not this plugin's instance %q", in, b.instance)
-	}
-	return nil
-}
-
-// Stop ends whatever the plugin still runs: local git helpers and the exec
-// channels (each channel's loop exits on its stdin's EOF).
-func (b *Backend) Stop(ctx context.Context) {
-	proc.KillAll()
-	b.mu.Lock()
-	pools := b.pools
-	b.pools = map[string]*execchan.Pool{}
-	b.mu.Unlock()
-	for _, p := range pools {
-		p.Close()
-	}
-}
+// Stop ends whatever the plugin still runs: the link's (sandbox.Hosts'
+// Stop).
+func (b *Backend) Stop(ctx context.Context) { b.hosts.Stop() }

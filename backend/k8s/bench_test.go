@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os/exec"
 	"testing"
+
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 )
 
 // Run side by side: go test ./backend/k8s -run '^$' -bench . -benchtime 10x
@@ -24,15 +26,7 @@ func kubectl(b *testing.B, p *plugin, args ...string) {
 // outside the timer in both.
 func BenchmarkAcquire(b *testing.B) {
 	p := start(b)
-	b.Run("plugin", func(b *testing.B) {
-		for i := 0; b.Loop(); i++ {
-			key := fmt.Sprintf("bench-acq-%d", i)
-			p.acquire(b, key, nil)
-			b.StopTimer()
-			p.must(b, "host.release", keyParams(key), nil)
-			b.StartTimer()
-		}
-	})
+	sandboxtest.BenchAcquire(b, p.Plugin)
 	b.Run("kubectl", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			name := fmt.Sprintf("%s-kc-%d", p.prefix, i)
@@ -53,19 +47,8 @@ func BenchmarkAcquire(b *testing.B) {
 // exec channel) with `kubectl exec POD -- true`, on one pod.
 func BenchmarkExecTrue(b *testing.B) {
 	p := start(b)
-	h := p.acquire(b, "bench-exec", nil).Handle
-	b.Run("plugin", func(b *testing.B) {
-		for b.Loop() {
-			if r := p.run(b, h, "true"); exitCode(r) != "0" {
-				b.Fatalf("exec: %+v", r)
-			}
-		}
-	})
-	b.Run("kubectl", func(b *testing.B) {
-		for b.Loop() {
-			kubectl(b, p, "exec", h, "--", "true")
-		}
-	})
+	h := p.Acquire(b, "bench-exec", nil).Handle
+	sandboxtest.BenchExecTrue(b, p.Plugin, h, "kubectl", func(b *testing.B) { kubectl(b, p, "exec", h, "--", "true") })
 	b.StopTimer()
-	p.must(b, "host.release", keyParams("bench-exec"), nil)
+	p.Must(b, "host.release", sandboxtest.KeyParams("bench-exec"), nil)
 }

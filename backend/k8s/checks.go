@@ -47,7 +47,7 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protoco
 		return s.SkipRest("no running pod"), nil
 	}
 	s.Pass("pod", "pod "+pod+" is running")
-	r, err := b.pool(pod).Script(ctx, "git --version", ".", 10*time.Second)
+	r, err := b.hosts.Pool(pod).Script(ctx, "git --version", ".", 10*time.Second)
 	switch {
 	case err != nil:
 		s.Fail("git", fmt.Sprintf("exec in the pod: %v", err))

@@ -1,13 +1,10 @@
 package k8s
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net/http"
-	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -17,58 +14,32 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/mu-org/mu-plugins/internal/execchan"
-	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/internal/sandbox"
 )
 
-// exec serves link.exec over the pod's pooled exec channels.
-func (b *Backend) exec(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (any, error) {
-	pod, err := b.hostOf(ctx, p.Target)
-	if err != nil {
-		return nil, err
+// provider is the cluster's part of the link (sandbox.Provider): pods/exec,
+// the API's errors, and the environment that pins git's bridge to this
+// cluster and namespace.
+func (b *Backend) provider() sandbox.Provider {
+	return sandbox.Provider{
+		Name:     func(pod string) string { return "pod " + pod },
+		HandleIs: "a pod name",
+		Owned:    b.owned,
+		Open:     b.openSession,
+		ExecOnce: func(ctx context.Context, pod string, argv []string) (int, []byte, error) {
+			code, _, stderr, err := b.execOnce(ctx, pod, argv, nil)
+			return code, stderr, err
+		},
+		Err: apiErr,
+		BridgeEnv: func(context.Context) (map[string]string, func(), error) {
+			return b.cfg.Target.Env(), func() {}, nil
+		},
 	}
-	if len(p.Script) > MaxScriptBytes {
-		return nil, protocol.Errorf(protocol.Permanent, "script is %d bytes; maxScriptBytes is %d", len(p.Script), MaxScriptBytes)
-	}
-	if strings.IndexByte(p.Script, 0) >= 0 || strings.ContainsAny(p.Cwd, "\x00\n") {
-		return nil, protocol.Errorf(protocol.Permanent, "a script cannot hold a NUL byte, nor a cwd a NUL or a newline")
-	}
-	cwd := p.Cwd
-	if cwd == "" {
-		cwd = "."
-	}
-	return b.pool(pod).Script(ctx, p.Script, cwd, protocol.RunTimeout(p.TimeoutMs))
 }
 
-// pool returns the pod's exec channels (internal/execchan over pods/exec).
-func (b *Backend) pool(pod string) *execchan.Pool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.pools[pod]
-	if p == nil {
-		p = execchan.NewPool(execchan.Backend{
-			Open: func(ctx context.Context) (*execchan.Session, error) { return b.openSession(ctx, pod) },
-			Stop: func(ctx context.Context, mark string) error { return b.stopRun(ctx, pod, mark) },
-			OpenErr: func(err error) error {
-				return apiErr(err, "opening an exec channel in pod "+pod)
-			},
-		}, b.cfg.MaxSessions)
-		b.pools[pod] = p
-	}
-	return p
-}
-
-// dropPool closes the pod's channels (it is being deleted, or gone).
-func (b *Backend) dropPool(pod string) {
-	b.mu.Lock()
-	p := b.pools[pod]
-	delete(b.pools, pod)
-	delete(b.ours, pod)
-	delete(b.roots, pod)
-	b.mu.Unlock()
-	if p != nil {
-		p.Close()
-	}
-}
+// dropPool closes the pod's channels and forgets what was learnt of it
+// (it is being deleted, or gone).
+func (b *Backend) dropPool(pod string) { b.hosts.Forget(pod) }
 
 // executor is an exec of argv in the pod's container: WebSocket (one round
 // trip cheaper), falling back to SPDY for an API server that refuses the
@@ -126,21 +97,6 @@ func (c pipeConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 func (c pipeConn) Close() error {
 	_ = c.w.Close()
 	c.cancel()
-	return nil
-}
-
-// stopRun kills every process marked mark in the pod from a second exec
-// (pods/exec has no kill) and returns nil only once none is left.
-func (b *Backend) stopRun(ctx context.Context, pod, mark string) error {
-	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
-	defer cancel()
-	code, _, stderr, err := b.execOnce(kctx, pod, []string{"/bin/sh", "-c", execchan.StopScript, "sh", mark}, nil)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return errors.New("processes survived 100 kill rounds: " + string(bytes.TrimSpace(stderr)))
-	}
 	return nil
 }
 

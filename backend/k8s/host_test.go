@@ -15,25 +15,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mu-org/mu-plugins/internal/testk8s"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 func TestDeclarationAndInstance(t *testing.T) {
 	p := start(t)
-	if err := protocol.ValidateDeclaration(p.decl); err != nil {
-		t.Fatalf("the declaration breaks a load rule: %v", err)
-	}
-	s := p.decl.Seams
-	if s.Host == nil || !s.Host.Acquire.Lookup || !s.Host.Acquire.FenceKey || s.Host.Acquire.InFlightMs == nil {
-		t.Errorf("host.acquire caps: %+v", s.Host)
-	}
-	if l := s.Link; l == nil || !l.Fetch || !l.CanPush() || l.RemoteOnTimeout != "stopped" || l.Quiescence != "provable" {
-		t.Errorf("link: %+v", s.Link)
-	}
-	if j := s.Job; j == nil || j.Kind != "k8s" || j.View != protocol.ViewDetached || j.Channel != "k8s" {
-		t.Errorf("job: %+v", s.Job)
-	}
+	sandboxtest.Declaration(t, p.decl, "k8s", "k8s")
 	in := p.decl.Instance
 	if !strings.HasPrefix(in, "k8s-") {
 		t.Errorf("instance %q", in)
@@ -86,12 +75,10 @@ func startWith(t *testing.T, clusterFlags []string) *plugin {
 func startEnv(t *testing.T, env, clusterFlags []string) *plugin {
 	t.Helper()
 	c := testk8s.Ensure(t)
-	argv := append([]string{binPath(t), "--image", c.Image, "--run-as-user", "1000", "--prefix", newPrefix(),
+	argv := append([]string{binPath(t), "--image", c.Image, "--run-as-user", "1000", "--prefix", sandboxtest.NewPrefix(),
 		"--label", "org.mu-plugins.testrun=" + runID}, clusterFlags...)
-	cfg := caller.Config{Name: "k8s", Argv: argv, Env: env, SkipParamsCheck: true, Retries: -1,
-		HandshakeTimeout: 30 * time.Second, StopGrace: 10 * time.Second}
-	dp := startRaw(t, cfg)
-	return &plugin{Plugin: dp, decl: dp.Declaration(), c: c}
+	sp := sandboxtest.Start(t, caller.Config{Name: "k8s", Argv: argv, Env: env}, 3*time.Minute)
+	return &plugin{Plugin: sp, decl: sp.Declaration(), c: c}
 }
 
 func TestAcquireLookupStatusRelease(t *testing.T) {
@@ -99,7 +86,7 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 	cs := p.c.Client(t)
 	params := map[string]string{"ttl": "2h", "idle": "30m", "maxJobs": "3", "cpu": "500m", "memory": "256Mi"}
 	before := time.Now()
-	res := p.acquire(t, "key-1", params)
+	res := p.Acquire(t, "key-1", params)
 	if res.DeadlineAt == nil || *res.DeadlineAt < before.Add(2*time.Hour).UnixMilli() || *res.DeadlineAt > time.Now().Add(2*time.Hour).UnixMilli() {
 		t.Errorf("deadlineAt %v is not acquire time + 2h", res.DeadlineAt)
 	}
@@ -131,45 +118,45 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 	case sp.ActiveDeadlineSeconds == nil || *sp.ActiveDeadlineSeconds < 7200:
 		t.Errorf("activeDeadlineSeconds %v for ttl 2h", sp.ActiveDeadlineSeconds)
 	}
-	if r := p.run(t, res.Handle, "id -u; grep CapEff /proc/self/status"); exitCode(r) != "0" || !strings.HasPrefix(r.Stdout, "1000\nCapEff:\t0000000000000000") {
-		t.Errorf("in the pod: %s %q %q", exitCode(r), r.Stdout, r.Stderr)
+	if r := p.Run(t, res.Handle, "id -u; grep CapEff /proc/self/status"); sandboxtest.ExitCode(r) != "0" || !strings.HasPrefix(r.Stdout, "1000\nCapEff:\t0000000000000000") {
+		t.Errorf("in the pod: %s %q %q", sandboxtest.ExitCode(r), r.Stdout, r.Stderr)
 	}
 
 	var lk protocol.HostLookupResult
-	p.must(t, "host.lookup", lookupParams("key-1", false), &lk)
+	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-1", false), &lk)
 	if lk.Found == nil || !reflect.DeepEqual(*lk.Found, res) {
 		t.Errorf("lookup: %+v, want found %+v", lk, res)
 	}
 	q := startOn(t, p.prefix)
 	var again protocol.AcquireResult
-	q.must(t, "host.acquire", acquireParams("key-1", params), &again)
+	q.Must(t, "host.acquire", sandboxtest.AcquireParams("key-1", params), &again)
 	if !reflect.DeepEqual(again, res) {
 		t.Errorf("second acquire: %+v, want %+v", again, res)
 	}
 	if n := len(prefixed(pods(t, p.c, ""), p.prefix)); n != 1 {
 		t.Errorf("%d pods for key-1, want 1", n)
 	}
-	if err := p.call(t, "host.acquire", acquireParams("key-1", map[string]string{"ttl": "1h"}), nil); err == nil || err.Kind != "permanent" {
+	if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-1", map[string]string{"ttl": "1h"}), nil); err == nil || err.Kind != "permanent" {
 		t.Errorf("acquire with other params: %v, want a permanent error", err)
 	}
 
 	var st map[string]json.RawMessage
-	p.must(t, "host.status", statusParams(res.Handle), &st)
+	p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &st)
 	if string(st["state"]) != `"up"` || string(st["maxJobs"]) != "3" {
 		t.Errorf("status: %v", st)
 	}
 
-	p.must(t, "host.release", keyParams("key-1"), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams("key-1"), nil)
 	if n := len(prefixed(pods(t, p.c, ""), p.prefix)); n != 0 {
 		t.Errorf("%d pods left after release", n)
 	}
-	p.must(t, "host.release", keyParams("key-1"), nil) // idempotent
+	p.Must(t, "host.release", sandboxtest.KeyParams("key-1"), nil) // idempotent
 	var gone protocol.HostStatus
-	p.must(t, "host.status", statusParams(res.Handle), &gone)
+	p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &gone)
 	if gone.State != "gone" {
 		t.Errorf("status after release: %+v", gone)
 	}
-	p.must(t, "host.lookup", lookupParams("key-1", false), &lk)
+	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-1", false), &lk)
 	if !lk.None {
 		t.Errorf("lookup after release: %+v", lk)
 	}
@@ -179,20 +166,8 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 // makes no pod; the fence stays through a release.
 func TestFencedNoneIsFinal(t *testing.T) {
 	p := start(t)
-	var lk protocol.HostLookupResult
-	p.must(t, "host.lookup", lookupParams("fenced", true), &lk)
-	if !lk.None {
-		t.Fatalf("fenced lookup of a key never acquired: %+v", lk)
-	}
-	err := p.call(t, "host.acquire", acquireParams("fenced", nil), nil)
-	if err == nil || err.Kind != "permanent" || !strings.Contains(err.Message, "fenced") {
-		t.Errorf("acquire after a fenced none: %v, want permanent 'fenced'", err)
-	}
-	p.must(t, "host.lookup", lookupParams("fenced", false), &lk)
-	if !lk.None {
-		t.Errorf("lookup after the fence: %+v", lk)
-	}
-	p.must(t, "host.release", keyParams("fenced"), nil)
+	sandboxtest.FencedNone(t, p.Plugin, "fenced")
+	p.Must(t, "host.release", sandboxtest.KeyParams("fenced"), nil)
 	left := prefixed(pods(t, p.c, ""), p.prefix)
 	if len(left) != 1 || left[0].Labels["org.mu-plugins/fence"] != "1" || left[0].Spec.NodeName != "" {
 		t.Errorf("want the one unscheduled fence left, got %d pods", len(left))
@@ -203,7 +178,7 @@ func TestFencedNoneIsFinal(t *testing.T) {
 // pod.
 func TestUnpullableImageIsHumanAndLeavesNothing(t *testing.T) {
 	p := start(t)
-	err := p.call(t, "host.acquire", acquireParams("noimage", map[string]string{"image": "mu-plugins.invalid/none:1", "pullPolicy": "Never"}), nil)
+	err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("noimage", map[string]string{"image": "mu-plugins.invalid/none:1", "pullPolicy": "Never"}), nil)
 	if err == nil || err.Kind != "human" || err.Remedy == "" || !strings.Contains(err.Remedy, "image") {
 		t.Fatalf("acquire of a missing image: %+v, want human with a remedy naming the image", err)
 	}
@@ -212,7 +187,7 @@ func TestUnpullableImageIsHumanAndLeavesNothing(t *testing.T) {
 			t.Errorf("pod %s left behind", pod.Name)
 		}
 	}
-	bad := p.call(t, "host.acquire", acquireParams("badparam", map[string]string{"cpu": "lots"}), nil)
+	bad := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("badparam", map[string]string{"cpu": "lots"}), nil)
 	if bad == nil || bad.Kind != "permanent" || !strings.Contains(bad.Message, "known params") {
 		t.Errorf("a malformed param: %+v", bad)
 	}

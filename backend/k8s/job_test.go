@@ -12,6 +12,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -49,7 +50,7 @@ func jobState(t *testing.T, p *plugin, jt protocol.Target) protocol.JobStatus {
 // deleted behind the plugin's back: the host is gone and the job lost.
 func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 	p := start(t)
-	res := p.acquire(t, "key-job", map[string]string{"ttl": "1h"})
+	res := p.Acquire(t, "key-job", map[string]string{"ttl": "1h"})
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
 	jt, started := startJob(t, p, host, "job-1")
 	if st := jobState(t, p, jt); st.State != protocol.JobRunning {
@@ -81,7 +82,7 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 	}
 
 	// The plugin stops (stdin EOF, as at mu's exit); another finds the job running.
-	p.stop(t)
+	p.Stop(t)
 	q := startOn(t, p.prefix)
 	if st := jobState(t, q, jt); st.State != protocol.JobRunning {
 		t.Fatalf("job.status from a new plugin: %+v", st)
@@ -94,7 +95,7 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 	}
 	var hs protocol.HostStatus
 	for i := 0; i < 100; i++ { // a forced delete removes the object at once; poll a little in case it lags
-		q.must(t, "host.status", statusParams(res.Handle), &hs)
+		q.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
 		if hs.State == protocol.HostGone {
 			break
 		}
@@ -107,7 +108,7 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 		t.Errorf("job.status after the pod was deleted: %+v", st)
 	}
 	var lk protocol.JobLookupResult
-	q.must(t, "job.lookup", map[string]any{"deadline": deadline(), "target": jt, "key": "job-1", "fence": true}, &lk)
+	q.Must(t, "job.lookup", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt, "key": "job-1", "fence": true}, &lk)
 	if !lk.None {
 		t.Errorf("job.lookup in a deleted pod: %+v", lk)
 	}

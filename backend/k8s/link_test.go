@@ -3,12 +3,10 @@ package k8s_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -42,34 +41,14 @@ func podExec(t testing.TB, p *plugin, pod string, argv ...string) string {
 
 func TestExecRunsScriptsInThePod(t *testing.T) {
 	p := start(t)
-	h := p.acquire(t, "key-exec", nil).Handle
-	r := p.run(t, h, "echo out; echo err >&2; exit 7")
-	if exitCode(r) != "7" || r.Stdout != "out\n" || r.Stderr != "err\n" || r.Partial {
-		t.Errorf("exec: %+v code %s", r, exitCode(r))
-	}
-	if r := p.run(t, h, "pwd"); r.Stdout != "/home/mu\n" {
+	h := p.Acquire(t, "key-exec", nil).Handle
+	sandboxtest.ExecStreams(t, p.Plugin, h)
+	if r := p.Run(t, h, "pwd"); r.Stdout != "/home/mu\n" {
 		t.Errorf("cwd .: %q", r.Stdout)
 	}
-	script := "x='a \"b\" $HOME `c`'\nprintf '%s|' \"$x\"\ncat\nprintf 'end\\n\\n\\n'\n\n\n"
-	if r := p.run(t, h, script); r.Stdout != "a \"b\" $HOME `c`|end\n\n\n" || exitCode(r) != "0" {
-		t.Errorf("script bytes: %q code %s", r.Stdout, exitCode(r))
-	}
-	big := strings.Repeat("#", int(p.decl.Seams.Link.MaxScriptBytes)+1)
-	if err := p.call(t, "link.exec", execParams(h, big, 10_000), nil); err == nil || err.Kind != "permanent" {
-		t.Errorf("oversized script: %v", err)
-	}
-	var wg sync.WaitGroup
-	for i := 0; i < 10; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := p.run(t, h, fmt.Sprintf("sleep 0.$((%d %% 3)); echo %d; echo e%d >&2; exit %d", i, i, i, i))
-			if r.Stdout != fmt.Sprintf("%d\n", i) || r.Stderr != fmt.Sprintf("e%d\n", i) || exitCode(r) != fmt.Sprint(i) {
-				t.Errorf("run %d: %+v code %s", i, r, exitCode(r))
-			}
-		}()
-	}
-	wg.Wait()
+	sandboxtest.ExecScriptIsData(t, p.Plugin, h)
+	sandboxtest.ExecOversizedRefused(t, p.Plugin, h)
+	sandboxtest.ExecConcurrent(t, p.Plugin, h, 10)
 }
 
 // remoteOnTimeout "stopped": when a run times out, nothing it started is
@@ -77,31 +56,15 @@ func TestExecRunsScriptsInThePod(t *testing.T) {
 // process group; a finished run's background leftovers are stopped too.
 func TestExecTimeoutStopsEverything(t *testing.T) {
 	p := start(t)
-	h := p.acquire(t, "key-to", nil).Handle
-	script := `echo started; sleep 301 & setsid sleep 302 & (trap '' TERM HUP; sleep 303) & nohup sleep 304 >/dev/null 2>&1 & sleep 300`
-	var r protocol.ExecResult
-	p.must(t, "link.exec", execParams(h, script, 1500), &r)
-	if r.ExitCode != nil {
-		t.Fatalf("timed out run: exitCode %d, want null", *r.ExitCode)
-	}
-	if r.Stdout != "started\n" {
-		t.Errorf("output before the timeout: %q", r.Stdout)
-	}
-	if ps := podExec(t, p, h, "ps", "-eo", "pid,args"); strings.Contains(ps, "sleep 30") {
-		t.Errorf("the timed-out run left processes:\n%s", ps)
-	}
-	if r := p.run(t, h, "echo alive"); r.Stdout != "alive\n" {
-		t.Errorf("after the timeout: %q", r.Stdout)
-	}
-	p.run(t, h, "sleep 305 & echo bg")
-	if ps := podExec(t, p, h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 305") {
-		t.Errorf("a finished run left a background process:\n%s", ps)
-	}
+	h := p.Acquire(t, "key-to", nil).Handle
+	sandboxtest.ExecTimeoutStops(t, p.Plugin, h, func(args ...string) string {
+		return podExec(t, p, h, append([]string{"ps"}, args...)...)
+	})
 }
 
 func TestPushAndFetchMoveCommits(t *testing.T) {
 	p := start(t)
-	h := p.acquire(t, "key-git", nil).Handle
+	h := p.Acquire(t, "key-git", nil).Handle
 	dir := filepath.Join(t.TempDir(), "local repo") // a space: ext:: escaping
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -116,28 +79,28 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	rev := g("rev-parse", "HEAD")
 
 	var r protocol.ExecResult
-	push := map[string]any{"deadline": deadline(), "target": hostTarget(h), "localRepo": dir, "remoteRepo": "work/repo", "rev": rev, "timeoutMs": 60_000}
-	p.must(t, "link.push", push, &r)
-	if exitCode(r) != "0" {
-		t.Fatalf("push: code %s stderr %q", exitCode(r), r.Stderr)
+	push := map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "localRepo": dir, "remoteRepo": "work/repo", "rev": rev, "timeoutMs": 60_000}
+	p.Must(t, "link.push", push, &r)
+	if sandboxtest.ExitCode(r) != "0" {
+		t.Fatalf("push: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}
-	if got := p.run(t, h, "git -C work/repo cat-file -t "+rev); got.Stdout != "commit\n" {
+	if got := p.Run(t, h, "git -C work/repo cat-file -t "+rev); got.Stdout != "commit\n" {
 		t.Errorf("remote after push: %q %q", got.Stdout, got.Stderr)
 	}
-	p.must(t, "link.push", push, &r) // idempotent
-	if exitCode(r) != "0" {
-		t.Errorf("second push: code %s stderr %q", exitCode(r), r.Stderr)
+	p.Must(t, "link.push", push, &r) // idempotent
+	if sandboxtest.ExitCode(r) != "0" {
+		t.Errorf("second push: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}
 	// A commit made in the pod comes back with fetch.
-	made := p.run(t, h, "cd work/repo && git -c user.name=t -c user.email=t@t checkout -q -b w "+rev+
+	made := p.Run(t, h, "cd work/repo && git -c user.name=t -c user.email=t@t checkout -q -b w "+rev+
 		" && echo y >g && git add g && git -c user.name=t -c user.email=t@t commit -q -m c1 && git rev-parse HEAD")
-	if exitCode(made) != "0" {
+	if sandboxtest.ExitCode(made) != "0" {
 		t.Fatalf("commit in the pod: %q", made.Stderr)
 	}
-	fetch := map[string]any{"deadline": deadline(), "target": hostTarget(h), "localRepo": dir, "remoteCwd": "work/repo", "timeoutMs": 60_000}
-	p.must(t, "link.fetch", fetch, &r)
-	if exitCode(r) != "0" {
-		t.Fatalf("fetch: code %s stderr %q", exitCode(r), r.Stderr)
+	fetch := map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "localRepo": dir, "remoteCwd": "work/repo", "timeoutMs": 60_000}
+	p.Must(t, "link.fetch", fetch, &r)
+	if sandboxtest.ExitCode(r) != "0" {
+		t.Fatalf("fetch: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}
 	if got := g("rev-parse", "FETCH_HEAD"); got != strings.TrimSpace(made.Stdout) {
 		t.Errorf("FETCH_HEAD %s, want %s", got, made.Stdout)

@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mu-org/mu-plugins/internal/creator"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -84,11 +83,11 @@ func (b *Backend) lookupPod(ctx context.Context, pod *corev1.Pod, key string) (p
 	case podUp:
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		r, err := b.pool(pod.Name).Script(rctx, "true", ".", 10*time.Second)
+		r, err := b.hosts.Pool(pod.Name).Script(rctx, "true", ".", 10*time.Second)
 		if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 			return protocol.HostLookupResult{Pending: true}, false
 		}
-		b.remember(pod)
+		b.hosts.Remember(pod.Name)
 		return protocol.HostLookupResult{Found: res.With(pod.Name)}, false
 	case podStuck:
 		if !b.abandoned(pod, key) {
@@ -130,17 +129,7 @@ func (b *Backend) waitComing(ctx context.Context, pod *corev1.Pod) (*corev1.Pod,
 // abandoned tells a pod whose acquire is over: its creator no longer runs
 // (or, when that cannot be checked, no acquire runs this long).
 func (b *Backend) abandoned(pod *corev1.Pod, key string) bool {
-	label := pod.Annotations[AnnotCreator]
-	if label != "" && label == b.self.String() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return b.acquiring[key] == 0
-	}
-	switch creator.Of(label, b.self) {
-	case creator.Gone:
-		return true
-	case creator.Alive:
-		return false
-	}
-	return time.Since(pod.CreationTimestamp.Time) > b.cfg.AbandonAfter
+	return b.hosts.Abandoned(pod.Annotations[AnnotCreator], key, func() bool {
+		return time.Since(pod.CreationTimestamp.Time) > b.cfg.AbandonAfter
+	})
 }

@@ -1,9 +1,9 @@
 package k8s
 
 import (
-	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,16 +31,15 @@ const (
 
 // acquireSpec is host.acquire's params, parsed.
 type acquireSpec struct {
-	Image          string
-	TTL, Idle      time.Duration
-	MaxJobs        int
-	Limits         corev1.ResourceList
-	Requests       corev1.ResourceList
-	NodeSelector   map[string]string
-	ServiceAccount string // "": automountServiceAccountToken stays false under the namespace's default
-	RuntimeClass   string
-	PullPolicy     corev1.PullPolicy
-	RunAsUser      int64 // 0: the image's
+	hostresult.Terms // ttl, idle, maxJobs
+	Image            string
+	Limits           corev1.ResourceList
+	Requests         corev1.ResourceList
+	NodeSelector     map[string]string
+	ServiceAccount   string // "": automountServiceAccountToken stays false under the namespace's default
+	RuntimeClass     string
+	PullPolicy       corev1.PullPolicy
+	RunAsUser        int64 // 0: the image's
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
@@ -54,12 +53,7 @@ func parseParams(p map[string]string, cfg Config) (acquireSpec, error) {
 	bad := func(k, why string) error {
 		return protocol.Errorf(protocol.Permanent, "param %s=%q: %s (known params: %s)", k, p[k], why, strings.Join(knownParams, ", "))
 	}
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(p)) {
 		if err := s.set(k, p[k], bad); err != nil {
 			return s, err
 		}
@@ -78,28 +72,18 @@ func parseParams(p map[string]string, cfg Config) (acquireSpec, error) {
 
 // set reads one param into s.
 func (s *acquireSpec) set(k, v string, bad func(k, why string) error) error {
+	if ok, why := s.Terms.Set(k, v, time.Second); ok {
+		if why != "" {
+			return bad(k, why)
+		}
+		return nil
+	}
 	switch k {
 	case "image":
 		if v == "" || strings.ContainsAny(v, " \t\n") {
 			return bad(k, "an image reference is required")
 		}
 		s.Image = v
-	case "ttl", "idle":
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			return bad(k, "want a positive duration such as 90m or 2h")
-		}
-		if k == "ttl" {
-			s.TTL = d
-		} else {
-			s.Idle = d
-		}
-	case "maxJobs":
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return bad(k, "want a positive integer")
-		}
-		s.MaxJobs = n
 	case "cpu", "cpuRequest", "memory", "memoryRequest":
 		q, err := resource.ParseQuantity(v)
 		if err != nil || q.Sign() <= 0 {
@@ -154,14 +138,6 @@ func (s *acquireSpec) set(k, v string, bad func(k, why string) error) error {
 // storedResult is the acquire result kept in the pod's AnnotResult.
 type storedResult = hostresult.Stored
 
-func (s acquireSpec) result(now time.Time) storedResult {
-	return hostresult.New(now, s.TTL, s.Idle, s.MaxJobs)
-}
-
 func parseResult(s string) (storedResult, error) {
-	r, err := hostresult.Parse(s)
-	if err != nil {
-		return r, fmt.Errorf("annotation %s: %w", AnnotResult, err)
-	}
-	return r, nil
+	return hostresult.ParseAt("annotation "+AnnotResult, s)
 }

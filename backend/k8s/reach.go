@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -59,65 +58,15 @@ func (b *Backend) version(ctx context.Context) (string, error) {
 			b.cfg.Target.Source, b.cfg.Target.Context)}
 }
 
-// gated serves method only once the API server was reached. When it was
-// not, a read answers what it answers for a cluster that is down
-// (unknown), and any other call fails with the reach error: nothing was
-// done.
-func (b *Backend) gated(method string, next protocol.Handler) protocol.Handler {
-	return func(ctx context.Context, call *protocol.Call) (any, error) {
-		err := b.reach(ctx)
-		if err == nil {
-			return next(ctx, call)
-		}
-		if ctx.Err() != nil {
-			return nil, protocol.Wrap(protocol.Retryable, err, "cancelled before the API server was reached: nothing was done")
-		}
-		var pe *protocol.Error
-		if !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
-			return nil, err
-		}
-		switch method {
-		case protocol.MethodHostLookup:
-			return protocol.HostLookupResult{Unknown: pe.Message}, nil
-		case protocol.MethodHostStatus:
-			return protocol.HostStatus{State: protocol.HostUnknown, Reason: pe.Message}, nil
-		case protocol.MethodJobLookup:
-			return protocol.JobLookupResult{Unknown: pe.Message}, nil
-		case protocol.MethodJobStatus:
-			return protocol.JobStatus{State: protocol.JobUnknown, Reason: pe.Message}, nil
-		}
-		return nil, err
-	}
-}
-
-// hostOf is the call's pod, checked (once per invocation) to be a running
-// host this instance acquired: a link call never runs in another pod, nor
-// in a fence placeholder.
-func (b *Backend) hostOf(ctx context.Context, t protocol.Target) (string, error) {
-	name, err := handle(t)
-	if err != nil {
-		return "", err
-	}
-	b.mu.Lock()
-	_, ok := b.ours[name]
-	b.mu.Unlock()
-	if ok {
-		return name, nil
-	}
+// owned checks that the pod name is a host this instance acquired (not a
+// fence placeholder).
+func (b *Backend) owned(ctx context.Context, name string) error {
 	pod, err := b.cs.CoreV1().Pods(b.ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return "", apiErr(err, "reading pod "+name)
+		return apiErr(err, "reading pod "+name)
 	}
 	if pod.Labels[LabelPlugin] != pluginLabelVal || pod.Labels[LabelInstance] != b.instance || pod.Labels[LabelFence] == "1" {
-		return "", protocol.Errorf(protocol.Permanent, "pod %s is not a host of instance %q", name, b.instance)
+		return protocol.Errorf(protocol.Permanent, "pod %s is not a host of instance %q", name, b.instance)
 	}
-	b.remember(pod)
-	return name, nil
-}
-
-// remember records a pod checked to be this instance's host.
-func (b *Backend) remember(pod *corev1.Pod) {
-	b.mu.Lock()
-	b.ours[pod.Name] = string(pod.UID)
-	b.mu.Unlock()
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -39,15 +40,14 @@ func TestReachIsBoundedAndAfterTheHandshake(t *testing.T) {
 			if err := os.WriteFile(kc, []byte(text), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			dp := startRaw(t, caller.Config{Name: "k8s", Argv: []string{binPath(t), "--kubeconfig", kc, "--image", "img"},
-				SkipParamsCheck: true, Retries: -1, HandshakeTimeout: 30 * time.Second, StopGrace: 10 * time.Second})
-			p := &plugin{Plugin: dp, decl: dp.Declaration()}
+			sp := sandboxtest.Start(t, caller.Config{Name: "k8s", Argv: []string{binPath(t), "--kubeconfig", kc, "--image", "img"}}, 3*time.Minute)
+			p := &plugin{Plugin: sp, decl: sp.Declaration()}
 			var st protocol.HostStatus
-			p.must(t, "host.status", statusParams("mu-x"), &st)
+			p.Must(t, "host.status", sandboxtest.StatusParams("mu-x"), &st)
 			if st.State != protocol.HostUnknown || !strings.Contains(st.Reason, "API server") {
 				t.Errorf("status with the server %s: %+v", name, st)
 			}
-			err := p.call(t, "host.acquire", acquireParams("k", nil), nil)
+			err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("k", nil), nil)
 			if err == nil || err.Kind != "retryable" || err.Remedy == "" {
 				t.Errorf("acquire with the server %s: %+v, want retryable with a remedy", name, err)
 			}

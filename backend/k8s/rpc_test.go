@@ -2,14 +2,10 @@ package k8s_test
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +16,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testk8s"
 	"github.com/mu-org/mu-plugins/internal/testutil"
-	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -28,12 +24,9 @@ import (
 // The tests drive the built plugin binary through caller (testutil/drive),
 // as mu does, against the project's real test cluster (internal/testk8s).
 
-var runID string // labels this test binary's pods: org.mu-plugins.testrun
+var runID = sandboxtest.RunID() // labels this test binary's pods: org.mu-plugins.testrun
 
 func TestMain(m *testing.M) {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	runID = hex.EncodeToString(b[:])
 	testutil.Main(m, nil, cleanupRun)
 }
 
@@ -61,24 +54,19 @@ func binPath(t testing.TB) string {
 	return testutil.BuildRace(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-k8s")
 }
 
-// plugin is mu-plugin-k8s as a test drives it.
+// plugin is mu-plugin-k8s as a test drives it (sandboxtest.Plugin), on
+// cluster c.
 type plugin struct {
-	*drive.Plugin
+	*sandboxtest.Plugin
 	prefix string
 	decl   protocol.InitializeResult
 	c      *testk8s.Cluster
 }
 
-func newPrefix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "mutest-" + hex.EncodeToString(b[:])
-}
-
 // start runs the plugin on the test cluster with a fresh prefix.
 func start(t testing.TB, args ...string) *plugin {
 	t.Helper()
-	return startOn(t, newPrefix(), args...)
+	return startOn(t, sandboxtest.NewPrefix(), args...)
 }
 
 // pluginArgv is the plugin's argv on cluster c: its kubeconfig, context
@@ -95,101 +83,44 @@ func pluginArgv(t testing.TB, c *testk8s.Cluster, prefix string, args ...string)
 func startOn(t testing.TB, prefix string, args ...string) *plugin {
 	t.Helper()
 	c := testk8s.Ensure(t)
-	dp := drive.Start(t, caller.Config{Name: "k8s", Argv: pluginArgv(t, c, prefix, args...),
-		SkipParamsCheck: true, Retries: -1, HandshakeTimeout: 30 * time.Second, StopGrace: 10 * time.Second})
-	dp.Budget = 3 * time.Minute
-	p := &plugin{Plugin: dp, prefix: prefix, decl: dp.Declaration(), c: c}
-	t.Cleanup(func() { p.stop(t) })
-	return p
+	sp := sandboxtest.Start(t, caller.Config{Name: "k8s", Argv: pluginArgv(t, c, prefix, args...)}, 3*time.Minute)
+	return &plugin{Plugin: sp, prefix: prefix, decl: sp.Declaration(), c: c}
 }
 
-func (p *plugin) stop(t testing.TB) {
-	if rep := p.CloseStdin(); rep.LeaderKilled() {
-		t.Errorf("the plugin did not exit within 10 s of stdin EOF")
-	}
-}
-
-func (p *plugin) call(t testing.TB, method string, params any, out any) *caller.RemoteError {
+// The names drill_test.go, disrupt_test.go and jobdrill_test.go still
+// call sandboxtest's helpers by (the package's other tests use
+// sandboxtest's own).
+func (p *plugin) call(t testing.TB, method string, params, out any) *caller.RemoteError {
 	t.Helper()
-	res, re := drive.Try[json.RawMessage](t, p.Plugin, method, params)
-	if re == nil && out != nil {
-		if err := json.Unmarshal(res, out); err != nil {
-			t.Fatalf("%s: decoding %s: %v", method, res, err)
-		}
-	}
-	return re
+	return p.Ask(t, method, params, out)
 }
 
-func (p *plugin) must(t testing.TB, method string, params any, out any) {
+func (p *plugin) must(t testing.TB, method string, params, out any) {
 	t.Helper()
-	if err := p.call(t, method, params, out); err != nil {
-		t.Fatalf("%s: %v\n%s", method, err, drive.Tail(p.Stderr.String()))
-	}
+	p.Must(t, method, params, out)
 }
 
-// sendAway sends a request whose answer may never come.
-func (p *plugin) sendAway(method string, params any) {
-	go p.Call(context.Background(), method, params, p.Budget)
-}
-
-// kill SIGKILLs the plugin and waits until it is gone.
-func (p *plugin) kill() {
-	_ = syscall.Kill(p.Pgid(), syscall.SIGKILL)
-	<-p.Done()
-}
-
-func deadline() int64 { return time.Now().Add(3 * time.Minute).UnixMilli() }
-
-func hostTarget(handle string) map[string]any {
-	h := map[string]any{"name": "box"}
-	if handle != "" {
-		h["handle"] = handle
-	}
-	return map[string]any{"host": h}
-}
-
-func acquireParams(key string, params map[string]string) map[string]any {
-	if params == nil {
-		params = map[string]string{}
-	}
-	return map[string]any{"deadline": deadline(), "target": hostTarget(""), "key": key, "params": params}
-}
-
-func keyParams(key string) map[string]any {
-	return map[string]any{"deadline": deadline(), "target": hostTarget(""), "key": key}
-}
-
-func lookupParams(key string, fence bool) map[string]any {
-	return map[string]any{"deadline": deadline(), "target": hostTarget(""), "key": key, "fence": fence}
-}
-
-func statusParams(handle string) map[string]any {
-	return map[string]any{"deadline": deadline(), "target": hostTarget(handle)}
-}
-
-func execParams(handle, script string, timeoutMs int64) map[string]any {
-	return map[string]any{"deadline": time.Now().Add(time.Duration(timeoutMs)*time.Millisecond + 30*time.Second).UnixMilli(),
-		"target": hostTarget(handle), "script": script, "cwd": ".", "timeoutMs": timeoutMs}
-}
-
-// acquire acquires a host for key.
 func (p *plugin) acquire(t testing.TB, key string, params map[string]string) protocol.AcquireResult {
 	t.Helper()
-	var res protocol.AcquireResult
-	p.must(t, "host.acquire", acquireParams(key, params), &res)
-	if res.Handle == "" {
-		t.Fatalf("host.acquire: no handle")
-	}
-	return res
+	return p.Acquire(t, key, params)
 }
 
-// run runs script on handle.
-func (p *plugin) run(t testing.TB, handle, script string) protocol.ExecResult {
+func (p *plugin) run(t testing.TB, h, script string) protocol.ExecResult {
 	t.Helper()
-	var r protocol.ExecResult
-	p.must(t, "link.exec", execParams(handle, script, 60_000), &r)
-	return r
+	return p.Run(t, h, script)
 }
+
+func (p *plugin) sendAway(method string, params any) { p.SendAway(method, params) }
+func (p *plugin) kill()                              { p.Kill() }
+func (p *plugin) stop(t testing.TB)                  { p.Stop(t) }
+
+var (
+	deadline      = sandboxtest.Deadline
+	acquireParams = sandboxtest.AcquireParams
+	keyParams     = sandboxtest.KeyParams
+	lookupParams  = sandboxtest.LookupParams
+	statusParams  = sandboxtest.StatusParams
+)
 
 // pods lists this test binary's pods with label selector sel (and the
 // run's label), optionally only those not being deleted.
@@ -214,21 +145,6 @@ func prefixed(all []corev1.Pod, prefix string) []corev1.Pod {
 		}
 	}
 	return out
-}
-
-func exitCode(r protocol.ExecResult) string {
-	if r.ExitCode == nil {
-		return "null"
-	}
-	return fmt.Sprint(*r.ExitCode)
-}
-
-// startRaw starts cfg through drive and stops it at the end.
-func startRaw(t testing.TB, cfg caller.Config) *drive.Plugin {
-	t.Helper()
-	dp := drive.Start(t, cfg)
-	dp.Budget = 3 * time.Minute
-	return dp
 }
 
 // keyHash is the plugin's name suffix for key: the first 16 bytes of its

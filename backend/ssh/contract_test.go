@@ -9,6 +9,7 @@ import (
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/contract"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 )
 
 // TestContractSuite runs the plugin contract suite against mu-plugin-ssh
@@ -25,19 +26,8 @@ func TestContractSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(out.String())
-	skipsOK := map[string]bool{"job/dedupe": true, "channel/steer": true}
-	for _, r := range rep.Results {
-		switch {
-		case r.Status == contract.Fail:
-			t.Errorf("FAIL %s: %s\n%s", r.Name, r.Reason, strings.Join(r.Wire, "\n"))
-		case r.Status == contract.Skip && !skipsOK[r.Name] && !strings.HasPrefix(r.Name, "host/"):
-			t.Errorf("SKIP %s: %s (it applies to mu-plugin-ssh)", r.Name, r.Reason)
-		}
-	}
-	for _, name := range []string{"link/exec-exit-codes", "link/fetch", "job/start", "job/stop", "channel/send", "channel/receipt", "channel/watch", "channel/runs-dense", "channel/answer", "channel/interrupt"} {
-		if r, ok := rep.Get(name); !ok || r.Status != contract.Pass {
-			t.Errorf("%s did not pass: %+v", name, r)
-		}
-	}
+	drive.Verdicts(t, rep, "mu-plugin-ssh", func(check string) bool {
+		return check == "job/dedupe" || check == "channel/steer" || strings.HasPrefix(check, "host/")
+	}, "link/exec-exit-codes", "link/fetch", "job/start", "job/stop", "channel/send", "channel/receipt", "channel/watch", "channel/runs-dense", "channel/answer", "channel/interrupt")
 	t.Logf("the suite against mu-plugin-ssh: %s in %s", rep.Summary(), rep.Elapsed.Round(time.Millisecond))
 }

@@ -78,3 +78,11 @@ func (c *Roots) Get(ctx context.Context, host string, r Runner, dir, where strin
 	c.mu.Unlock()
 	return root, nil
 }
+
+// Forget drops host's root: the next Get asks again (the host is gone, and
+// another of the same name may come).
+func (c *Roots) Forget(host string) {
+	c.mu.Lock()
+	delete(c.m, host)
+	c.mu.Unlock()
+}

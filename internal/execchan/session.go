@@ -15,10 +15,11 @@ import (
 
 // RunVar marks every process a run starts (it is in their environment and
 // their descendants'), so leftovers can be found and killed on the host,
-// even those that left the script's process group (setsid). It keeps the
-// name of the backend it was written for; tmuxjob's lib.sh unsets it for
-// the jobs it starts, which must outlive the run that started them.
-const RunVar = "MU_DOCKER_RUN"
+// even those that left the script's process group (setsid). Its name is
+// the channels', not a provider's (docker and k8s both set it); tmuxjob's
+// lib.sh unsets it for the jobs it starts, which must outlive the run that
+// started them.
+const RunVar = "MU_EXEC_RUN"
 
 // Conn is a channel's transport as the backend opened it: Write reaches
 // the loop's stdin, Close tears the channel down (its output then ends).

@@ -10,6 +10,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/mu-org/mu-plugins/protocol"
@@ -52,6 +54,53 @@ func Parse(s string) (Stored, error) {
 	err := json.Unmarshal([]byte(s), &r)
 	return r, err
 }
+
+// ParseAt reads the stored form kept at where (a label, an annotation),
+// its error naming where.
+func ParseAt(where, s string) (Stored, error) {
+	r, err := Parse(s)
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", where, err)
+	}
+	return r, nil
+}
+
+// Terms are the acquire params every provider takes whose values the
+// result carries: ttl, idle and maxJobs (each 0 when unset).
+type Terms struct {
+	TTL     time.Duration // 0: no deadline
+	Idle    time.Duration // 0: no idle reclaim
+	MaxJobs int           // 0: no cap
+}
+
+// Set reads param k=v into t when k is one of the terms (ok); why is what
+// is wrong with a bad value. A ttl or idle under least is bad.
+func (t *Terms) Set(k, v string, least time.Duration) (ok bool, why string) {
+	switch k {
+	case "ttl", "idle":
+		d, err := time.ParseDuration(v)
+		if err != nil || d < least {
+			return true, "want a positive duration such as 90m or 2h"
+		}
+		if k == "ttl" {
+			t.TTL = d
+		} else {
+			t.Idle = d
+		}
+	case "maxJobs":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return true, "want a positive integer"
+		}
+		t.MaxJobs = n
+	default:
+		return false, ""
+	}
+	return true, ""
+}
+
+// Result is the result of an acquire at now on these terms.
+func (t Terms) Result(now time.Time) Stored { return New(now, t.TTL, t.Idle, t.MaxJobs) }
 
 // With is the acquire result for the host handle.
 func (r Stored) With(handle string) *protocol.AcquireResult {

@@ -3,11 +3,11 @@
 #   $1 the state root, $2 the job id (hex), $3 the tmux socket; the
 #   operation's own arguments follow.
 # Output is line-based: "KEY value" lines, and "@KEY <base64>" blobs.
-# The runners' marks (internal/proc, the docker backend's pooled runs) must not
+# The runners' marks (internal/proc, internal/execchan's pooled runs) must not
 # reach the tmux server a script starts: a run's cleanup would kill it. They
 # are kept aside for a helper that must die with the run (marked_bg).
-mk_plugin=${MU_PLUGIN_RUN-} mk_docker=${MU_DOCKER_RUN-}
-unset MU_PLUGIN_RUN MU_DOCKER_RUN
+mk_plugin=${MU_PLUGIN_RUN-} mk_exec=${MU_EXEC_RUN-}
+unset MU_PLUGIN_RUN MU_EXEC_RUN
 # marked_bg OUT CMD ARGS...: CMD in the background, its stdout to OUT (opened
 # there, so a FIFO's open does not block this shell) and its stderr to
 # /dev/null, with the run's marks back: a run that is stopped or cancelled
@@ -17,7 +17,7 @@ marked_bg() {
 		o=$1
 		shift
 		[ -z "$mk_plugin" ] || export MU_PLUGIN_RUN="$mk_plugin"
-		[ -z "$mk_docker" ] || export MU_DOCKER_RUN="$mk_docker"
+		[ -z "$mk_exec" ] || export MU_EXEC_RUN="$mk_exec"
 		exec "$@" >"$o" 2>/dev/null
 	) &
 }

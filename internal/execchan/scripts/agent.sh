@@ -2,7 +2,7 @@
 # "TOKEN MARK LEN [STDINLEN SEP]", the cwd on a line of its own, LEN bytes
 # of payload, then STDINLEN bytes of stdin (session.go writes them and
 # says what each field means). It runs the payload in cwd (from the login
-# directory) with MU_DOCKER_RUN=MARK, kills what the run left behind when
+# directory) with MU_EXEC_RUN=MARK, kills what the run left behind when
 # the container's process list changed, and ends the run's stdout with
 # "TOKEN CODE" and its stderr with "TOKEN".
 f=
@@ -12,7 +12,7 @@ while IFS=' ' read -r t m n i S; do
 	s=$(head -c "$n"; echo x); s=${s%x}
 	set -- /proc/[0-9]*; b="$*"
 	if [ -z "$i" ]; then
-		(cd 2>/dev/null || cd /; cd -- "$d" && MU_DOCKER_RUN=$m exec /bin/sh -c "$s") </dev/null
+		(cd 2>/dev/null || cd /; cd -- "$d" && MU_EXEC_RUN=$m exec /bin/sh -c "$s") </dev/null
 		r=$?
 	else
 		in=/dev/null
@@ -25,7 +25,7 @@ while IFS=' ' read -r t m n i S; do
 		# shellcheck disable=SC2086
 		set -- $s
 		IFS=$o; set +f
-		(cd 2>/dev/null || cd /; cd -- "$d" && MU_DOCKER_RUN=$m exec "$@") <"$in"
+		(cd 2>/dev/null || cd /; cd -- "$d" && MU_EXEC_RUN=$m exec "$@") <"$in"
 		r=$?
 	fi
 	set -- /proc/[0-9]*; [ "$*" = "$b" ] || k "$m"

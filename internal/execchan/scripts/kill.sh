@@ -1,6 +1,6 @@
 # kill.sh: the function k MARK, shared by the channel's loop (agent.sh) and
 # the stop of a timed-out run (stop.sh). It kills every process marked with
-# run MARK (MU_DOCKER_RUN=MARK in its environment, which every process the
+# run MARK (MU_EXEC_RUN=MARK in its environment, which every process the
 # run starts inherits, even one that left the run's process group),
 # repeating until none is left. It fails when some survive 100 rounds (1),
 # or when the scan itself cannot run, e.g. no grep (3): "none left" is never
@@ -12,7 +12,7 @@
 k() {
 	k_i=0
 	while [ "$k_i" -lt 100 ]; do
-		k_p=$(grep -lsxz "MU_DOCKER_RUN=$1" /proc/[0-9]*/environ); k_e=$?
+		k_p=$(grep -lsxz "MU_EXEC_RUN=$1" /proc/[0-9]*/environ); k_e=$?
 		if [ -z "$k_p" ]; then
 			[ "$k_e" -le 2 ] && return 0
 			echo "scanning /proc failed ($k_e)" >&2; return 3

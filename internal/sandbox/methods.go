@@ -1,0 +1,113 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mu-org/mu-plugins/protocol"
+)
+
+// HostMethods are the provider's own host methods and its link.checkSteps.
+type HostMethods struct {
+	Acquire    func(context.Context, *protocol.Call, protocol.AcquireParams) (any, error)
+	Lookup     func(context.Context, *protocol.Call, protocol.LookupParams) (any, error)
+	Status     func(context.Context, *protocol.Call, protocol.Base) (any, error)
+	Release    func(context.Context, *protocol.Call, protocol.KeyParams) (any, error)
+	CheckSteps func(context.Context, *protocol.Call, protocol.CheckStepsParams) (any, error)
+}
+
+// Gate is how the method table waits for the provider: Reach makes sure
+// it answers (once per plugin's life, bounded), What names it in the
+// error of a call cancelled before ("the Engine", "the API server").
+type Gate struct {
+	Reach func(ctx context.Context) error
+	What  string
+}
+
+// Methods is the method table: the provider's host methods, the link's
+// (Exec, Fetch, Push) and jobs (tmuxjob's, JobHandlers). Every call's
+// target.host.instance is checked first: a host or link method's once its
+// params are decoded, a job or channel method's before its host or its
+// Jobs are looked at. Every method but link.checkSteps, whose steps say
+// what is wrong, waits for the provider (gate).
+func (h *Hosts) Methods(own HostMethods, jobs map[string]protocol.Handler, gate Gate) protocol.Methods {
+	m := protocol.Methods{
+		protocol.MethodHostAcquire:    checked(h, own.Acquire),
+		protocol.MethodHostLookup:     checked(h, own.Lookup),
+		protocol.MethodHostStatus:     checked(h, own.Status),
+		protocol.MethodHostRelease:    checked(h, own.Release),
+		protocol.MethodLinkExec:       checked(h, h.Exec),
+		protocol.MethodLinkFetch:      checked(h, h.Fetch),
+		protocol.MethodLinkPush:       checked(h, h.Push),
+		protocol.MethodLinkCheckSteps: checked(h, own.CheckSteps),
+	}
+	for method, f := range jobs {
+		m[method] = h.sameInstance(f)
+	}
+	for method, f := range m {
+		if method != protocol.MethodLinkCheckSteps { // its steps say what is wrong
+			m[method] = gate.wrap(method, f)
+		}
+	}
+	return m
+}
+
+// checked is one of the methods as a handler: its params decoded
+// (protocol.Handle), then its target's instance checked.
+func checked[P any](h *Hosts, fn func(context.Context, *protocol.Call, P) (any, error)) protocol.Handler {
+	return protocol.Handle(func(ctx context.Context, c *protocol.Call, p P) (any, error) {
+		if err := h.CheckInstance(c.Base.Target); err != nil {
+			return nil, err
+		}
+		return fn(ctx, c, p)
+	})
+}
+
+// sameInstance serves next only for a call of this instance.
+func (h *Hosts) sameInstance(next protocol.Handler) protocol.Handler {
+	return func(ctx context.Context, c *protocol.Call) (any, error) {
+		if err := h.CheckInstance(c.Base.Target); err != nil {
+			return nil, err
+		}
+		return next(ctx, c)
+	}
+}
+
+// CheckInstance refuses a call recorded under another instance.
+func (h *Hosts) CheckInstance(t protocol.Target) error {
+	if in := t.Host.Instance; in != "" && in != h.instance {
+		return protocol.Errorf(protocol.Permanent, "target.host.instance %q is not this plugin's instance %q", in, h.instance)
+	}
+	return nil
+}
+
+// wrap serves method only once the provider was reached. When it was not,
+// a read answers what it answers for a provider that is down (unknown),
+// and any other call fails with the reach error: nothing was done.
+func (g Gate) wrap(method string, next protocol.Handler) protocol.Handler {
+	return func(ctx context.Context, call *protocol.Call) (any, error) {
+		err := g.Reach(ctx)
+		if err == nil {
+			return next(ctx, call)
+		}
+		if ctx.Err() != nil {
+			return nil, protocol.Wrap(protocol.Retryable, err, "cancelled before "+g.What+" was reached: nothing was done")
+		}
+		var pe *protocol.Error
+		if !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
+			return nil, err // a provider a person must fix
+		}
+		why := pe.Message
+		switch method {
+		case protocol.MethodHostLookup:
+			return protocol.HostLookupResult{Unknown: why}, nil
+		case protocol.MethodHostStatus:
+			return protocol.HostStatus{State: protocol.HostUnknown, Reason: why}, nil
+		case protocol.MethodJobLookup:
+			return protocol.JobLookupResult{Unknown: why}, nil
+		case protocol.MethodJobStatus:
+			return protocol.JobStatus{State: protocol.JobUnknown, Reason: why}, nil
+		}
+		return nil, err
+	}
+}

@@ -1,0 +1,166 @@
+// Package sandboxtest is how the tests of a sandbox provider's plugin
+// (mu-plugin-docker, mu-plugin-k8s: internal/sandbox) drive it, defined
+// once: a run's labels and a test's name prefix, the plugin through
+// drive as mu runs it, the params of every call, and the checks of what
+// the providers share (the link's exec, the fence, the contract suite,
+// the benchmarks' plugin half), run by each provider's tests against its
+// real hosts.
+package sandboxtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
+)
+
+// RunID labels one test binary's hosts (org.mu-plugins.testrun), so that
+// its cleanup removes only its own.
+func RunID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// NewPrefix gives each test its own host-name prefix.
+func NewPrefix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "mutest-" + hex.EncodeToString(b[:])
+}
+
+// Plugin is a provider's plugin as a test drives it: a drive.Plugin
+// (the same fields: its caller.Plugin, stderr, wire and budget) with the
+// calls the providers' tests make. The params it sends are not checked
+// against the schema: the plugin's own checks are under test.
+type Plugin drive.Plugin
+
+// Start starts the plugin cfg names as mu does (the handshake included:
+// one attempt a call, a handshake may take 30 s, a stop gives it 10 s to
+// exit on stdin's EOF), each call's budget at least budget, and stops it
+// with stdin's EOF when the test ends.
+func Start(t testing.TB, cfg caller.Config, budget time.Duration) *Plugin {
+	t.Helper()
+	cfg.SkipParamsCheck, cfg.Retries = true, -1
+	cfg.HandshakeTimeout, cfg.StopGrace = 30*time.Second, 10*time.Second
+	p := (*Plugin)(drive.Start(t, cfg))
+	p.Budget = budget
+	t.Cleanup(func() { p.Stop(t) })
+	return p
+}
+
+// Stop closes stdin, as mu's death would, and fails the test unless the
+// plugin exits within 10 s (its group is killed then).
+func (p *Plugin) Stop(t testing.TB) {
+	if rep := p.CloseStdin(); rep.LeaderKilled() {
+		t.Errorf("the plugin did not exit within 10 s of stdin EOF")
+	}
+}
+
+// Ask sends a request and decodes its result into out; it returns the
+// error reply.
+func (p *Plugin) Ask(t testing.TB, method string, params any, out any) *caller.RemoteError {
+	t.Helper()
+	res, re := drive.Try[json.RawMessage](t, (*drive.Plugin)(p), method, params)
+	if re == nil && out != nil {
+		if err := json.Unmarshal(res, out); err != nil {
+			t.Fatalf("%s: decoding %s: %v", method, res, err)
+		}
+	}
+	return re
+}
+
+// Must is Ask that fails the test on an error reply, with the plugin's
+// stderr.
+func (p *Plugin) Must(t testing.TB, method string, params any, out any) {
+	t.Helper()
+	if err := p.Ask(t, method, params, out); err != nil {
+		t.Fatalf("%s: %v\n%s", method, err, drive.Tail(p.Stderr.String()))
+	}
+}
+
+// Reply is a call's answer: its result or its error reply, and the line
+// that carried it.
+type Reply struct {
+	Result json.RawMessage
+	Error  *caller.RemoteError
+	Raw    []byte
+}
+
+// Send sends one request and returns its answer with its line.
+func (p *Plugin) Send(t testing.TB, method string, params any) Reply {
+	t.Helper()
+	res, re := drive.Try[json.RawMessage](t, (*drive.Plugin)(p), method, params)
+	return Reply{Result: res, Error: re, Raw: p.lastReply(t, method)}
+}
+
+// lastReply is the line that answered the last call of method.
+func (p *Plugin) lastReply(t testing.TB, method string) []byte {
+	t.Helper()
+	var id string
+	for _, e := range p.Wire.Events() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if e.Line == nil || json.Unmarshal(e.Line, &m) != nil {
+			continue
+		}
+		switch {
+		case e.Dir == caller.Out && m.Method == method:
+			id = string(m.ID)
+		case e.Dir == caller.In && m.Method == "" && string(m.ID) == id:
+			return e.Line
+		}
+	}
+	t.Fatalf("no reply to %s on the wire", method)
+	return nil
+}
+
+// SendAway sends a request whose answer may never come (the test kills
+// the plugin under it): nothing waits for it.
+func (p *Plugin) SendAway(method string, params any) {
+	go p.Call(context.Background(), method, params, p.Budget)
+}
+
+// Kill SIGKILLs the plugin (its group's leader) and waits until it is
+// gone.
+func (p *Plugin) Kill() {
+	_ = syscall.Kill(p.Pgid(), syscall.SIGKILL)
+	<-p.Done()
+}
+
+// Acquire acquires a host for key and returns its result.
+func (p *Plugin) Acquire(t testing.TB, key string, params map[string]string) protocol.AcquireResult {
+	t.Helper()
+	var res protocol.AcquireResult
+	p.Must(t, "host.acquire", AcquireParams(key, params), &res)
+	if res.Handle == "" {
+		t.Fatalf("host.acquire: no handle")
+	}
+	return res
+}
+
+// Run runs script on handle (cwd ".") and returns its result.
+func (p *Plugin) Run(t testing.TB, handle, script string) protocol.ExecResult {
+	t.Helper()
+	var r protocol.ExecResult
+	p.Must(t, "link.exec", ExecParams(handle, script, ".", 60_000), &r)
+	return r
+}
+
+// ExitCode is a run's exit code as text ("null" for none).
+func ExitCode(r protocol.ExecResult) string {
+	if r.ExitCode == nil {
+		return "null"
+	}
+	return fmt.Sprint(*r.ExitCode)
+}
