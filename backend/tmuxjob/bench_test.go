@@ -198,18 +198,10 @@ func BenchmarkWatchWake(b *testing.B) {
 	h := newHost(b)
 	ctx := testutil.Context(b, 2*time.Minute)
 	key := "bw"
-	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sleep 1000")}); err != nil {
-		b.Fatal(err)
-	}
+	h.startBare(b, key)
 	out := filepath.Join(h.jobs.ChannelDir(key), "out")
 	state := func(runs int) {
-		tmp := filepath.Join(out, "tmp.state")
-		if err := os.WriteFile(tmp, fmt.Appendf(nil, "inc=bw1\nstate=idle\nsince=1\nruns=%d\ncursor=0\n", runs), 0o600); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(out, "state")); err != nil {
-			b.Fatal(err)
-		}
+		h.writeState(b, key, fmt.Sprintf("inc=bw1\nstate=idle\nsince=1\nruns=%d\ncursor=0\n", runs))
 	}
 	state(0)
 	var wake time.Duration
