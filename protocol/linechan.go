@@ -274,8 +274,93 @@ func errorLine(id json.RawMessage, e *Error) []byte {
 
 // peekReply reads a jrpc2-written message's id and its third key ("result",
 // "error", "method" or "params") without decoding the rest: jrpc2 always
-// writes jsonrpc, then id, then the payload.
+// writes jsonrpc, then id, then the payload. The form jrpc2 writes (see
+// peekFast) is read off the bytes; anything else goes through a JSON
+// decoder, with the same answer.
 func peekReply(rec []byte) (id, field string) {
+	if id, field, ok := peekFast(rec); ok {
+		return id, field
+	}
+	return peekDecode(rec)
+}
+
+// jrpc2's prefix of every message it writes (jmessage.toJSON).
+const (
+	peekHead   = `{"jsonrpc":"2.0"`
+	peekID     = `,"id":`
+	peekMethod = `,"method":`
+)
+
+// peekFast reads the message as jrpc2 writes it: the head, then either a
+// method (a notification) or an id that is an integer, null or a string
+// without escapes, followed by "result" or "error". ok is false for any
+// other form; it never guesses.
+func peekFast(rec []byte) (id, field string, ok bool) {
+	rest, ok := bytes.CutPrefix(rec, []byte(peekHead))
+	if !ok {
+		return "", "", false
+	}
+	if bytes.HasPrefix(rest, []byte(peekMethod)) {
+		return "", "method", true
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(peekID))
+	if !ok {
+		return "", "", false
+	}
+	n := simpleIDLen(rest)
+	if n == 0 {
+		return "", "", false
+	}
+	id, rest = string(rest[:n]), rest[n:]
+	for _, f := range []string{"result", "error"} {
+		if len(rest) > len(f)+3 && rest[0] == ',' && rest[1] == '"' &&
+			string(rest[2:2+len(f)]) == f && rest[2+len(f)] == '"' && rest[3+len(f)] == ':' {
+			return id, f, true
+		}
+	}
+	return "", "", false
+}
+
+// simpleIDLen is the length of the id at the start of b when it is an
+// integer without leading zeros, null, or a string of printable ASCII
+// without a backslash or a quote inside (each its own compact form), and
+// 0 for anything else.
+func simpleIDLen(b []byte) int {
+	switch {
+	case len(b) == 0:
+		return 0
+	case bytes.HasPrefix(b, []byte("null")):
+		return 4
+	case b[0] == '"':
+		for i := 1; i < len(b); i++ {
+			switch c := b[i]; {
+			case c == '"':
+				return i + 1
+			case c == '\\' || c < 0x20 || c >= 0x7f:
+				return 0
+			}
+		}
+		return 0
+	}
+	i := 0
+	if b[0] == '-' {
+		i++
+	}
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	if i == start || (b[start] == '0' && i > start+1) {
+		return 0
+	}
+	if i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		return 0 // not an integer: leave it to the decoder
+	}
+	return i
+}
+
+// peekDecode is peekReply through a JSON decoder, for any form.
+func peekDecode(rec []byte) (id, field string) {
 	dec := json.NewDecoder(bytes.NewReader(rec))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return "", ""

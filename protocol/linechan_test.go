@@ -56,6 +56,52 @@ func TestPeekReply(t *testing.T) {
 	}
 }
 
+// The read off the bytes (peekFast) gives the decoder's answer for every
+// message it takes, and takes the forms jrpc2 writes.
+func TestPeekFastAgreesWithDecoder(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		fast bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":null}`, true},
+		{`{"jsonrpc":"2.0","id":-12,"error":{"code":1}}`, true},
+		{`{"jsonrpc":"2.0","id":"a b","result":{}}`, true},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}`, true},
+		{`{"jsonrpc":"2.0","method":"watch/settled","params":{}}`, true},
+		{`{"jsonrpc":"2.0","id":1.5,"result":1}`, false},
+		{`{"jsonrpc":"2.0","id":"\u0041","result":1}`, false},
+		{`{"jsonrpc":"2.0","id":{"a":1},"result":1}`, false},
+		{`{"jsonrpc":"2.0","id":007,"result":1}`, false},
+		{`{"id":1,"jsonrpc":"2.0","result":1}`, false},
+		{`{"jsonrpc":"2.0","id":1,"params":1,"result":1}`, false},
+		{`garbage`, false},
+	} {
+		id, f, ok := peekFast([]byte(c.in))
+		if ok != c.fast {
+			t.Errorf("%s: fast %v, want %v", c.in, ok, c.fast)
+		}
+		did, df := peekDecode([]byte(c.in))
+		if ok && (id != did || f != df) {
+			t.Errorf("%s: fast %q %q, decoder %q %q", c.in, id, f, did, df)
+		}
+	}
+}
+
+func FuzzPeekFast(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"result":null}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","error":{}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"m"}`))
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		id, field, ok := peekFast(rec)
+		if !ok {
+			return
+		}
+		if did, df := peekDecode(rec); id != did || field != df {
+			t.Fatalf("%q: fast %q %q, decoder %q %q", rec, id, field, did, df)
+		}
+	})
+}
+
 func FuzzReadLine(f *testing.F) {
 	f.Add([]byte("{}\n{\"a\":1}\n"), 8)
 	f.Add([]byte("no newline"), 3)

@@ -38,11 +38,14 @@ func readBase(method string, params json.RawMessage) (Base, error) {
 	if len(params) == 0 || string(params) == "null" {
 		return Base{}, Errorf(Permanent, "%s: params are required (deadline and target)", method)
 	}
+	// One decode: the pointers tell a missing field from a zero one.
 	var seen struct {
 		Deadline  *int64 `json:"deadline"`
 		TimeoutMs *int64 `json:"timeoutMs"`
 		Target    *struct {
-			Host *HostRef `json:"host"`
+			Agent *AgentRef `json:"agent"`
+			Job   *JobRef   `json:"job"`
+			Host  *HostRef  `json:"host"`
 		} `json:"target"`
 	}
 	if err := json.Unmarshal(params, &seen); err != nil {
@@ -62,9 +65,6 @@ func readBase(method string, params json.RawMessage) (Base, error) {
 	case seen.TimeoutMs != nil && *seen.TimeoutMs > MaxTimeoutMs:
 		return Base{}, Errorf(Permanent, "%s: timeoutMs %d exceeds the maximum, %d (365 days)", method, *seen.TimeoutMs, int64(MaxTimeoutMs))
 	}
-	var b Base
-	if err := json.Unmarshal(params, &b); err != nil {
-		return Base{}, Errorf(Permanent, "%s: invalid params: %v", method, err)
-	}
-	return b, nil
+	t := seen.Target
+	return Base{Deadline: *seen.Deadline, Target: Target{Agent: t.Agent, Job: t.Job, Host: *t.Host}}, nil
 }

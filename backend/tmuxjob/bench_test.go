@@ -13,22 +13,47 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// BenchmarkStartToBaseline: job.start of the test agent, then
-// channel.baseline polled until the harness reports (mu's readiness).
+// BenchmarkStartToBaseline: job.start, then channel.baseline polled until
+// the harness reports (mu's readiness), for a harness that writes its state
+// at once (the plugin's part: the issue's target) and for the test agent
+// (its own start is a dozen forks).
 func BenchmarkStartToBaseline(b *testing.B) {
-	benchStartToBaseline(b, newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond }))
+	for _, c := range []struct{ name, cmd string }{{"at-once", atOnce}, {"test-agent", ""}} {
+		b.Run(c.name, func(b *testing.B) {
+			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
+			cmd := c.cmd
+			if cmd == "" {
+				cmd = "exec sh " + shq(h.agent)
+			}
+			benchStartToBaseline(b, h, cmd, true)
+		})
+	}
 }
 
-// benchStartToBaseline times, on h, job.start of the test agent and
-// channel.baseline polled until the harness reports; the stop is not timed.
-func benchStartToBaseline(b *testing.B, h *host) {
+// atOnce is a harness that writes an idle state at once (docs/harness.md:
+// written aside, renamed in) and then only waits.
+const atOnce = `o=$MU_CHANNEL_DIR/out; printf 'inc=q1\nstate=idle\nsince=1\nruns=0\ncursor=0\n' >"$o/s.tmp" && mv "$o/s.tmp" "$o/state" && exec sleep 1000`
+
+// benchStartToBaseline times, on h, job.start of cmd and channel.baseline
+// polled until the harness reports; the stop is not timed.
+//
+// Of which (per start): start-ms, job.start's own call; polls, the
+// channel.baseline calls it took; and, when local (the state file is on
+// this machine), state-ms: from the call's beginning to the harness's
+// first state (the file's time).
+func benchStartToBaseline(b *testing.B, h *host, cmd string, local bool) {
 	ctx := testutil.Context(b, 2*time.Minute)
+	var startD, stateD time.Duration
+	var polls, n int
 	for i := 0; b.Loop(); i++ {
 		key := fmt.Sprintf("bs-%d", i)
-		if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sh " + shq(h.agent))}); err != nil {
+		t0 := time.Now()
+		if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec(cmd)}); err != nil {
 			b.Fatal(err)
 		}
+		startD += time.Since(t0)
 		for {
+			polls++
 			bl, err := h.jobs.Baseline(ctx, key)
 			if err != nil {
 				b.Fatal(err)
@@ -39,10 +64,26 @@ func benchStartToBaseline(b *testing.B, h *host) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		b.StopTimer()
+		if local {
+			st, err := os.Stat(filepath.Join(h.jobs.ChannelDir(key), "out", "state"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			stateD += st.ModTime().Sub(t0)
+		}
+		n++
 		if err := h.jobs.Stop(ctx, key); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+	if n > 0 {
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(n) }
+		b.ReportMetric(ms(startD), "start-ms/op")
+		if local {
+			b.ReportMetric(ms(stateD), "state-ms/op")
+		}
+		b.ReportMetric(float64(polls)/float64(n), "polls/op")
 	}
 }
 
@@ -157,18 +198,10 @@ func BenchmarkWatchWake(b *testing.B) {
 	h := newHost(b)
 	ctx := testutil.Context(b, 2*time.Minute)
 	key := "bw"
-	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sleep 1000")}); err != nil {
-		b.Fatal(err)
-	}
+	h.startBare(b, key)
 	out := filepath.Join(h.jobs.ChannelDir(key), "out")
 	state := func(runs int) {
-		tmp := filepath.Join(out, "tmp.state")
-		if err := os.WriteFile(tmp, fmt.Appendf(nil, "inc=bw1\nstate=idle\nsince=1\nruns=%d\ncursor=0\n", runs), 0o600); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(out, "state")); err != nil {
-			b.Fatal(err)
-		}
+		h.writeState(b, key, fmt.Sprintf("inc=bw1\nstate=idle\nsince=1\nruns=%d\ncursor=0\n", runs))
 	}
 	state(0)
 	var wake time.Duration

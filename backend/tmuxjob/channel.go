@@ -47,8 +47,8 @@ func (j *Jobs) read(ctx context.Context, key, inc string, n int64) (snapshot, bo
 
 func parseSnapshot(o out) snapshot {
 	s := snapshot{agent: string(o.blob("agent"))}
-	if o.hasBlob("state") {
-		st, ok := parseState(o.blob("state"))
+	if b, ok := stateOf(o); ok {
+		st, ok := parseState(b)
 		if ok {
 			s.state = &st
 		} else {
@@ -61,6 +61,22 @@ func parseSnapshot(o out) snapshot {
 		}
 	}
 	return s
+}
+
+// stateOf is the harness's state file as a script printed it: "state 1"
+// then its lines, one "S <line>" each (lib.sh: saystate), or a blob.
+func stateOf(o out) ([]byte, bool) {
+	if o.hasBlob("state") {
+		return o.blob("state"), true
+	}
+	if !o.has("state") {
+		return nil, false
+	}
+	var b []byte
+	for _, l := range o.all("S") {
+		b = append(append(b, l...), '\n')
+	}
+	return b, true
 }
 
 // readNow reads the current state and, when the agent is idle past turn

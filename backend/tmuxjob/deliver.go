@@ -79,7 +79,7 @@ func (j *Jobs) deliver(ctx context.Context, b protocol.Base, d delivery) (accept
 	switch {
 	case o.has("dup"):
 		a.dup = true
-		seq, base, a.inc = o.get("dup"), string(o.blob("baseline")), string(o.blob("inc"))
+		seq, base, a.inc = o.get("dup"), o.get("baseline"), o.get("inc")
 		a.nudged = true // the delivery was taken before; nothing to nudge
 	case o.has("accepted"):
 		seq, base, a.inc, a.state = o.get("accepted"), o.get("baseline"), o.get("inc"), o.get("state")

@@ -184,3 +184,26 @@ func (h *host) reading(t testing.TB, key string) protocol.Reading {
 	}
 	return r
 }
+
+// startBare starts key as a job whose only process sleeps: the test (or
+// benchmark) is its harness and writes its state with writeState.
+func (h *host) startBare(t testing.TB, key string) {
+	t.Helper()
+	if _, err := h.jobs.Start(testutil.Context(t, 2*time.Minute), protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sleep 1000")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeState writes key's harness state as docs/harness.md asks: aside,
+// then renamed into place.
+func (h *host) writeState(t testing.TB, key, state string) {
+	t.Helper()
+	out := filepath.Join(h.jobs.ChannelDir(key), "out")
+	tmp := filepath.Join(out, "tmp.state")
+	if err := os.WriteFile(tmp, []byte(state), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(out, "state")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2,6 +2,9 @@ package caller
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -49,8 +52,25 @@ func BenchmarkStartHandshake(b *testing.B) {
 
 // BenchmarkCallRoundTrip: one job.status call over the pipes, with the
 // outbound schema check (once per Request) and every inbound check.
+//
+// Sub-benchmarks: the plugin as built, and the same binary with
+// GOMAXPROCS=1. plugin-cpu-µs/op is the CPU time the plugin process spent
+// a call (all its threads, from /proc): the part of the round trip that is
+// the plugin's work rather than the wake-ups between the two processes.
 func BenchmarkCallRoundTrip(b *testing.B) {
-	p, err := Start(context.Background(), Config{Name: "bench", Argv: []string{buildBenchPlugin(b)}})
+	for _, c := range []struct{ name, env string }{{"default", ""}, {"gomaxprocs=1", "GOMAXPROCS=1"}} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := Config{Name: "bench", Argv: []string{buildBenchPlugin(b)}}
+			if c.env != "" {
+				cfg.Env = []string{c.env}
+			}
+			benchCallRoundTrip(b, cfg)
+		})
+	}
+}
+
+func benchCallRoundTrip(b *testing.B, cfg Config) {
+	p, err := Start(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,6 +81,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 	}
 	ctx := context.Background()
 	samples := make([]time.Duration, 0, b.N)
+	cpu0 := processCPU(p.Pgid())
 	b.ResetTimer()
 	for range b.N {
 		t0 := time.Now()
@@ -71,6 +92,36 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 	}
 	b.StopTimer()
 	reportPercentiles(b, samples)
+	reportPluginCPU(b, p.Pgid(), cpu0)
+}
+
+// processCPU is the CPU time so far of every thread of process pid (the
+// first field of /proc/PID/task/TID/schedstat, in ns); -1 when unreadable.
+func processCPU(pid int) time.Duration {
+	dirs, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(dirs) == 0 {
+		return -1
+	}
+	var sum time.Duration
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // a thread gone meanwhile
+		}
+		var ns int64
+		if _, err := fmt.Sscan(string(b), &ns); err == nil {
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
+
+// reportPluginCPU adds the plugin's CPU time a call as a metric. Threads
+// that exited during the run are not counted (the runtime keeps its Ms).
+func reportPluginCPU(b *testing.B, pid int, cpu0 time.Duration) {
+	if cpu1 := processCPU(pid); cpu0 >= 0 && cpu1 >= cpu0 && b.N > 0 {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "plugin-cpu-µs/op")
+	}
 }
 
 // BenchmarkCallRoundTripRaw: the same round trip against a hand-written
@@ -83,6 +134,7 @@ func BenchmarkCallRoundTripRaw(b *testing.B) {
 		b.Fatal(err)
 	}
 	samples := make([]time.Duration, 0, b.N)
+	cpu0 := processCPU(p.Pgid())
 	b.ResetTimer()
 	for range b.N {
 		t0 := time.Now()
@@ -93,6 +145,7 @@ func BenchmarkCallRoundTripRaw(b *testing.B) {
 	}
 	b.StopTimer()
 	reportPercentiles(b, samples)
+	reportPluginCPU(b, p.Pgid(), cpu0)
 }
 
 // BenchmarkInboundCheck: the CPU cost of judging one reply line.

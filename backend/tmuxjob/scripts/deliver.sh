@@ -69,9 +69,10 @@ command)
 esac
 if [ -n "$dup" ]; then
 	say "dup ${dup%%.*}"
-	emit baseline "$q/$dup/baseline"
-	emit inc "$q/$dup/inc"
-	emit at "$q/$dup/at"
+	# One line each, written by this script (digits; the state's inc, one
+	# line): read with builtins, no base64.
+	sayfile baseline "$q/$dup/baseline"
+	sayfile inc "$q/$dup/inc"
 	num "$dup"
 	if [ "$kind" = answer ] || [ "$N" -gt "$cursor" ]; then nudge; fi
 	exit 0

@@ -42,6 +42,28 @@ emit() {
 	base64 <"$2" | tr -d '\n'
 	printf '\n'
 }
+# sayfile KEY FILE: "KEY <the file's first line>" with builtins, for a file
+# of one line that holds no NUL (a number, an inc); nothing when it is
+# missing.
+sayfile() {
+	[ -f "$2" ] || return 0
+	v=
+	IFS= read -r v <"$2" || [ -n "$v" ] || return 0
+	say "$1 $v"
+}
+# saystate: the state readstate read (st_all), as "state 1" and then one
+# "S <line>" a line, with builtins: its lines hold no newline and st_all no
+# NUL, so no base64 (three forks a read).
+saystate() {
+	say "state 1"
+	r=$st_all
+	while [ -n "$r" ]; do
+		say "S ${r%%"
+"*}"
+		r=${r#*"
+"}
+	done
+}
 # t runs tmux without the lock's descriptor: a tmux server it starts must
 # not hold the job's lock for its whole life.
 t() { tmux -S "$sock" -f /dev/null "$@" 9>&-; }

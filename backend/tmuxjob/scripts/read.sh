@@ -6,9 +6,7 @@ inc=$1 n=$2 inl=$3
 [ -e "$d/started" ] || { say "nojob 1"; exit 0; }
 emit agent "$d/agent"
 if readstate "$c/out/state"; then
-	printf '@state '
-	printf '%s' "$st_all" | base64 | tr -d '\n'
-	printf '\n'
+	saystate
 fi
 if [ "$n" = -1 ]; then
 	n=0

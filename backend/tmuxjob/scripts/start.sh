@@ -1,7 +1,7 @@
 # start: $1 key, $2 agent (ws/name), $3 cwd, $4 the job's command line, $5
 # wrapper text, $6 pipe-pane command; stdin: the env file (its values may be
 # secrets: they never travel as arguments).
-key=$1 agent=$2 cwd=$3 cmd=$4 wrap=$5 pipecmd=$6
+key=$1 agent=$2 cwd=$3 cmd=$4 wrap=$5 pipecmd=$6 piped=0
 [ -d "$root/jobs" ] || mkdir -p "$root/jobs" || { say "ERR cannot create $root/jobs"; exit 1; }
 if mkdir "$d" 2>/dev/null; then say "claimed 1"; fi
 [ -d "$d" ] || { say "ERR cannot create $d"; exit 1; }
@@ -27,10 +27,15 @@ if [ ! -e "$d/started" ]; then
 	# started is the commit: written before the session, so a start that
 	# dies half-way is never run a second time (it reads lost instead).
 	: >"$d/started"
-	# A server whose last session just ended (another job's stop) exits as
-	# we connect: "server exited unexpectedly". Nothing was made: try again.
+	# The session and its log's pipe in one tmux client. When the pair
+	# fails with the session made (its pipe-pane failed), the block below
+	# pipes it again, alone, and says why it cannot. A server whose last
+	# session just ended (another job's stop) exits as we connect: "server
+	# exited unexpectedly". Nothing was made: try again.
 	n=0
-	until e=$(t new-session -d -s "$sess" -x 160 -y 48 -e "MU_CHANNEL_DIR=$c" -- /bin/sh "$d/wrap" "$d" 2>&1); do
+	until e=$(t new-session -d -s "$sess" -x 160 -y 48 -e "MU_CHANNEL_DIR=$c" -- /bin/sh "$d/wrap" "$d" \; \
+		pipe-pane -t "=$sess:" -o "$pipecmd" 2>&1) && piped=1; do
+		[ "$(alive)" = yes ] && break
 		n=$((n + 1))
 		case $e in
 		*"server exited unexpectedly"* | *"lost server"*) [ "$n" -lt 10 ] && { sleep 0.1; continue; } ;;
@@ -44,7 +49,7 @@ fi
 if [ ! -e "$d/go" ]; then
 	# A session that is already gone (its command ended at once) has no
 	# pane to pipe: only a live one's failure is an error.
-	if ! e=$(t pipe-pane -t "=$sess:" -o "$pipecmd" 2>&1) && [ "$(alive)" = yes ]; then
+	if [ "$piped" != 1 ] && ! e=$(t pipe-pane -t "=$sess:" -o "$pipecmd" 2>&1) && [ "$(alive)" = yes ]; then
 		say "ERR tmux pipe-pane: $(oneline "$e")"
 		exit 1
 	fi

@@ -16,9 +16,7 @@ inc=$1 n=$2 polls=$3 every=$4 secs=$5 inl=$6
 settled() {
 	readstate "$c/out/state" || return 1
 	[ -f "$c/out/turns/$inc.$n" ] || [ "$st_inc" != "$inc" ] || return 1
-	printf '@state '
-	printf '%s' "$st_all" | base64 | tr -d '\n'
-	printf '\n'
+	saystate
 	emitturn "$c/out/turns/$inc.$n" "$inc.$n"
 	say "ok 1"
 }

@@ -9,11 +9,24 @@ if read -r st <"/proc/$$/stat" 2>/dev/null; then
 	# shellcheck disable=SC2086 # the fields after "(comm) ", split on purpose
 	set -- ${st##*) }
 	set +f
-	printf '%s %s\n' "$$" "${20}" >"$d/self.tmp" && mv -f "$d/self.tmp" "$d/self"
+	# Written in place (no mv: one exec less before the command starts): a
+	# read that finds it empty or cut short matches no process, and the
+	# reader asks tmux instead.
+	printf '%s %s\n' "$$" "${20}" >"$d/self"
 fi
+# cwd: the file's text as "$(cat ...)" would give it (trailing newlines
+# dropped), read with builtins (one fork and exec less before the command),
+# before the job's env, as cwd was always set after it.
+mu_cwd='' mu_l=''
+while IFS= read -r mu_l; do mu_cwd="$mu_cwd$mu_l
+"; done <"$d/cwd"
+mu_cwd=$mu_cwd$mu_l
+while :; do case $mu_cwd in *"
+") mu_cwd=${mu_cwd%"
+"} ;; *) break ;; esac; done
 # shellcheck source=/dev/null # the job's env file, written by its start
 . "$d/env"
-cwd=$(cat "$d/cwd")
+cwd=$mu_cwd
 if [ -n "$cwd" ] && ! cd -- "$cwd"; then
 	echo "mu: cannot enter $cwd" >&2
 	rc=126
