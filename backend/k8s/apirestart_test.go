@@ -68,7 +68,7 @@ func TestAPIServerRestartMidCalls(t *testing.T) {
 	warm.run(t, a.Handle, "true")
 
 	acq := inFlight(t, p.prefix, "host.acquire", acquireParams("api-acq", smallPod))
-	run := inFlight(t, p.prefix, "link.exec", execParams(a.Handle, "export MU_API_RUN=1; sleep 4; echo done", 60_000))
+	run := inFlight(t, p.prefix, "link.exec", execParams(a.Handle, "export MU_API_RUN=1; sleep 30; echo done", 60_000))
 	rel := inFlight(t, p.prefix, "host.release", keyParams("api-rel"))
 	job := inFlight(t, p.prefix, "job.start", jobStartParams(host, "api-job2"))
 	time.Sleep(500 * time.Millisecond) // the calls on their way (not an assertion)
