@@ -68,10 +68,11 @@ func TestAPIServerRestartMidCalls(t *testing.T) {
 	warm.run(t, a.Handle, "true")
 
 	acq := inFlight(t, p.prefix, "host.acquire", acquireParams("api-acq", smallPod))
-	run := inFlight(t, p.prefix, "link.exec", execParams(a.Handle, "export MU_API_RUN=1; sleep 30; echo done", 60_000))
+	run := inFlight(t, p.prefix, "link.exec", execParams(a.Handle, "export MU_API_RUN=1; sleep 300; echo done", 60_000))
 	rel := inFlight(t, p.prefix, "host.release", keyParams("api-rel"))
 	job := inFlight(t, p.prefix, "job.start", jobStartParams(host, "api-job2"))
 	time.Sleep(500 * time.Millisecond) // the calls on their way (not an assertion)
+	t0 := time.Now()
 	p.c.Kill(t, "kube-apiserver")
 
 	var hs protocol.HostStatus
@@ -83,9 +84,12 @@ func TestAPIServerRestartMidCalls(t *testing.T) {
 		t.Errorf("job.status with the API server down: %+v, want unknown", st)
 	}
 	p.c.Start(t, "kube-apiserver")
+	t.Logf("the API server down and up again in %v", time.Since(t0))
 
 	apiRestartExec(t, p, warm, a.Handle, <-run)
+	t.Logf("exec checked at %v", time.Since(t0))
 	apiRestartAcquire(t, p, <-acq)
+	t.Logf("acquire resolved at %v", time.Since(t0))
 	if o := outcome(t, "host.release", <-rel); o != "bad" {
 		p.must(t, "host.release", keyParams("api-rel"), nil) // reissued, as mu does
 		if st := releaseState(t, p, p.podName(t, "api-rel")); st != "gone" {
@@ -96,6 +100,7 @@ func TestAPIServerRestartMidCalls(t *testing.T) {
 	if got := resolveJobStart(t, p, host, "api-job2"); got == "other" {
 		t.Errorf("job.start across the restart did not resolve")
 	}
+	t.Logf("release and job.start resolved at %v", time.Since(t0))
 	if st := jobState(t, p, jt); st.State != protocol.JobRunning {
 		t.Errorf("job.status after the restart: %+v", st)
 	}

@@ -49,7 +49,7 @@ func TestHostGoneWithItsNode(t *testing.T) {
 	}
 	// Deleted too, it stays terminating (no kubelet confirms the stop):
 	// still gone.
-	grace := int64(30)
+	grace := int64(1)
 	if err := p.c.Client(t).CoreV1().Pods(p.c.Namespace).Delete(context.Background(), res.Handle, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
 		t.Fatal(err)
 	}
