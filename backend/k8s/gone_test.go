@@ -39,14 +39,7 @@ func TestHostGoneWithItsNode(t *testing.T) {
 	if hs.State != protocol.HostGone || !strings.Contains(hs.Reason, p.c.Node) {
 		t.Errorf("host.status with its node deleted: %+v, want gone naming node %s", hs, p.c.Node)
 	}
-	if st := jobState(t, p, jt); st.State != protocol.JobLost {
-		t.Errorf("job.status with its node deleted: %+v, want lost", st)
-	}
-	var lk protocol.JobLookupResult
-	p.must(t, "job.lookup", map[string]any{"deadline": deadline(), "target": jt, "key": "job-node", "fence": true}, &lk)
-	if !lk.None {
-		t.Errorf("job.lookup with its node deleted: %+v, want none", lk)
-	}
+	jobLost(t, p, jt, "with its node deleted")
 	// Deleted too, it stays terminating (no kubelet confirms the stop):
 	// still gone.
 	grace := int64(1)
@@ -82,8 +75,20 @@ func TestHostGoneEvicted(t *testing.T) {
 	if !gone || hs.State != protocol.HostGone {
 		t.Fatalf("host.status after the eviction: %+v, want unknown then gone", hs)
 	}
-	if st := jobState(t, p, jt); st.State != protocol.JobLost {
-		t.Errorf("job.status after the eviction: %+v, want lost", st)
-	}
+	jobLost(t, p, jt, "after the eviction")
 	p.must(t, "host.release", keyParams("key-evict"), nil)
+}
+
+// jobLost checks that the job jt, on a host that is gone, is lost and a
+// fenced job.lookup of its key none (nothing can ever start there).
+func jobLost(t *testing.T, p *plugin, jt protocol.Target, when string) {
+	t.Helper()
+	if st := jobState(t, p, jt); st.State != protocol.JobLost {
+		t.Errorf("job.status %s: %+v, want lost", when, st)
+	}
+	var lk protocol.JobLookupResult
+	p.must(t, "job.lookup", map[string]any{"deadline": deadline(), "target": jt, "key": jt.Job.Key, "fence": true}, &lk)
+	if !lk.None {
+		t.Errorf("job.lookup %s: %+v, want none", when, lk)
+	}
 }
