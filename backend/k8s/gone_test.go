@@ -46,6 +46,10 @@ func TestHostGoneWithItsNode(t *testing.T) {
 	if err := p.c.Client(t).CoreV1().Pods(p.c.Namespace).Delete(context.Background(), res.Handle, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
 		t.Fatal(err)
 	}
+	pod, err = p.c.Client(t).CoreV1().Pods(p.c.Namespace).Get(context.Background(), res.Handle, metav1.GetOptions{})
+	if err != nil || pod.DeletionTimestamp == nil {
+		t.Fatalf("the deleted pod of a deleted node: %v, want it terminating", err)
+	}
 	p.must(t, "host.status", statusParams(res.Handle), &hs)
 	if hs.State != protocol.HostGone {
 		t.Errorf("host.status of the terminating pod of a deleted node: %+v, want gone", hs)
