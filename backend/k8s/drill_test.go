@@ -59,6 +59,21 @@ func killPoint(i, n int, span time.Duration) time.Duration {
 	return time.Duration(i)*slice + time.Duration(rand.Int64N(int64(slice)+1))
 }
 
+// longestOf runs call(c) for c in 0..n-1 side by side, as a drill's
+// trials run, and returns the longest time a call reported: a whole
+// call's time under the drill's own load, the span its kills spread over.
+func longestOf(t *testing.T, n int, call func(t *testing.T, c int) time.Duration) time.Duration {
+	var mu sync.Mutex
+	var longest time.Duration
+	runTrials(t, n, n, func(t *testing.T, c int) {
+		d := call(t, c)
+		mu.Lock()
+		defer mu.Unlock()
+		longest = max(longest, d)
+	})
+	return longest
+}
+
 // tally counts a drill's outcomes from its concurrent trials.
 type tally struct {
 	mu sync.Mutex

@@ -22,14 +22,19 @@ func TestCrashDrillJobStart(t *testing.T) {
 	p := start(t)
 	res := p.acquire(t, "key-jobdrill", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
-	fresh := startOn(t, p.prefix)
-	t0 := time.Now()
-	probe, _ := startJob(t, fresh, host, "probe")
-	full := time.Since(t0)
-	fresh.stop(t)
-	stopJob(t, p, probe)
+	// A whole start as a trial's fresh plugin makes it, drillConc at once.
+	probes := make([]protocol.Target, drillConc)
+	full := longestOf(t, drillConc, func(t *testing.T, c int) time.Duration {
+		fresh := startOn(t, p.prefix)
+		t0 := time.Now()
+		probes[c], _ = startJob(t, fresh, host, fmt.Sprintf("probe-%d", c))
+		return time.Since(t0)
+	})
+	for _, jt := range probes {
+		stopJob(t, p, jt)
+	}
 	span := full + full/4
-	t.Logf("a fresh plugin's whole job.start took %v; killing within 0..%v", full, span)
+	t.Logf("a fresh plugin's whole job.start took up to %v, %d at once; killing within 0..%v", full, drillConc, span)
 
 	var counts tally
 	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
@@ -135,17 +140,20 @@ func TestCrashDrillChannelSend(t *testing.T) {
 		runs[c] = drive.Baseline(t, ctx, p.Plugin.Plugin, jts[c]).Runs
 	})
 	// A whole send as a trial's fresh plugin makes it (its first call: the
-	// API server's reach, the pod, a new exec channel).
-	fresh := startOn(t, p.prefix)
-	t0 := time.Now()
-	if _, err := fresh.ChannelSend(ctx, sendParams(jts[0], "probe")); err != nil {
-		t.Fatalf("channel.send: %v", err)
-	}
-	full := time.Since(t0)
-	fresh.stop(t)
-	runs[0] = drive.Settled(t, ctx, p.Plugin.Plugin, jts[0], runs[0]).Runs
+	// API server's reach, the pod, a new exec channel), one to each agent
+	// at once.
+	full := longestOf(t, sendChains, func(t *testing.T, c int) time.Duration {
+		fresh := startOn(t, p.prefix)
+		t0 := time.Now()
+		if _, err := fresh.ChannelSend(ctx, sendParams(jts[c], "probe")); err != nil {
+			t.Fatalf("channel.send: %v", err)
+		}
+		d := time.Since(t0)
+		runs[c] = drive.Settled(t, ctx, p.Plugin.Plugin, jts[c], runs[c]).Runs
+		return d
+	})
 	span := full + full/4
-	t.Logf("a fresh plugin's whole channel.send took %v; killing within 0..%v", full, span)
+	t.Logf("a fresh plugin's whole channel.send took up to %v, %d at once; killing within 0..%v", full, sendChains, span)
 
 	var counts tally
 	runTrials(t, sendChains, sendChains, func(t *testing.T, c int) {
