@@ -13,8 +13,7 @@ import (
 )
 
 // drillTrials is how many SIGKILL trials each drill runs:
-// MU_K8S_DRILL_TRIALS, default 8 (the issue asks 50; `make test` keeps the
-// default for time, docs/k8s.md says how to run 50).
+// MU_K8S_DRILL_TRIALS, default 50 (the issue's figure).
 func drillTrials(t *testing.T) int {
 	if s := os.Getenv("MU_K8S_DRILL_TRIALS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -23,63 +22,123 @@ func drillTrials(t *testing.T) int {
 		}
 		return n
 	}
-	return 8
+	return 50
 }
 
-// TestCrashDrillAcquire SIGKILLs the plugin at random points of
-// host.acquire, then resolves the key as mu's replay does (lookup, fenced
-// on some trials) and releases it: a found key has exactly one pod, a
-// fenced none only its fence, and no host pod is left at the end.
+// drillConc is how many trials of a drill run at once: a trial mostly
+// waits (on the API server, the kubelet, a pod's start), so ten at a time
+// keep the drills' time down on two cores.
+const drillConc = 10
+
+// smallPod are the params of a drill's hosts: requests small enough that
+// fifty pods fit the one node beside the other tests' (its 2 CPUs).
+var smallPod = map[string]string{"ttl": "1h", "cpuRequest": "10m", "memoryRequest": "32Mi"}
+
+// runTrials runs trial(i) for i in 0..n-1, each as the subtest "i", conc
+// at a time (t.Run from goroutines: not capped by -parallel).
+func runTrials(t *testing.T, n, conc int, trial func(t *testing.T, i int)) {
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			t.Run(fmt.Sprint(i), func(t *testing.T) { trial(t, i) })
+		}()
+	}
+	wg.Wait()
+}
+
+// killPoint is trial i of n's kill time: the trials' points spread evenly
+// over [0, span) (stratified, each at a random place in its own slice), so
+// every part of the call is hit whatever n is.
+func killPoint(i, n int, span time.Duration) time.Duration {
+	slice := span / time.Duration(n)
+	return time.Duration(i)*slice + time.Duration(rand.Int64N(int64(slice)+1))
+}
+
+// longestOf runs call(c) for c in 0..n-1 side by side, as a drill's
+// trials run, and returns the longest time a call reported: a whole
+// call's time under the drill's own load, the span its kills spread over.
+func longestOf(t *testing.T, n int, call func(t *testing.T, c int) time.Duration) time.Duration {
+	var mu sync.Mutex
+	var longest time.Duration
+	runTrials(t, n, n, func(t *testing.T, c int) {
+		d := call(t, c)
+		mu.Lock()
+		defer mu.Unlock()
+		longest = max(longest, d)
+	})
+	return longest
+}
+
+// tally counts a drill's outcomes from its concurrent trials.
+type tally struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *tally) add(k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[k]++
+}
+
+func (c *tally) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprint(c.n)
+}
+
+// TestCrashDrillAcquire SIGKILLs the plugin at points spread over
+// host.acquire (half the trials within 40 ms of the request, around the
+// create), then resolves the key as mu's replay does (lookup, fenced on
+// some trials) and releases it: a found key has exactly one pod, a fenced
+// none only its fence, and no host pod is left at the end.
 func TestCrashDrillAcquire(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
 	t0 := time.Now()
-	p.acquire(t, "drill-probe", nil)
+	p.acquire(t, "drill-probe", smallPod)
 	full := time.Since(t0)
 	p.must(t, "host.release", keyParams("drill-probe"), nil)
-	prefix := p.prefix
-	t.Logf("a whole acquire took %v; killing within 0..%v (even trials within 40ms)", full, full+full/4)
+	span := full + full/4
+	t.Logf("a whole acquire took %v; killing within 0..%v (odd trials), 0..40ms (even trials)", full, span)
 
-	var mu sync.Mutex
-	counts := map[string]int{}
-	t.Run("trials", func(t *testing.T) {
-		for i := 0; i < trials; i++ {
-			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				t.Parallel()
-				span := full + full/4
-				if i%2 == 0 {
-					span = 40 * time.Millisecond // around the create itself
-				}
-				answer := acquireTrial(t, prefix, i, time.Duration(rand.Int64N(int64(span))))
-				mu.Lock()
-				counts[answer]++
-				mu.Unlock()
-			})
+	var counts tally
+	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
+		at := killPoint(i/2, (trials+1)/2, span)
+		if i%2 == 0 {
+			at = killPoint(i/2, (trials+1)/2, 40*time.Millisecond) // around the create itself
 		}
+		counts.add(acquireTrial(t, p, i, at))
 	})
-	t.Logf("lookup answers after the kill: %v", counts)
-	if counts["unknown"] > 0 {
-		t.Errorf("lookup answered unknown %d times with the cluster up", counts["unknown"])
-	}
-	q := startOn(t, prefix)
-	for i := 0; i < trials; i++ {
-		q.must(t, "host.release", keyParams(fmt.Sprintf("drill-%d", i)), nil)
-	}
-	for _, pod := range prefixed(pods(t, q.c, ""), prefix) {
+	t.Logf("lookup answers after the kill: %v", &counts)
+	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
+		p.must(t, "host.release", keyParams(fmt.Sprintf("drill-%d", i)), nil)
+	})
+	for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
 		if pod.Labels["org.mu-plugins/fence"] != "1" {
 			t.Errorf("host pod %s left after releasing every key", pod.Name)
 		}
 	}
 }
 
-func acquireTrial(t *testing.T, prefix string, i int, killAfter time.Duration) string {
+// acquireTrial runs key drill-i's acquire in a plugin of q's configuration,
+// SIGKILLs it after killAfter, resolves the key through q (mu's next
+// invocation) and returns the lookup's answer.
+func acquireTrial(t *testing.T, q *plugin, i int, killAfter time.Duration) string {
 	key := fmt.Sprintf("drill-%d", i)
-	p := startOn(t, prefix)
-	p.sendAway("host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}))
+	k := startOn(t, q.prefix)
+	k.sendAway("host.acquire", acquireParams(key, smallPod))
 	time.Sleep(killAfter)
-	p.kill()
+	k.kill()
 
-	q := startOn(t, prefix)
 	fence := i%4 == 0
 	var lk protocol.HostLookupResult
 	for {
@@ -90,7 +149,7 @@ func acquireTrial(t *testing.T, prefix string, i int, killAfter time.Duration) s
 	}
 	name := q.podName(t, key)
 	var mine []string
-	for _, pod := range prefixed(pods(t, q.c, ""), prefix) {
+	for _, pod := range prefixed(pods(t, q.c, ""), q.prefix) {
 		if pod.Name == name && pod.DeletionTimestamp == nil {
 			mine = append(mine, pod.Labels["org.mu-plugins/fence"])
 		}
@@ -110,17 +169,17 @@ func acquireTrial(t *testing.T, prefix string, i int, killAfter time.Duration) s
 		if len(mine) != 1 || mine[0] != "1" {
 			t.Errorf("%s fenced none, pods %v", key, mine)
 		}
-		if err := q.call(t, "host.acquire", acquireParams(key, map[string]string{"ttl": "1h"}), nil); err == nil {
+		if err := q.call(t, "host.acquire", acquireParams(key, smallPod), nil); err == nil {
 			t.Errorf("%s: an acquire after a fenced none succeeded", key)
 		}
-		return "none"
+		return "none (fenced)"
 	case lk.None:
 		if len(mine) != 0 {
 			t.Errorf("%s none, pods %v", key, mine)
 		}
 		return "none"
 	}
-	t.Logf("%s: lookup %+v", key, lk)
+	t.Errorf("%s: lookup %+v with the cluster up", key, lk)
 	return "unknown"
 }
 
@@ -129,36 +188,55 @@ func (p *plugin) podName(t testing.TB, key string) string {
 	return p.prefix + "-" + keyHash(key)
 }
 
-// TestCrashDrillRelease SIGKILLs the plugin at random points of
+// TestCrashDrillRelease SIGKILLs the plugin at points spread over
 // host.release; the reissued release (mu's replay) answers null and no pod
 // is left.
 func TestCrashDrillRelease(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
-	prefix := p.prefix
-	for i := 0; i < trials; i++ {
-		p.acquire(t, fmt.Sprintf("rel-%d", i), nil)
-	}
-	t.Run("trials", func(t *testing.T) {
-		for i := 0; i < trials; i++ {
-			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				t.Parallel()
-				key := fmt.Sprintf("rel-%d", i)
-				k := startOn(t, prefix)
-				k.sendAway("host.release", keyParams(key))
-				time.Sleep(time.Duration(rand.Int64N(int64(3 * time.Second))))
-				k.kill()
-				q := startOn(t, prefix)
-				q.must(t, "host.release", keyParams(key), nil)
-				name := q.podName(t, key)
-				for _, pod := range prefixed(pods(t, q.c, ""), prefix) {
-					if pod.Name == name {
-						t.Errorf("%s: pod %s left after the reissued release", key, name)
-					}
-				}
-			})
+	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
+		p.acquire(t, fmt.Sprintf("rel-%d", i), smallPod)
+	})
+	p.acquire(t, "rel-probe", smallPod)
+	probe := startOn(t, p.prefix)
+	t0 := time.Now()
+	probe.must(t, "host.release", keyParams("rel-probe"), nil)
+	full := time.Since(t0)
+	probe.stop(t)
+	span := full + full/4
+	t.Logf("a fresh plugin's whole release took %v; killing within 0..%v", full, span)
+
+	var counts tally
+	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
+		key := fmt.Sprintf("rel-%d", i)
+		name := p.podName(t, key)
+		k := startOn(t, p.prefix)
+		k.sendAway("host.release", keyParams(key))
+		time.Sleep(killPoint(i, trials, span))
+		k.kill()
+		counts.add(releaseState(t, p, name))
+		p.must(t, "host.release", keyParams(key), nil)
+		for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
+			if pod.Name == name {
+				t.Errorf("%s: pod %s left after the reissued release", key, name)
+			}
 		}
 	})
+	t.Logf("the pod after the kill: %v", &counts)
+}
+
+// releaseState is where a killed release left its pod: untouched, being
+// deleted or gone.
+func releaseState(t *testing.T, p *plugin, name string) string {
+	for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
+		if pod.Name == name {
+			if pod.DeletionTimestamp != nil {
+				return "being deleted"
+			}
+			return "untouched"
+		}
+	}
+	return "gone"
 }
 
 // Twenty hosts acquired at once on the one node, all released: nothing is

@@ -104,12 +104,5 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 	if hs.State != protocol.HostGone {
 		t.Fatalf("host.status after the pod was deleted: %+v", hs)
 	}
-	if st := jobState(t, q, jt); st.State != protocol.JobLost {
-		t.Errorf("job.status after the pod was deleted: %+v", st)
-	}
-	var lk protocol.JobLookupResult
-	q.Must(t, "job.lookup", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt, "key": "job-1", "fence": true}, &lk)
-	if !lk.None {
-		t.Errorf("job.lookup in a deleted pod: %+v", lk)
-	}
+	jobLost(t, q, jt, "after the pod was deleted")
 }

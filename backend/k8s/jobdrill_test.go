@@ -3,7 +3,6 @@ package k8s_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -13,61 +12,76 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// TestCrashDrillJobStart SIGKILLs the plugin at random points of job.start
-// on one pod, then resolves the key as mu's replay does (a fenced
-// job.lookup): a found start has its job running, a none has no process of
-// it and a late start of the key is refused. Every job is then
-// stopped and no agent is left.
+// TestCrashDrillJobStart SIGKILLs the plugin at points spread over
+// job.start, the trials side by side on one pod, then resolves each key as
+// mu's replay does (a fenced job.lookup): a found start has its job
+// running, a none has no process of it and a late start of the key is
+// refused. Every job is then stopped and no agent is left.
 func TestCrashDrillJobStart(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
-	res := p.acquire(t, "key-jobdrill", map[string]string{"ttl": "1h"})
+	res := p.acquire(t, "key-jobdrill", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
-	t0 := time.Now()
-	probe, _ := startJob(t, p, host, "probe")
-	full := time.Since(t0)
-	stopJob(t, p, probe)
-	t.Logf("a whole job.start took %v; killing within 0..%v", full, full+full/4)
-
-	counts := map[string]int{}
-	for i := 0; i < trials; i++ {
-		key := fmt.Sprintf("jd-%d", i)
-		params := jobStartParams(host, key)
-		k := startOn(t, p.prefix)
-		k.sendAway("job.start", params)
-		time.Sleep(time.Duration(rand.Int64N(int64(full + full/4))))
-		k.kill()
-
-		q := startOn(t, p.prefix)
-		jt := jobTargetOf(host, key, "")
-		var lk protocol.JobLookupResult
-		q.must(t, "job.lookup", map[string]any{"deadline": deadline(), "target": jt, "key": key, "fence": true}, &lk)
-		want := 0
-		switch {
-		case lk.Found != nil:
-			counts["found"]++
-			want = 1
-		case lk.None:
-			counts["none"]++
-			if err := q.call(t, "job.start", params, nil); err == nil {
-				t.Errorf("%s: a job.start after a fenced none succeeded", key)
-			}
-		default:
-			counts["other"]++
-			t.Errorf("%s: job.lookup %+v", key, lk)
-		}
-		if n := agentsOf(t, q, res.Handle, key); (want == 0) != (n == 0) {
-			t.Errorf("%s: %d processes of its job running, want them only when found (lookup %+v)", key, n, lk)
-		}
-		if lk.Found != nil {
-			stopJob(t, q, jobTargetOf(host, key, lk.Found.Handle))
-		}
-		q.stop(t)
+	// A whole start as a trial's fresh plugin makes it, drillConc at once.
+	probes := make([]protocol.Target, drillConc)
+	full := longestOf(t, drillConc, func(t *testing.T, c int) time.Duration {
+		fresh := startOn(t, p.prefix)
+		t0 := time.Now()
+		probes[c], _ = startJob(t, fresh, host, fmt.Sprintf("probe-%d", c))
+		return time.Since(t0)
+	})
+	for _, jt := range probes {
+		stopJob(t, p, jt)
 	}
-	t.Logf("job.lookup answers after the kill: %v", counts)
+	span := full + full/4
+	t.Logf("a fresh plugin's whole job.start took up to %v, %d at once; killing within 0..%v", full, drillConc, span)
+
+	var counts tally
+	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
+		counts.add(jobStartTrial(t, p, host, fmt.Sprintf("jd-%d", i), killPoint(i, trials, span)))
+	})
+	t.Logf("job.lookup answers after the kill: %v", &counts)
 	if left := podExec(t, p, res.Handle, "sh", "-c", "ps -eo args | grep -c '[m]u-test-agent' || true"); strings.TrimSpace(left) != "0" {
 		t.Errorf("%s agents left after every job was stopped", strings.TrimSpace(left))
 	}
+}
+
+// jobStartTrial starts job key on host in a plugin of q's configuration,
+// SIGKILLs it after killAfter and resolves the key through q (mu's next
+// invocation).
+func jobStartTrial(t *testing.T, q *plugin, host protocol.Target, key string, killAfter time.Duration) string {
+	params := jobStartParams(host, key)
+	k := startOn(t, q.prefix)
+	k.sendAway("job.start", params)
+	time.Sleep(killAfter)
+	k.kill()
+	return resolveJobStart(t, q, host, key)
+}
+
+// resolveJobStart resolves job.start of key on host as mu's replay does (a
+// fenced job.lookup through q), checks that exactly its answer runs, stops
+// the job and returns the answer.
+func resolveJobStart(t *testing.T, q *plugin, host protocol.Target, key string) string {
+	t.Helper()
+	params := jobStartParams(host, key)
+	jt := jobTargetOf(host, key, "")
+	var lk protocol.JobLookupResult
+	q.must(t, "job.lookup", map[string]any{"deadline": deadline(), "target": jt, "key": key, "fence": true}, &lk)
+	if n := agentsOf(t, q, host.Host.Handle, key); (lk.Found == nil) != (n == 0) {
+		t.Errorf("%s: %d processes of its job running, want them only when found (lookup %+v)", key, n, lk)
+	}
+	switch {
+	case lk.Found != nil:
+		stopJob(t, q, jobTargetOf(host, key, lk.Found.Handle))
+		return "found"
+	case lk.None:
+		if err := q.call(t, "job.start", params, nil); err == nil {
+			t.Errorf("%s: a job.start after a fenced none succeeded", key)
+		}
+		return "none"
+	}
+	t.Errorf("%s: job.lookup %+v", key, lk)
+	return "other"
 }
 
 func jobStartParams(host protocol.Target, key string) protocol.JobStartParams {
@@ -102,73 +116,97 @@ func agentsOf(t *testing.T, p *plugin, pod, key string) int {
 	return n
 }
 
-// TestCrashDrillChannelSend SIGKILLs the plugin at random points of
+// sendChains is how many agents the channel.send drill delivers to side by
+// side (each agent's deliveries are in order: a turn is counted).
+const sendChains = 5
+
+// TestCrashDrillChannelSend SIGKILLs the plugin at points spread over
 // channel.send to a running agent, then resolves the delivery as mu's
 // replay does (receipt "exact": channel.receipt): an accepted delivery is
 // exactly one turn, a not-accepted one none, ever (the next delivery's turn
-// is the only one after it).
+// is the only one after it). The trials go to sendChains agents on one
+// pod, side by side.
 func TestCrashDrillChannelSend(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
-	res := p.acquire(t, "key-senddrill", map[string]string{"ttl": "1h"})
+	res := p.acquire(t, "key-senddrill", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
-	jt, _ := startJob(t, p, host, "sendjob")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	runs := drive.Baseline(t, ctx, p.Plugin.Plugin, jt).Runs
-	send := func(id string) protocol.SendParams {
-		return protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "drill " + id, MsgID: id, Mode: protocol.ModeFollowUp}
-	}
+	jts := make([]protocol.Target, sendChains)
+	runs := make([]int64, sendChains)
+	runTrials(t, sendChains, sendChains, func(t *testing.T, c int) {
+		jts[c], _ = startJob(t, p, host, fmt.Sprintf("sendjob-%d", c))
+		runs[c] = drive.Baseline(t, ctx, p.Plugin.Plugin, jts[c]).Runs
+	})
 	// A whole send as a trial's fresh plugin makes it (its first call: the
-	// API server's reach, the pod, a new exec channel).
-	fresh := startOn(t, p.prefix)
-	t0 := time.Now()
-	if _, err := fresh.ChannelSend(ctx, send("probe")); err != nil {
-		t.Fatalf("channel.send: %v", err)
-	}
-	full := time.Since(t0)
-	fresh.stop(t)
-	runs = drive.Settled(t, ctx, p.Plugin.Plugin, jt, runs).Runs
-	t.Logf("a fresh plugin's whole channel.send took %v; killing within 0..%v", full, full+full/4)
-
-	counts := map[string]int{}
-	for i := 0; i < trials; i++ {
-		id := fmt.Sprintf("msg-%d", i)
-		k := startOn(t, p.prefix)
-		k.sendAway("channel.send", send(id))
-		time.Sleep(time.Duration(rand.Int64N(int64(full + full/4))))
-		k.kill()
-
-		q := startOn(t, p.prefix)
-		rc, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id})
-		if err != nil {
-			t.Fatalf("%s: channel.receipt: %v", id, err)
+	// API server's reach, the pod, a new exec channel), one to each agent
+	// at once.
+	full := longestOf(t, sendChains, func(t *testing.T, c int) time.Duration {
+		fresh := startOn(t, p.prefix)
+		t0 := time.Now()
+		if _, err := fresh.ChannelSend(ctx, sendParams(jts[c], "probe")); err != nil {
+			t.Fatalf("channel.send: %v", err)
 		}
-		counts[rc.State]++
-		switch rc.State {
-		case protocol.ReceiptAccepted:
-			if obs := drive.Settled(t, ctx, q.Plugin.Plugin, jt, runs); obs.Runs != runs+1 {
-				t.Errorf("%s accepted: runs %d after %d, want exactly one turn", id, obs.Runs, runs)
+		d := time.Since(t0)
+		runs[c] = drive.Settled(t, ctx, p.Plugin.Plugin, jts[c], runs[c]).Runs
+		return d
+	})
+	span := full + full/4
+	t.Logf("a fresh plugin's whole channel.send took up to %v, %d at once; killing within 0..%v", full, sendChains, span)
+
+	var counts tally
+	runTrials(t, sendChains, sendChains, func(t *testing.T, c int) {
+		for i := c; i < trials; i += sendChains {
+			st := sendTrial(t, ctx, p, jts[c], &runs[c], fmt.Sprintf("msg-%d", i), killPoint(i, trials, span))
+			counts.add(st)
+			if t.Failed() {
+				return
 			}
-			runs++
-		case protocol.ReceiptNotAccepted:
-		default:
-			t.Fatalf("%s: receipt %+v", id, rc)
 		}
-		// The next delivery's turn is the only one past runs: a killed
-		// send that was not accepted never lands later.
-		next := id + "-next"
-		if _, err := q.ChannelSend(ctx, send(next)); err != nil {
-			t.Fatalf("%s: channel.send: %v", next, err)
-		}
-		if obs := drive.Settled(t, ctx, q.Plugin.Plugin, jt, runs); obs.Runs != runs+1 {
-			t.Errorf("%s (%s): runs %d after %d, want one turn", next, rc.State, obs.Runs, runs)
-		}
-		runs++
-		if again, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id}); err != nil || again.State != rc.State {
-			t.Errorf("%s: receipt changed from %s to %+v %v", id, rc.State, again, err)
-		}
-		q.stop(t)
+	})
+	t.Logf("receipts after the kill: %v", &counts)
+}
+
+func sendParams(jt protocol.Target, id string) protocol.SendParams {
+	return protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "drill " + id, MsgID: id, Mode: protocol.ModeFollowUp}
+}
+
+// sendTrial delivers id to jt from a plugin of q's configuration, SIGKILLs
+// it after killAfter, resolves the delivery through q (channel.receipt),
+// checks the turns against *runs (updated) and returns the receipt.
+func sendTrial(t *testing.T, ctx context.Context, q *plugin, jt protocol.Target, runs *int64, id string, killAfter time.Duration) string {
+	k := startOn(t, q.prefix)
+	k.sendAway("channel.send", sendParams(jt, id))
+	time.Sleep(killAfter)
+	k.kill()
+
+	rc, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id})
+	if err != nil {
+		t.Fatalf("%s: channel.receipt: %v", id, err)
 	}
-	t.Logf("receipts after the kill: %v", counts)
+	switch rc.State {
+	case protocol.ReceiptAccepted:
+		if obs := drive.Settled(t, ctx, q.Plugin.Plugin, jt, *runs); obs.Runs != *runs+1 {
+			t.Errorf("%s accepted: runs %d after %d, want exactly one turn", id, obs.Runs, *runs)
+		}
+		*runs++
+	case protocol.ReceiptNotAccepted:
+	default:
+		t.Fatalf("%s: receipt %+v", id, rc)
+	}
+	// The next delivery's turn is the only one past runs: a killed send
+	// that was not accepted never lands later.
+	next := id + "-next"
+	if _, err := q.ChannelSend(ctx, sendParams(jt, next)); err != nil {
+		t.Fatalf("%s: channel.send: %v", next, err)
+	}
+	if obs := drive.Settled(t, ctx, q.Plugin.Plugin, jt, *runs); obs.Runs != *runs+1 {
+		t.Errorf("%s (%s): runs %d after %d, want one turn", next, rc.State, obs.Runs, *runs)
+	}
+	*runs++
+	if again, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id}); err != nil || again.State != rc.State {
+		t.Errorf("%s: receipt changed from %s to %+v %v", id, rc.State, again, err)
+	}
+	return rc.State
 }

@@ -55,9 +55,11 @@ func (b *Backend) podState(ctx context.Context, t protocol.Target) (podHealth, *
 		return podUnclear, nil, "", protocol.Errorf(protocol.Permanent, "pod %s is not a host of instance %q", name, b.instance)
 	}
 	h, why := health(pod)
-	if (h == podUp || h == podComing) && pod.Spec.NodeName != "" {
+	if h != podGone && pod.Spec.NodeName != "" {
 		// A node that is gone takes its pods with it, though the pod's
-		// status still reads running until the cluster notices.
+		// status still reads running (or terminating: no kubelet will say
+		// it stopped) until the pod garbage collector deletes it. A
+		// plugin not allowed to read nodes learns it from that delete.
 		_, err := b.cs.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			h, why = podGone, "pod "+name+"'s node "+pod.Spec.NodeName+" no longer exists"

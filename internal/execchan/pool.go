@@ -178,9 +178,12 @@ func (p *Pool) do(ctx context.Context, timeout time.Duration, send func(*Session
 		}
 		return &code, r, nil
 	case <-s.dead:
-		_ = p.be.Stop(ctx, r.mark)
+		stopErr := p.stopBroken(ctx, r.mark)
 		p.put(s, false)
-		return nil, nil, protocol.Wrap(protocol.UnknownOutcome, s.err, "the exec channel broke during the run")
+		if stopErr != nil {
+			return nil, nil, protocol.Wrap(protocol.UnknownOutcome, errors.Join(s.err, stopErr), "the exec channel broke during the run, and the run could not be proven stopped")
+		}
+		return nil, nil, protocol.Wrap(protocol.UnknownOutcome, s.err, "the exec channel broke during the run (the run was stopped)")
 	case <-timer.C:
 	case <-ctx.Done():
 	}
@@ -196,6 +199,33 @@ func (p *Pool) do(ctx context.Context, timeout time.Duration, send func(*Session
 	default:
 	}
 	return p.kill(ctx, s, r)
+}
+
+// BrokenStopWait bounds how long a run whose channel broke is tried to be
+// stopped while the host does not answer (an API server restarting).
+const BrokenStopWait = time.Minute
+
+// stopBroken kills the run of a channel that broke mid-run. The channel's
+// loop may be gone with its stream, the run's processes are not (an
+// exec's process dies with its stream, not its children), and the host
+// may not answer for a while either (the API server restarting): Stop is
+// tried again until the kill is proven, ctx ends or BrokenStopWait passed,
+// so that no process of the run outlives the answer.
+func (p *Pool) stopBroken(ctx context.Context, mark string) error {
+	end := time.Now().Add(BrokenStopWait)
+	wait := 200 * time.Millisecond
+	for {
+		err := p.be.Stop(ctx, mark)
+		if err == nil || time.Now().Add(wait).After(end) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 // send writes the request on a channel, trying a second one when the

@@ -1,6 +1,8 @@
 package testk8s
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +10,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // One cluster serves every test binary of a `go test ./...` run, and go test
@@ -33,16 +38,8 @@ func (c *Cluster) hold(tb testing.TB, exclusive bool) {
 	tb.Helper()
 	lockMu.Lock()
 	defer lockMu.Unlock()
-	if lockF == nil {
-		f, err := os.OpenFile(filepath.Join(c.StateDir, "tests.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-		if err != nil {
-			tb.Fatalf("testk8s: the cluster's test lock: %v", err)
-		}
-		if err := flock(f, syscall.LOCK_SH); err != nil {
-			f.Close()
-			tb.Fatalf("testk8s: the cluster's test lock: %v", err)
-		}
-		lockF = f // held until the binary exits
+	if err := c.holdShared(); err != nil {
+		tb.Fatalf("testk8s: %v", err)
 	}
 	if !exclusive {
 		return
@@ -60,6 +57,24 @@ func (c *Cluster) hold(tb testing.TB, exclusive bool) {
 			_ = flock(lockF, syscall.LOCK_SH)
 		}
 	})
+}
+
+// holdShared takes the binary's shared lock on the cluster, once (lockMu
+// held): it waits while another binary disrupts the cluster.
+func (c *Cluster) holdShared() error {
+	if lockF != nil {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(c.StateDir, "tests.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("the cluster's test lock: %w", err)
+	}
+	if err := flock(f, syscall.LOCK_SH); err != nil {
+		f.Close()
+		return fmt.Errorf("the cluster's test lock: %w", err)
+	}
+	lockF = f // held until the binary exits
+	return nil
 }
 
 func flock(f *os.File, how int) error {
@@ -90,6 +105,36 @@ func (c *Cluster) Start(tb testing.TB, component string) {
 	tb.Helper()
 	if err := c.component("start", component); err != nil {
 		tb.Fatalf("testk8s: %v", err)
+	}
+}
+
+// DeleteNode makes the node gone, as a cloud's node controller does for a
+// machine that is gone: it stops the kubelet (Stop) and deletes the Node
+// object. The pods' objects stay, bound to the missing node and reading
+// Running, until the pod garbage collector deletes them (40 s later). The
+// test has the cluster to itself until it ends; its cleanup starts the
+// kubelet again, which registers the node anew, and waits until the node
+// is Ready before the others use the cluster.
+func (c *Cluster) DeleteNode(tb testing.TB) {
+	tb.Helper()
+	c.Stop(tb, "kubelet")
+	tb.Cleanup(func() { // before Stop's: the others wait until the node is back
+		if err := c.component("start", "kubelet"); err != nil {
+			tb.Errorf("testk8s: starting the kubelet again after the test: %v", err)
+			return
+		}
+		var err error
+		for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(time.Second) {
+			if err = c.check(); err == nil {
+				return
+			}
+		}
+		tb.Errorf("testk8s: the node after the kubelet registered it again: %v", err)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Client(tb).CoreV1().Nodes().Delete(ctx, c.Node, metav1.DeleteOptions{}); err != nil {
+		tb.Fatalf("testk8s: deleting node %s: %v", c.Node, err)
 	}
 }
 

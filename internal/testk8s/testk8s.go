@@ -67,7 +67,20 @@ var (
 // is not up.
 func Ensure(tb testing.TB) *Cluster {
 	tb.Helper()
-	once.Do(func() { cluster, loadErr = Load(os.Getenv("MU_K8S_NAME"), os.Getenv("MU_K8S_STATE_ROOT")) })
+	once.Do(func() {
+		// The check waits for the shared lock: a test of another binary
+		// that disrupts the cluster (a node deleted, a component stopped)
+		// holds it exclusively until it put the cluster back.
+		cluster, loadErr = read(os.Getenv("MU_K8S_NAME"), os.Getenv("MU_K8S_STATE_ROOT"))
+		if loadErr == nil {
+			lockMu.Lock()
+			loadErr = cluster.holdShared()
+			lockMu.Unlock()
+		}
+		if loadErr == nil {
+			loadErr = cluster.checked()
+		}
+	})
 	if loadErr != nil {
 		tb.Fatalf("testk8s: %v", loadErr)
 		return nil
@@ -79,17 +92,28 @@ func Ensure(tb testing.TB) *Cluster {
 // Load reads and checks the instance name (DefaultName when empty) under
 // root (DefaultStateRoot when empty).
 func Load(name, root string) (*Cluster, error) {
+	c, err := read(name, root)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checked(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// read reads the instance's env file (up.sh's), without asking the cluster.
+func read(name, root string) (*Cluster, error) {
 	if name == "" {
 		name = DefaultName
 	}
 	if root == "" {
 		root = DefaultStateRoot
 	}
-	howto := fmt.Sprintf("bring it up with `integration/k8s/up.sh %s` as root (make test brings one up for its run; see docs/k8s.md)", name)
 	envFile := filepath.Join(root, name, "env")
 	env, err := readEnv(envFile)
 	if err != nil {
-		return nil, fmt.Errorf("the test cluster %q is not up (%v): %s", name, err, howto)
+		return nil, fmt.Errorf("the test cluster %q is not up (%v): %s", name, err, howto(name))
 	}
 	c := &Cluster{
 		Name: name, Kubeconfig: env["MU_K8S_KUBECONFIG"], Context: env["MU_K8S_CONTEXT"],
@@ -98,12 +122,22 @@ func Load(name, root string) (*Cluster, error) {
 		StateDir: env["MU_K8S_STATE"], LogDir: env["MU_K8S_LOGS"], Version: env["MU_K8S_VERSION"],
 	}
 	if c.Kubeconfig == "" || c.Namespace == "" || c.Image == "" || c.Node == "" {
-		return nil, fmt.Errorf("the test cluster %q: %s lacks MU_K8S_KUBECONFIG, MU_K8S_NAMESPACE, MU_K8S_IMAGE or MU_K8S_NODE: %s", name, envFile, howto)
-	}
-	if err := c.check(); err != nil {
-		return nil, fmt.Errorf("the test cluster %q (%s) does not answer: %v; logs in %s: %s", name, c.Server, err, c.LogDir, howto)
+		return nil, fmt.Errorf("the test cluster %q: %s lacks MU_K8S_KUBECONFIG, MU_K8S_NAMESPACE, MU_K8S_IMAGE or MU_K8S_NODE: %s", name, envFile, howto(name))
 	}
 	return c, nil
+}
+
+// checked is check's error, saying how to bring the cluster up.
+func (c *Cluster) checked() error {
+	if err := c.check(); err != nil {
+		return fmt.Errorf("the test cluster %q (%s) does not answer: %v; logs in %s: %s", c.Name, c.Server, err, c.LogDir, howto(c.Name))
+	}
+	return nil
+}
+
+// howto says how to bring instance name up.
+func howto(name string) string {
+	return fmt.Sprintf("bring it up with `integration/k8s/up.sh %s` as root (make test brings one up for its run; see docs/k8s.md)", name)
 }
 
 // check: /readyz says ok and the node is Ready.
