@@ -136,7 +136,9 @@ func apiRestartExec(t *testing.T, p, warm *plugin, pod string, r reply) {
 	var er protocol.ExecResult
 	if err := warm.call(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er); err != nil {
 		outcome(t, "link.exec on the warm plugin", reply{err: err})
-		if !testutil.Poll(time.Minute, func() bool { return warm.call(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er) == nil }) {
+		if !testutil.Poll(time.Minute, func() bool {
+			return warm.call(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er) == nil
+		}) {
 			t.Fatalf("link.exec on the warm plugin never answered again")
 		}
 	}
