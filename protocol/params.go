@@ -42,10 +42,11 @@ func readBase(method string, params json.RawMessage) (Base, error) {
 	var seen struct {
 		Deadline  *int64 `json:"deadline"`
 		TimeoutMs *int64 `json:"timeoutMs"`
-		Target    *struct {
-			Agent *AgentRef `json:"agent"`
-			Job   *JobRef   `json:"job"`
-			Host  *HostRef  `json:"host"`
+		// Target's own fields, its host as a pointer (the shallower
+		// field wins): a field Target gains is read here too.
+		Target *struct {
+			Target
+			Host *HostRef `json:"host"`
 		} `json:"target"`
 	}
 	if err := json.Unmarshal(params, &seen); err != nil {
@@ -65,6 +66,7 @@ func readBase(method string, params json.RawMessage) (Base, error) {
 	case seen.TimeoutMs != nil && *seen.TimeoutMs > MaxTimeoutMs:
 		return Base{}, Errorf(Permanent, "%s: timeoutMs %d exceeds the maximum, %d (365 days)", method, *seen.TimeoutMs, int64(MaxTimeoutMs))
 	}
-	t := seen.Target
-	return Base{Deadline: *seen.Deadline, Target: Target{Agent: t.Agent, Job: t.Job, Host: *t.Host}}, nil
+	t := seen.Target.Target
+	t.Host = *seen.Target.Host
+	return Base{Deadline: *seen.Deadline, Target: t}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -68,8 +69,8 @@ func (r runner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, [
 		until = d
 	}
 	if n := len(wrapperCommand(time.Until(until), ".", argv, nil)); n > maxCommandLine {
-		return nil, nil, -1, protocol.Errorf(protocol.Permanent, "the run's command line is %d bytes, over the %d bytes the host takes: "+
-			"sshd hands it to the login shell as one argument, and Linux takes at most 128 KiB in one (MAX_ARG_STRLEN); nothing was run", n, maxCommandLine)
+		return nil, nil, -1, protocol.Wrap(protocol.Permanent, tmuxjob.ErrTooLong, fmt.Sprintf("the run's command line is %d bytes, over the %d bytes the host takes: "+
+			"sshd hands it to the login shell as one argument, and Linux takes at most 128 KiB in one (MAX_ARG_STRLEN); nothing was run", n, maxCommandLine))
 	}
 	c, err := r.b.pool.get(ctx, r.dest)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/backend/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
@@ -158,8 +159,8 @@ func TestRunnerCommandLineBound(t *testing.T) {
 	}
 	_, _, _, err := r.Run(ctx, argv(1), nil)
 	var pe *protocol.Error
-	if !errors.As(err, &pe) || pe.Kind != protocol.Permanent {
-		t.Fatalf("one byte more: %v, want permanent", err)
+	if !errors.As(err, &pe) || pe.Kind != protocol.Permanent || !errors.Is(err, tmuxjob.ErrTooLong) {
+		t.Fatalf("one byte more: %v, want permanent, tmuxjob.ErrTooLong", err)
 	}
 	long := argv(1)
 	old := maxCommandLine

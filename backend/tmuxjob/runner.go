@@ -16,10 +16,11 @@ import (
 // unknown (the transport failed, ctx ended): the package then reports
 // unknown, never a definite answer. A non-zero exit is not an error.
 //
-// A Runner that refuses a run for its input before starting anything (an
-// SSH command line past the host's bound) returns a *protocol.Error of
-// kind permanent: job.start passes it on (refusedRun), as no start took
-// place.
+// A Runner that refuses a run because its command line passes what the
+// host takes (an SSH command line past MAX_ARG_STRLEN) returns an error
+// that wraps ErrTooLong, before starting anything: job.start then answers
+// permanent, naming spec.cmd (refusedRun). Any other error, a permanent
+// one included, leaves the start's outcome unknown.
 //
 // The docker backend maps it to an exec in the container; LocalRunner runs
 // argv on this machine. Every script this package sends is a constant
@@ -82,11 +83,15 @@ func (l LocalRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]by
 	return out.Bytes(), errb.Bytes(), res.ExitCode, nil
 }
 
-// refusedRun is the Runner's permanent refusal err carries (nothing was
+// ErrTooLong is what a Runner's refusal of a run whose command line passes
+// the host's bound wraps: nothing was run.
+var ErrTooLong = errors.New("the run's command line is longer than the host takes")
+
+// refusedRun is the Runner's refusal err carries (ErrTooLong: nothing was
 // run), or nil.
 func refusedRun(err error) *protocol.Error {
 	var pe *protocol.Error
-	if errors.As(err, &pe) && pe.Kind == protocol.Permanent {
+	if errors.Is(err, ErrTooLong) && errors.As(err, &pe) {
 		return pe
 	}
 	return nil
