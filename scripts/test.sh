@@ -22,11 +22,19 @@ export MU_K8S_NAME=test-$$ MU_K8S_OWNER=$$
 k8s_down() {
 	local rc=$?
 	integration/k8s/down.sh "$MU_K8S_NAME" || rc=1
-	[ $rc != 0 ] || rm -rf "${MU_K8S_STATE_ROOT:-/var/lib/mu-k8s}/$MU_K8S_NAME.logs"
+	[ $rc != 0 ] || rm -rf "${MU_K8S_STATE_ROOT:-/var/lib/mu-k8s}/$MU_K8S_NAME".logs{,.first}
 	exit $rc
 }
 trap k8s_down EXIT
-integration/k8s/up.sh "$MU_K8S_NAME"
+# A bring-up that fails is tried once more (set-up, not a test): the first
+# try's logs are kept beside the second's, and its last line says what failed.
+if ! integration/k8s/up.sh "$MU_K8S_NAME"; then
+	logs=${MU_K8S_STATE_ROOT:-/var/lib/mu-k8s}/$MU_K8S_NAME.logs
+	rm -rf "$logs.first"
+	[ ! -d "$logs" ] || mv "$logs" "$logs.first"
+	echo "k8s cluster: the first bring-up FAILED (above; its logs in $logs.first); trying once more"
+	integration/k8s/up.sh "$MU_K8S_NAME"
+fi
 step "build"
 make --no-print-directory build
 step "lint"

@@ -38,8 +38,12 @@ fi
 rm -rf "$K8S_LOGS"
 mkdir -p "$K8S_LOGS" "$K8S_STATE"/{pids,cmds,pki,run,etc,cni/net.d,cni/ipam,kubelet,pod-logs,volume-plugins}
 pki=$K8S_STATE/pki
-up_ok=0
+up_ok=0 why=
+# What failed, for the last line a failed bring-up prints: a failing command
+# under set -e (its line and text), or wait_for's own reason.
+trap 'why=${why:-"line $LINENO: $BASH_COMMAND (exit $?)"}' ERR
 on_exit() {
+	local rc=$? d
 	[ $up_ok = 1 ] && return
 	echo "k8s up: FAILED to bring up $K8S_NAME; logs in $K8S_LOGS" >&2
 	for f in "$K8S_LOGS"/*.log; do
@@ -47,11 +51,16 @@ on_exit() {
 		echo "---- $(basename "$f") (last 15 lines)" >&2
 		tail -n 15 "$f" >&2
 	done
+	for d in "$K8S_STATE"/pids/*; do
+		[ -f "$d" ] || continue
+		if k8s_ours "$(cat "$d")"; then echo "k8s up: $(basename "$d") was running" >&2; else echo "k8s up: $(basename "$d") was NOT running" >&2; fi
+	done
 	if [ "${MU_K8S_KEEP:-0}" = 1 ]; then
 		echo "k8s up: left as it is (MU_K8S_KEEP=1): $k8s_here/down.sh $K8S_NAME removes it" >&2
 	else
 		"$k8s_here/down.sh" "$K8S_NAME" >&2 || true
 	fi
+	echo "k8s up: FAILED to bring up $K8S_NAME: ${why:-exit $rc} (logs in $K8S_LOGS)" >&2
 }
 trap on_exit EXIT
 echo "${MU_K8S_OWNER:-}" >"$K8S_STATE/owner"
@@ -65,12 +74,14 @@ wait_for() {
 		"$@" >/dev/null 2>&1 && return 0
 		local pidf=$K8S_STATE/pids/$what
 		if [ -f "$pidf" ] && ! k8s_ours "$(cat "$pidf")"; then
-			echo "k8s up: $what exited" >&2
+			why="$what exited while waiting for: $*"
+			echo "k8s up: $why" >&2
 			return 1
 		fi
 		sleep 0.2
 	done
-	echo "k8s up: $what not ready after ${secs}s" >&2
+	why="$what not ready after ${secs}s: $*"
+	echo "k8s up: $why" >&2
 	return 1
 }
 
@@ -122,7 +133,7 @@ for attempt in 1 2 3 4 5 6 7 8; do
 	k8s_start relay socat "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" "UNIX-CONNECT:$K8S_STATE/run/api.sock"
 	sleep 0.3
 	kill -0 "$(cat "$K8S_STATE/pids/relay")" 2>/dev/null && break
-	[ $attempt = 8 ] && { echo "k8s up: no free port for the relay" >&2; exit 1; }
+	[ $attempt = 8 ] && { why="no free port for the relay"; echo "k8s up: $why" >&2; exit 1; }
 done
 echo "$port" >"$K8S_STATE/port"
 . "$k8s_here/kubeconfigs.sh"
@@ -173,7 +184,7 @@ node_ready() { [[ $(api GET "/api/v1/nodes/$K8S_ID") == *'"type":"Ready","status
 wait_for kubelet 120 node_ready
 ns_json='{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"'$K8S_NAMESPACE'"}}'
 out=$(api POST /api/v1/namespaces "$ns_json")
-[[ $out == *'"kind":"Namespace"'* || $out == *AlreadyExists* ]] || { echo "k8s up: creating namespace $K8S_NAMESPACE: $out" >&2; exit 1; }
+[[ $out == *'"kind":"Namespace"'* || $out == *AlreadyExists* ]] || { why="creating namespace $K8S_NAMESPACE: $out"; echo "k8s up: $why" >&2; exit 1; }
 # The controller-manager makes each namespace's default ServiceAccount and
 # its kube-root-ca.crt ConfigMap; a pod is refused (or held) without them.
 has() { [[ $(api GET "$2") == *'"kind":"'$1'"'* ]]; } # has KIND PATH
