@@ -86,12 +86,23 @@ k8s_cgroup_dirs() {
 # command line recorded (pids/NAME, cmds/NAME: component.sh restarts it the
 # same way) and its output appended to the logs. Every daemon's command
 # line names $K8S_STATE.
+#
+# It returns once the daemon has exec'd (or ended): until then the child's
+# command line is this script's, which k8s_ours does not count as the
+# instance's, so a check right after the start (up.sh's wait for the
+# kubelet) read a daemon just started as "exited" (a red CI).
 k8s_start() {
-	local name=$1
+	local name=$1 pid i
 	shift
 	printf '%s\0' "$@" >"$K8S_STATE/cmds/$name"
 	setsid "$@" >>"$K8S_LOGS/$name.log" 2>&1 </dev/null &
-	echo $! >"$K8S_STATE/pids/$name"
+	pid=$!
+	echo $pid >"$K8S_STATE/pids/$name"
+	for ((i = 0; i < 1000; i++)); do
+		k8s_ours $pid || ! k8s_live $pid && return 0
+		sleep 0.01
+	done
+	echo "k8s: $name (pid $pid) has not started its command after 10 s" >&2
 }
 
 # k8s_healthy COMPONENT: does it answer its health check now? (The API
