@@ -120,12 +120,11 @@ func TestCheckInstance(t *testing.T) {
 func TestHostEffectsRequireTheirKey(t *testing.T) {
 	h := NewHosts(Provider{}, "i", "/bin/true", 1, creator.This())
 	served := map[string]bool{}
-	serve := func(_ context.Context, c *protocol.Call) (any, error) { served[c.Method] = true; return nil, nil }
 	m := h.Methods(HostMethods{
-		Acquire: func(ctx context.Context, c *protocol.Call, _ protocol.AcquireParams) (any, error) { return serve(ctx, c) },
-		Lookup:  func(ctx context.Context, c *protocol.Call, _ protocol.LookupParams) (any, error) { return serve(ctx, c) },
-		Status:  func(ctx context.Context, c *protocol.Call, _ protocol.Base) (any, error) { return serve(ctx, c) },
-		Release: func(ctx context.Context, c *protocol.Call, _ protocol.KeyParams) (any, error) { return serve(ctx, c) },
+		Acquire: serveAs[protocol.AcquireParams](served),
+		Lookup:  serveAs[protocol.LookupParams](served),
+		Status:  serveAs[protocol.Base](served),
+		Release: serveAs[protocol.KeyParams](served),
 	}, nil, Gate{Reach: func(context.Context) error { return nil }})
 	call := func(method, params string) error {
 		_, err := m[method](context.Background(), &protocol.Call{Method: method, Params: []byte(params)})
@@ -143,5 +142,13 @@ func TestHostEffectsRequireTheirKey(t *testing.T) {
 	}
 	if err := call(protocol.MethodHostStatus, `{}`); err != nil || !served[protocol.MethodHostStatus] {
 		t.Errorf("host.status: %v (served %v)", err, served[protocol.MethodHostStatus])
+	}
+}
+
+// serveAs is a host method that notes its call's method in served.
+func serveAs[P any](served map[string]bool) func(context.Context, *protocol.Call, P) (any, error) {
+	return func(_ context.Context, c *protocol.Call, _ P) (any, error) {
+		served[c.Method] = true
+		return nil, nil
 	}
 }
