@@ -30,9 +30,6 @@ func (b *Backend) containerName(key string) string {
 // it, and answer once an exec in it answers. Repeating it converges on the
 // same container and the same result.
 func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (any, error) {
-	if p.Key == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "host.acquire: key is required")
-	}
 	spec, err := parseParams(p.Params, b.cfg.Image)
 	if err != nil {
 		return nil, err

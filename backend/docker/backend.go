@@ -74,7 +74,7 @@ func (c *Config) Flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxSessions, "max-sessions", 8, "long-lived exec channels kept per container")
 	fs.DurationVar(&c.AbandonAfter, "abandon-after", 0, "lookup removes a never-started container whose creator it cannot check, older than this (default inFlightMs, 2m; lower is for tests)")
 	sandbox.LabelFlag(fs, c.Labels, "container")
-	c.SSH.Register(fs)
+	c.SSH.Flags(fs)
 }
 
 // Open resolves the Engine from --context and the environment, as the

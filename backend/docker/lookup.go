@@ -17,9 +17,6 @@ import (
 // never-started placeholder under the key's name: a late acquire's create
 // then conflicts and refuses.
 func (b *Backend) lookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (any, error) {
-	if p.Key == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "host.lookup: key is required")
-	}
 	name := b.containerName(p.Key)
 	for attempt := 0; attempt < 100; attempt++ {
 		ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})

@@ -15,9 +15,6 @@ import (
 // placeholder stays: the fence is forever (see docs/docker.md for removing
 // placeholders by label).
 func (b *Backend) release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (any, error) {
-	if p.Key == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "host.release: key is required")
-	}
 	name := b.containerName(p.Key)
 	ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
 	if cerrdefs.IsNotFound(err) {

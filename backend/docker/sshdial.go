@@ -42,8 +42,8 @@ type SSHFlags struct {
 	Identity   string   // a private key offered before the configured ones
 }
 
-// Register registers the flags on fs, bound to f.
-func (f *SSHFlags) Register(fs *flag.FlagSet) {
+// Flags registers the flags on fs, bound to f (as every Config.Flags).
+func (f *SSHFlags) Flags(fs *flag.FlagSet) {
 	fs.StringVar(&f.Config, "ssh-config", "", "for an ssh:// endpoint: the ssh_config `FILE` to resolve its host with, as mu-plugin-ssh's --config (default: OpenSSH's own)")
 	fs.Func("ssh-option", "for an ssh:// endpoint: an ssh_config `Key=Value` for its host, as `ssh -o`; repeatable", func(s string) error {
 		f.Options = append(f.Options, s)

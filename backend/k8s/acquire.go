@@ -19,9 +19,6 @@ import (
 // that cannot be pulled, no node with room) is deleted, and the answer is
 // a hand-back: nothing is held.
 func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (any, error) {
-	if p.Key == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "host.acquire: key is required")
-	}
 	spec, err := parseParams(p.Params, b.cfg)
 	if err != nil {
 		return nil, err

@@ -21,9 +21,6 @@ const comingWait = 20 * time.Second
 // key's name that can never run (fencePod): a late acquire's create then
 // fails with AlreadyExists and refuses.
 func (b *Backend) lookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (any, error) {
-	if p.Key == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "host.lookup: key is required")
-	}
 	name := b.podName(p.Key)
 	pods := b.cs.CoreV1().Pods(b.ns)
 	for attempt := 0; attempt < 100; attempt++ {

@@ -18,9 +18,6 @@ const releaseGrace = 2
 // null. A fence placeholder stays: the fence is forever (docs/k8s.md says
 // how to remove placeholders by label).
 func (b *Backend) release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (any, error) {
-	if p.Key == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "host.release: key is required")
-	}
 	name := b.podName(p.Key)
 	pod, err := b.cs.CoreV1().Pods(b.ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

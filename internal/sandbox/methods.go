@@ -8,6 +8,8 @@ import (
 )
 
 // HostMethods are the provider's own host methods and its link.checkSteps.
+// Acquire, Lookup and Release are called only with a key (Methods refuses
+// a call without one).
 type HostMethods struct {
 	Acquire    func(context.Context, *protocol.Call, protocol.AcquireParams) (any, error)
 	Lookup     func(context.Context, *protocol.Call, protocol.LookupParams) (any, error)
@@ -28,14 +30,15 @@ type Gate struct {
 // (Exec, Fetch, Push) and jobs (tmuxjob's, JobHandlers). Every call's
 // target.host.instance is checked first: a host or link method's once its
 // params are decoded, a job or channel method's before its host or its
-// Jobs are looked at. Every method but link.checkSteps, whose steps say
-// what is wrong, waits for the provider (gate).
+// Jobs are looked at; then a host effect's key (keyed). Every method but
+// link.checkSteps, whose steps say what is wrong, waits for the provider
+// (gate).
 func (h *Hosts) Methods(own HostMethods, jobs map[string]protocol.Handler, gate Gate) protocol.Methods {
 	m := protocol.Methods{
-		protocol.MethodHostAcquire:    checked(h, own.Acquire),
-		protocol.MethodHostLookup:     checked(h, own.Lookup),
+		protocol.MethodHostAcquire:    checked(h, keyed(own.Acquire)),
+		protocol.MethodHostLookup:     checked(h, keyed(own.Lookup)),
 		protocol.MethodHostStatus:     checked(h, own.Status),
-		protocol.MethodHostRelease:    checked(h, own.Release),
+		protocol.MethodHostRelease:    checked(h, keyed(own.Release)),
 		protocol.MethodLinkExec:       checked(h, h.Exec),
 		protocol.MethodLinkFetch:      checked(h, h.Fetch),
 		protocol.MethodLinkPush:       checked(h, h.Push),
@@ -61,6 +64,26 @@ func checked[P any](h *Hosts, fn func(context.Context, *protocol.Call, P) (any, 
 		}
 		return fn(ctx, c, p)
 	})
+}
+
+// keyed refuses a host effect's call (acquire, lookup, release) whose key
+// is empty, before fn looks at the provider.
+func keyed[P protocol.AcquireParams | protocol.LookupParams | protocol.KeyParams](fn func(context.Context, *protocol.Call, P) (any, error)) func(context.Context, *protocol.Call, P) (any, error) {
+	return func(ctx context.Context, c *protocol.Call, p P) (any, error) {
+		var key string
+		switch p := any(p).(type) {
+		case protocol.AcquireParams:
+			key = p.Key
+		case protocol.LookupParams:
+			key = p.Key
+		case protocol.KeyParams:
+			key = p.Key
+		}
+		if key == "" {
+			return nil, protocol.Errorf(protocol.Permanent, "%s: key is required", c.Method)
+		}
+		return fn(ctx, c, p)
+	}
 }
 
 // sameInstance serves next only for a call of this instance.

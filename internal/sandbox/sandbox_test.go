@@ -112,3 +112,43 @@ func TestCheckInstance(t *testing.T) {
 		t.Errorf("defaults: %d %v %q %v", n, d, self, err)
 	}
 }
+
+// TestHostEffectsRequireTheirKey: host.acquire, host.lookup and
+// host.release without a key are refused (permanent, naming the method)
+// before the provider's method runs; with one they are served, and
+// host.status takes none.
+func TestHostEffectsRequireTheirKey(t *testing.T) {
+	h := NewHosts(Provider{}, "i", "/bin/true", 1, creator.This())
+	served := map[string]bool{}
+	m := h.Methods(HostMethods{
+		Acquire: serveAs[protocol.AcquireParams](served),
+		Lookup:  serveAs[protocol.LookupParams](served),
+		Status:  serveAs[protocol.Base](served),
+		Release: serveAs[protocol.KeyParams](served),
+	}, nil, Gate{Reach: func(context.Context) error { return nil }})
+	call := func(method, params string) error {
+		_, err := m[method](context.Background(), &protocol.Call{Method: method, Params: []byte(params)})
+		return err
+	}
+	for _, method := range []string{protocol.MethodHostAcquire, protocol.MethodHostLookup, protocol.MethodHostRelease} {
+		var pe *protocol.Error
+		err := call(method, `{"key":""}`)
+		if !errors.As(err, &pe) || pe.Kind != protocol.Permanent || pe.Message != method+": key is required" || served[method] {
+			t.Errorf("%s without a key: %v (served %v), want permanent %q", method, err, served[method], method+": key is required")
+		}
+		if err := call(method, `{"key":"k"}`); err != nil || !served[method] {
+			t.Errorf("%s with a key: %v (served %v)", method, err, served[method])
+		}
+	}
+	if err := call(protocol.MethodHostStatus, `{}`); err != nil || !served[protocol.MethodHostStatus] {
+		t.Errorf("host.status: %v (served %v)", err, served[protocol.MethodHostStatus])
+	}
+}
+
+// serveAs is a host method that notes its call's method in served.
+func serveAs[P any](served map[string]bool) func(context.Context, *protocol.Call, P) (any, error) {
+	return func(_ context.Context, c *protocol.Call, _ P) (any, error) {
+		served[c.Method] = true
+		return nil, nil
+	}
+}
