@@ -22,9 +22,7 @@ func startJob(t *testing.T, p *plugin, host protocol.Target, key string) (protoc
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	spec := protocol.JobSpec{Workstream: "ws", Name: key, Harness: "mu-test-agent", Role: "full-access",
-		Cmd: string(agent.Script), CommandSource: "test", Cwd: ".", Env: map[string]string{}}
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: spec})
+	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec(key)})
 	if err != nil {
 		t.Fatalf("job.start: %v\n%s", err, p.Stderr.String())
 	}
@@ -32,6 +30,22 @@ func startJob(t *testing.T, p *plugin, host protocol.Target, key string) (protoc
 	jt.Job = &protocol.JobRef{Kind: "k8s", Key: key, Handle: res.Handle}
 	jt.Agent = &protocol.AgentRef{Workstream: "ws", Name: key, Incarnation: 1}
 	return jt, res
+}
+
+// agentSpec runs the test agent (its script whole as spec.cmd) as name.
+func agentSpec(name string) protocol.JobSpec {
+	return protocol.JobSpec{Workstream: "ws", Name: name, Harness: "mu-test-agent", Role: "full-access",
+		Cmd: string(agent.Script), CommandSource: "test", Cwd: ".", Env: map[string]string{}}
+}
+
+// A spec.cmd one byte over what one exec argument takes in the pod (128
+// KiB with its NUL) is refused up front with nothing left; one at it
+// starts and runs (sandboxtest.CmdArgBound).
+func TestJobStartCmdArgBound(t *testing.T) {
+	p := start(t)
+	res := p.Acquire(t, "key-bound", map[string]string{"ttl": "1h"})
+	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
+	sandboxtest.CmdArgBound(t, testutil.Context(t, 5*time.Minute), p.Plugin.Plugin, host, agentSpec("bound"), "k8s")
 }
 
 func jobState(t *testing.T, p *plugin, jt protocol.Target) protocol.JobStatus {

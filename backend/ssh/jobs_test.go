@@ -105,25 +105,29 @@ func TestJobOnSSHHost(t *testing.T) {
 
 // A start whose command line passes the host's one-argument bound (docs/ssh.md,
 // Jobs: the Runner) is refused as permanent, naming spec.cmd, with nothing
-// started (the fenced lookup answers none); a spec.cmd of 64 KiB, the
-// documented size that always fits, starts.
+// started (the fenced lookup answers none): a spec.cmd of 130 KiB (past
+// one exec argument: tmuxjob refuses it) and one that fits an argument but
+// not the command line around it (the Runner refuses it); a spec.cmd of
+// 64 KiB, the documented size that always fits, starts.
 func TestJobStartTooLongForTheCommandLine(t *testing.T) {
 	ctx := testutil.Context(t, 2*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
-	key := newKey("long")
 	sp := h.spec("a", ".", nil)
-	sp.Cmd = ": " + strings.Repeat("x", 130<<10)
-	_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
-	var re *caller.RemoteError
-	if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.Contains(re.Message, "spec.cmd") || !strings.Contains(re.Message, "128 KiB") {
-		t.Fatalf("job.start of a 130 KiB spec.cmd: %v, want permanent naming spec.cmd and the bound", err)
+	for _, n := range []int{130 << 10, tmuxjob.MaxArg - 64} {
+		key := newKey("long")
+		sp.Cmd = ": " + strings.Repeat("x", n-2)
+		_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
+		var re *caller.RemoteError
+		if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.Contains(re.Message, "spec.cmd") || !strings.Contains(re.Message, "128 KiB") {
+			t.Fatalf("job.start of a spec.cmd of %d bytes: %v, want permanent naming spec.cmd and the bound", n, err)
+		}
+		lr, err := p.JobLookup(ctx, protocol.LookupParams{Base: protocol.Base{Target: h.host()}, Key: key, Fence: true})
+		if err != nil || !lr.None {
+			t.Fatalf("the fenced lookup: %+v %v, want none", lr, err)
+		}
 	}
-	lr, err := p.JobLookup(ctx, protocol.LookupParams{Base: protocol.Base{Target: h.host()}, Key: key, Fence: true})
-	if err != nil || !lr.None {
-		t.Fatalf("the fenced lookup: %+v %v, want none", lr, err)
-	}
-	key = newKey("long")
+	key := newKey("long")
 	sp.Cmd = h.spec("a", ".", nil).Cmd + " # " + strings.Repeat("x", 64<<10)
 	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
 	if err != nil {

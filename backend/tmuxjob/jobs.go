@@ -156,6 +156,9 @@ func (j *Jobs) Start(ctx context.Context, p protocol.JobStartParams) (protocol.J
 	}
 	id := jobID(p.Key)
 	agent := p.Spec.Workstream + "/" + p.Spec.Name
+	if err := startFits(p, agent, harness); err != nil {
+		return protocol.JobStartResult{}, err
+	}
 	o, err := j.run(ctx, "start", id, []byte(env), p.Key, agent, p.Spec.Cwd, p.Spec.Cmd, wrapper, j.pipeCmd(p.Key),
 		adapterScript(harness), p.Spec.Role)
 	if pe := refusedRun(err); pe != nil {

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -50,5 +54,84 @@ func TestStartRefusedOnlyForLength(t *testing.T) {
 				t.Fatalf("job.start when the Runner answers %v: %v, want kind %s, naming spec.cmd: %v", c.err, err, c.kind, c.cmd)
 			}
 		})
+	}
+}
+
+// The bound is one exec argument's (tmuxjob.MaxArg: MAX_ARG_STRLEN with its
+// NUL), real on this Linux host through LocalRunner: a spec.cmd exactly at
+// it starts and its agent runs; one byte over is refused before anything
+// runs. Under an adapter, which runs spec.cmd with ` "$@"` appended in one
+// argument, the bound is that much less, and a turn at it runs the CLI.
+func TestStartArgBound(t *testing.T) {
+	t.Run("agent", func(t *testing.T) {
+		h := newHost(t)
+		pre := "exec sh " + shq(h.agent) + " #"
+		pad := func(n int) string { return pre + strings.Repeat("x", n-len(pre)) }
+		refusedForLength(t, h.jobs, h.root, spec(pad(tmuxjob.MaxArg+1)), tmuxjob.MaxArg)
+		if _, err := h.jobs.Start(testutil.Context(t, time.Minute), protocol.JobStartParams{Base: base("at"), Key: "at", Spec: spec(pad(tmuxjob.MaxArg))}); err != nil {
+			t.Fatalf("job.start of a spec.cmd of %d bytes: %v", tmuxjob.MaxArg, err)
+		}
+		h.waitBaseline(t, "at")
+	})
+	t.Run("adapter", func(t *testing.T) {
+		a := newAdapterHost(t)
+		max := tmuxjob.MaxArg - len(` "$@"`)
+		sp := func(n int) protocol.JobSpec {
+			s := spec(": " + strings.Repeat("x", n-len(": ; claude")) + "; claude")
+			s.Harness, s.Cwd = "claude-print", a.cwd
+			s.Env = map[string]string{"PATH": a.bin + ":" + os.Getenv("PATH"), "HOME": a.root}
+			return s
+		}
+		refusedForLength(t, a.jobs, a.root, sp(max+1), max)
+		jt := a.startSpec(t, "at", sp(max))
+		a.send(t, "at", "m1", "hi")
+		if o := a.settled(t, jt, 0); o.LastText != "claude[1]: hi" || o.LastError != "" {
+			t.Fatalf("a turn of the CLI run by a spec.cmd of %d bytes: %+v", max, o)
+		}
+	})
+}
+
+// The start's other values are one argument each of its script's exec: one
+// over tmuxjob.MaxArg is refused the same way, naming it, before any run.
+func TestStartArgBoundOtherValues(t *testing.T) {
+	long := strings.Repeat("x", tmuxjob.MaxArg+1)
+	for _, c := range []struct {
+		name string
+		mod  func(*protocol.JobStartParams)
+	}{
+		{"spec.cwd", func(p *protocol.JobStartParams) { p.Spec.Cwd = long }},
+		{"the key", func(p *protocol.JobStartParams) { p.Key = long }},
+		{"spec.workstream and spec.name", func(p *protocol.JobStartParams) { p.Spec.Name = long }},
+	} {
+		ran := errors.New("the Runner was asked")
+		j, err := tmuxjob.New(failingRunner{ran}, tmuxjob.Options{Root: "/nonexistent/mu-jobs", Kind: "tmux", Channel: "tmux-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := protocol.JobStartParams{Base: base("k"), Key: "k", Spec: spec("true")}
+		c.mod(&p)
+		_, err = j.Start(context.Background(), p)
+		var pe *protocol.Error
+		if !errors.As(err, &pe) || pe.Kind != protocol.Permanent || !errors.Is(err, tmuxjob.ErrTooLong) || errors.Is(err, ran) ||
+			!strings.HasPrefix(pe.Message, "job.start: "+c.name+" is ") {
+			t.Errorf("job.start with %s over the bound: %v, want permanent, ErrTooLong, naming it", c.name, err)
+		}
+	}
+}
+
+// refusedForLength: job.start of s is refused as permanent, wrapping
+// ErrTooLong, naming spec.cmd, its size and max, with nothing made under
+// root (no job directory, no tmux server).
+func refusedForLength(t *testing.T, j *tmuxjob.Jobs, root string, s protocol.JobSpec, max int) {
+	t.Helper()
+	_, err := j.Start(testutil.Context(t, time.Minute), protocol.JobStartParams{Base: base("over"), Key: "over", Spec: s})
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Kind != protocol.Permanent || !errors.Is(err, tmuxjob.ErrTooLong) ||
+		!strings.Contains(pe.Message, fmt.Sprintf("spec.cmd is %d bytes, over the %d bytes", len(s.Cmd), max)) {
+		t.Fatalf("job.start of a spec.cmd of %d bytes: %v, want permanent, ErrTooLong, naming spec.cmd, %d and %d", len(s.Cmd), err, len(s.Cmd), max)
+	}
+	left, _ := filepath.Glob(filepath.Join(root, "jobs", "*"))
+	if sock, _ := filepath.Glob(filepath.Join(root, "tmux.sock")); len(left) > 0 || len(sock) > 0 {
+		t.Fatalf("left by the refused start: %v %v", left, sock)
 	}
 }

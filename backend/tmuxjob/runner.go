@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 
@@ -20,7 +21,9 @@ import (
 // host takes (an SSH command line past MAX_ARG_STRLEN) returns an error
 // that wraps ErrTooLong, before starting anything: job.start then answers
 // permanent, naming spec.cmd (refusedRun). Any other error, a permanent
-// one included, leaves the start's outcome unknown.
+// one included, leaves the start's outcome unknown. A start none of whose
+// arguments could be one argument of an exec (MaxArg) is refused the same
+// way by job.start itself, before any Runner is asked (startFits).
 //
 // The docker backend maps it to an exec in the container; LocalRunner runs
 // argv on this machine. Every script this package sends is a constant
@@ -83,9 +86,52 @@ func (l LocalRunner) Run(ctx context.Context, argv []string, stdin []byte) ([]by
 	return out.Bytes(), errb.Bytes(), res.ExitCode, nil
 }
 
-// ErrTooLong is what a Runner's refusal of a run whose command line passes
-// the host's bound wraps: nothing was run.
+// ErrTooLong is what a refusal of a run too long for the host wraps (a
+// Runner's, whose command line passes the host's bound, or job.start's
+// own, startFits): nothing was run.
 var ErrTooLong = errors.New("the run's command line is longer than the host takes")
+
+// MaxArg is the longest single argument an exec takes on a Linux host:
+// MAX_ARG_STRLEN (32 pages: 128 KiB on a 4 KiB-page host, the smallest)
+// with its terminating NUL. Every Runner's run reaches the host as an exec
+// of its argv (`/bin/sh -c SCRIPT mu-tmuxjob ARGS…`), whatever carries it
+// there (an exec channel's `exec "$@"`, a login shell, a fork here), so no
+// argument of a run can be longer on any of them.
+const MaxArg = 128<<10 - 1
+
+// cmdSuffix is what a harness adapter appends to spec.cmd in the one
+// argument it runs it as (adapters/lib.sh's run_cli, print.sh's run_bg:
+// `sh -c "$CMD"' "$@"'`).
+const cmdSuffix = ` "$@"`
+
+// startFits refuses, before anything runs, a start whose spec.cmd (or
+// another value of its start) is longer than one exec argument takes on
+// the host: spec.cmd is one in the start script's run and in the wrapper's
+// `sh -c` (or an adapter's, with cmdSuffix), and cwd, key and agent are
+// the start's arguments. Permanent, wrapping ErrTooLong. A Runner may
+// bound its runs further (ssh's command line).
+func startFits(p protocol.JobStartParams, agent, harness string) error {
+	cmdMax, how := MaxArg, "the start's script and the wrapper's `sh -c` each take it as one argument"
+	if harness != "" {
+		cmdMax -= len(cmdSuffix)
+		how = "the " + harness + " adapter runs it as one argument with `" + cmdSuffix + "` appended"
+	}
+	for _, f := range []struct {
+		name, v, how string
+		max          int
+	}{
+		{"spec.cmd", p.Spec.Cmd, how, cmdMax},
+		{"spec.cwd", p.Spec.Cwd, "the start's script takes it as one argument", MaxArg},
+		{"the key", p.Key, "the start's script takes it as one argument", MaxArg},
+		{"spec.workstream and spec.name", agent, "the start's script takes them as one argument", MaxArg},
+	} {
+		if len(f.v) > f.max {
+			return &protocol.Error{Kind: protocol.Permanent, Err: ErrTooLong, Message: fmt.Sprintf("job.start: %s is %d bytes, over the %d bytes the host takes: %s, "+
+				"and Linux takes at most 128 KiB in one, its NUL included (MAX_ARG_STRLEN); nothing was run", f.name, len(f.v), f.max, f.how)}
+		}
+	}
+	return nil
+}
 
 // refusedRun is the Runner's refusal err carries (ErrTooLong: nothing was
 // run), or nil.
