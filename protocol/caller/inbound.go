@@ -142,8 +142,6 @@ func (s *wireState) check(line []byte) (in inbound, v *Violation) {
 // non-object, an unknown key and a repeated one.
 func parseEnvelope(line []byte, bad func(string, string, ...any) *Violation) (envelope, *Violation) {
 	var env envelope
-	slots := map[string]*json.RawMessage{"jsonrpc": &env.jsonrpc, "id": &env.id, "method": &env.method,
-		"params": &env.params, "result": &env.result, "error": &env.errObj}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -163,8 +161,21 @@ func parseEnvelope(line []byte, bad func(string, string, ...any) *Violation) (en
 		if err := dec.Decode(&raw); err != nil {
 			return env, bad(VNotJSON, "%v", err)
 		}
-		slot, ok := slots[key]
-		if !ok {
+		var slot *json.RawMessage
+		switch key {
+		case "jsonrpc":
+			slot = &env.jsonrpc
+		case "id":
+			slot = &env.id
+		case "method":
+			slot = &env.method
+		case "params":
+			slot = &env.params
+		case "result":
+			slot = &env.result
+		case "error":
+			slot = &env.errObj
+		default:
 			return env, bad(VUnknownField, "unknown field %q in the message", key)
 		}
 		if *slot != nil {
