@@ -3,8 +3,12 @@ package tmuxjob
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -128,4 +132,68 @@ func TestDeclarationLoads(t *testing.T) {
 		job.FirstTurn != "on-send" || job.OutlivesHost == nil || *job.OutlivesHost || !job.Honours.Command || !job.Honours.Env {
 		t.Fatalf("job seam: %+v", job)
 	}
+}
+
+// TestEmitRoundTripsThroughSh: lib.sh's emit and emitv, run by /bin/sh on
+// files of every shape, give back the files' bytes through parseOut (emitv:
+// a one-line file as a plain line, anything else as a blob); a blob cut
+// short is an error, not a short value.
+func TestEmitRoundTripsThroughSh(t *testing.T) {
+	dir := t.TempDir()
+	big := make([]byte, 100<<10)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	files := []string{"ws/a1", "", " lead and trail ", "tab\there", "ends in CR\r", "two\nlines", "trailing newline\n",
+		"nul\x00byte", "日本 🙂", "\x1b[31mred", "1795988264518-24772-b926e27b", string(big)}
+	var script strings.Builder
+	script.WriteString(script0(t))
+	for i, f := range files {
+		p := filepath.Join(dir, strconv.Itoa(i))
+		if err := os.WriteFile(p, []byte(f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&script, "emit b%d %q\nemitv v%d %q\n", i, p, i, p)
+	}
+	script.WriteString("emitv none " + filepath.Join(dir, "missing") + "\nsay ok 1\n")
+	b, err := exec.CommandContext(context.Background(), "/bin/sh", "-c", script.String(), "t", dir, "id", "sock").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseOut(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files {
+		if got := o.blob("b" + strconv.Itoa(i)); string(got) != f {
+			t.Errorf("emit %q: got %q", f, got)
+		}
+		// emitv is for files this plugin wrote from an argument: no NUL.
+		if !strings.Contains(f, "\x00") {
+			if got := o.data("v" + strconv.Itoa(i)); string(got) != f {
+				t.Errorf("emitv %q: got %q", f, got)
+			}
+		}
+	}
+	if o.data("none") != nil || o.get("ok") != "1" {
+		t.Errorf("a missing file printed %q, ok %q", o.data("none"), o.get("ok"))
+	}
+	for _, cut := range []string{"@k\nYQ==\n", "@k\n"} {
+		if _, err := parseOut([]byte(cut)); err == nil {
+			t.Errorf("parseOut(%q): no error for a blob cut short", cut)
+		}
+	}
+	if o, err := parseOut([]byte("@k YQ==\n@e\n@\nx 1\n")); err != nil || string(o.blob("k")) != "a" || !o.hasBlob("e") || o.get("x") != "1" {
+		t.Errorf("the one-line and the empty blob: %v %v", o, err)
+	}
+}
+
+// script0 is lib.sh alone, as the prelude of a test's script.
+func script0(t *testing.T) string {
+	t.Helper()
+	lib, err := scriptFS.ReadFile("scripts/lib.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(lib) + "\n"
 }
