@@ -197,3 +197,26 @@ func script0(t *testing.T) string {
 	}
 	return string(lib) + "\n"
 }
+
+// TestWrapperReadsFilesAsCatWould: the wrapper's mu_file (builtins) gives
+// a job's cwd and cmd files exactly as "$(cat FILE)" did.
+func TestWrapperReadsFilesAsCatWould(t *testing.T) {
+	i := strings.Index(wrapper, "mu_file() {")
+	j := strings.Index(wrapper[i:], "\n}\n")
+	if i < 0 || j < 0 {
+		t.Fatal("no mu_file in wrapper.sh")
+	}
+	fn := wrapper[i : i+j+3]
+	dir := t.TempDir()
+	for n, s := range []string{"", "exec sh 'x y'", "a\nb", "two trailing\n\n", "\n\nlead", "  sp  \n", "back\\slash \\n", "x\n\ny\n", "no newline at end", "$(touch pwned) `q` \"d\""} {
+		p := filepath.Join(dir, strconv.Itoa(n))
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		script := fn + `mu_file "$1"; c=$(cat "$1"); [ "$mu_f" = "$c" ] && printf ok`
+		b, err := exec.CommandContext(context.Background(), "/bin/sh", "-c", script, "t", p).CombinedOutput()
+		if err != nil || string(b) != "ok" {
+			t.Errorf("%q: %s %v", s, b, err)
+		}
+	}
+}
