@@ -91,7 +91,7 @@ func TestReceiptExactAndResendDeduped(t *testing.T) {
 	if o.LastText != "agent: next" {
 		t.Fatalf("turn 2 is %q: m1 was delivered twice?", o.LastText)
 	}
-	ents, _ := os.ReadDir(filepath.Join(h.jobs.ChannelDir(key), "inbox"))
+	ents := queued(t, filepath.Join(h.jobs.ChannelDir(key), "inbox"))
 	if len(ents) != 2 {
 		t.Fatalf("inbox holds %d deliveries, want 2", len(ents))
 	}
@@ -157,8 +157,7 @@ func TestBlockedThenAnswered(t *testing.T) {
 		t.Fatalf("turn: %+v", o)
 	}
 	answers := func() int {
-		ents, _ := os.ReadDir(filepath.Join(h.jobs.ChannelDir(key), "answers"))
-		return len(ents)
+		return len(queued(t, filepath.Join(h.jobs.ChannelDir(key), "answers")))
 	}
 	if n := answers(); n != 1 {
 		t.Fatalf("%d answers written, want 1", n)
@@ -245,8 +244,8 @@ func TestHostileTextDeliveredVerbatim(t *testing.T) {
 			t.Fatalf("text %d came back as %q", i, o.LastText)
 		}
 		// The delivery's file holds the text byte for byte.
-		ents, _ := os.ReadDir(filepath.Join(h.jobs.ChannelDir(key), "inbox"))
-		b, err := os.ReadFile(filepath.Join(h.jobs.ChannelDir(key), "inbox", ents[i].Name(), "text"))
+		ents := queued(t, filepath.Join(h.jobs.ChannelDir(key), "inbox"))
+		b, err := os.ReadFile(filepath.Join(h.jobs.ChannelDir(key), "inbox", ents[i], "text"))
 		if err != nil || string(b) != text {
 			t.Fatalf("delivery %d on disk: %q %v", i, b, err)
 		}

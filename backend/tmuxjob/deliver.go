@@ -62,7 +62,12 @@ func (j *Jobs) deliver(ctx context.Context, b protocol.Base, d delivery) (accept
 	if d.force {
 		force = "1"
 	}
-	args := []string{d.kind, h, strconv.FormatInt(j.now(), 10), d.msgID, d.mode, d.name, d.expect, force, window, j.opts.Nudge}
+	// A short text without NUL is read with the shell's builtins (no cat).
+	tin := "0"
+	if len(d.text) <= textBuiltinMax && noNUL(d.text) {
+		tin = "1"
+	}
+	args := []string{d.kind, h, strconv.FormatInt(j.now(), 10), d.msgID, d.mode, d.name, d.expect, force, window, j.opts.Nudge, tin}
 	args = append(args, j.opts.InterruptKeys...)
 	o, err := j.run(ctx, "deliver", jobID(key), []byte(d.text), args...)
 	if err != nil {
@@ -92,6 +97,10 @@ func (j *Jobs) deliver(ctx context.Context, b protocol.Base, d delivery) (accept
 	}
 	return a, nil
 }
+
+// textBuiltinMax is the longest text deliver.sh reads with builtins (read
+// takes a byte a syscall: past a few KiB, cat's exec is cheaper).
+const textBuiltinMax = 2048
 
 func refusal(method, r string) error {
 	why, rest, _ := strings.Cut(r, " ")

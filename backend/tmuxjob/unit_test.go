@@ -220,3 +220,47 @@ func TestWrapperReadsFilesAsCatWould(t *testing.T) {
 		}
 	}
 }
+
+// TestEntriesCountsTheQueue: lib.sh's entries gives the last entry and
+// how many are past the cursor, for a queue numbered without a gap (its
+// count, no look at each entry) and for one with gaps (counted one by one).
+func TestEntriesCountsTheQueue(t *testing.T) {
+	for _, c := range []struct {
+		nums    []int
+		cursor  int
+		last, q string
+	}{
+		{nil, 0, "", "0"},
+		{[]int{1, 2, 3, 4, 5}, 0, "5", "5"},
+		{[]int{1, 2, 3, 4, 5}, 3, "5", "2"},
+		{[]int{1, 2, 3, 4, 5}, 5, "5", "0"},
+		{[]int{1, 2, 3, 4, 5}, 9, "5", "0"},
+		{[]int{1, 2, 4}, 1, "4", "2"},
+		{[]int{2, 3}, 0, "3", "2"},
+		{[]int{3, 4, 5}, 4, "5", "1"},
+	} {
+		dir := t.TempDir()
+		for _, n := range c.nums {
+			if err := os.Mkdir(filepath.Join(dir, fmt.Sprintf("%010d.%032x", n, n)), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Hidden entries (being written, spares) are not in the queue.
+		if err := os.Mkdir(filepath.Join(dir, ".spare.1.0"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		script := script0(t) + fmt.Sprintf("st_cursor=%d\nentries %q\nnum \"$E\"\nsay \"last $N\"\nsay \"q $Q\"\n", c.cursor, dir)
+		b, err := exec.CommandContext(context.Background(), "/bin/sh", "-c", script, "t", dir, "id", "sock").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := parseOut(b)
+		last := c.last
+		if last == "" {
+			last = "0"
+		}
+		if o.get("last") != last || o.get("q") != c.q {
+			t.Errorf("%v past %d: last %s, %s queued; want %s, %s", c.nums, c.cursor, o.get("last"), o.get("q"), last, c.q)
+		}
+	}
+}

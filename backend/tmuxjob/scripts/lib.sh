@@ -146,12 +146,26 @@ num() {
 	N=${N:-0}
 }
 # entries DIR: E is the last (newest) entry, Q how many are past $st_cursor.
+# The entries are numbered 1, 2, … without a gap (each delivery takes the
+# last number + 1, under the lock, and none is ever removed): when their
+# count is the last one's number, Q is that number past the cursor, with no
+# look at each entry (a job's queue grows all its life: a loop over 2,000
+# entries is 40 ms). Anything else is counted one by one.
 entries() {
 	E='' Q=0
-	for x in "$1"/[0-9]*; do
+	set -- "$1"/[0-9]*
+	[ -e "$1" ] || return 0
+	eval "E=\${$#}"
+	E=${E##*/}
+	num "$E"
+	if [ "$N" = "$#" ]; then
+		Q=$((N > st_cursor ? N - st_cursor : 0))
+		return 0
+	fi
+	for x in "$@"; do
 		[ -e "$x" ] || continue
-		E=${x##*/}
-		num "$E"
+		num "${x##*/}"
 		[ "$N" -gt "$st_cursor" ] && Q=$((Q + 1))
 	done
+	num "$E"
 }
