@@ -306,6 +306,49 @@ func TestCommandFreshExpectIncarnationAndCommit(t *testing.T) {
 	}
 }
 
+// A spare entry directory that a killed delivery left half written (a
+// stale dialog, a text) is never taken for a delivery: each one is written
+// into an empty directory, and every spare left holds nothing.
+func TestHalfWrittenSpareIsNotTaken(t *testing.T) {
+	h := newHost(t)
+	key := "hs"
+	h.startAgent(t, key, map[string]string{"MU_TEST_AGENT_MS": "0"}, "")
+	h.waitBaseline(t, key)
+	inbox := filepath.Join(h.jobs.ChannelDir(key), "inbox")
+	for i := range 20 {
+		stale := filepath.Join(inbox, fmt.Sprintf(".spare.1.%d", i))
+		if err := os.Mkdir(stale, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"dialog", "text"} {
+			if err := os.WriteFile(filepath.Join(stale, f), []byte("stale"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 3 {
+		h.send(t, key, fmt.Sprintf("s%d", i), fmt.Sprintf("fresh %d", i))
+	}
+	ents := queued(t, inbox)
+	for i, e := range ents {
+		if b, err := os.ReadFile(filepath.Join(inbox, e, "text")); err != nil || string(b) != fmt.Sprintf("fresh %d", i) {
+			t.Fatalf("delivery %s: text %q %v", e, b, err)
+		}
+		if _, err := os.Stat(filepath.Join(inbox, e, "dialog")); err == nil {
+			t.Fatalf("delivery %s holds a stale dialog", e)
+		}
+	}
+	all, _ := os.ReadDir(inbox)
+	for _, e := range all {
+		if sub, _ := os.ReadDir(filepath.Join(inbox, e.Name())); strings.HasPrefix(e.Name(), ".") && len(sub) > 0 {
+			t.Fatalf("a spare taken half written is still there: %s", e.Name())
+		}
+	}
+	if len(ents) != 3 {
+		t.Fatalf("%d deliveries, want 3", len(ents))
+	}
+}
+
 // A delivery whose nudge never came (the plugin died between the rename
 // and the nudge, and no receipt was asked) is still taken: the harness
 // looks at its inbox on its own too.
