@@ -1,5 +1,13 @@
 # mu job wrapper (tmuxjob): runs the job's command, records its exit code.
 d=$1
+# go: the start is done (the log's pipe is on). The start holds the job's
+# lock until it exits, just after it writes go: so wait for the lock (one
+# exec, woken by the start's exit, not a look every 5 ms), let it go at
+# once, and only then, should go still be missing (a start that failed),
+# look every 5 ms.
+if [ ! -e "$d/go" ]; then
+	{ flock -w 10 9; } 9>>"$d/lock" 2>/dev/null
+fi
 while [ ! -e "$d/go" ]; do sleep 0.005; done
 printf '%s\n' "$$" >"$d/pid"
 # self: this shell's pid and start time (/proc/PID/stat's field 22), so a
