@@ -62,12 +62,7 @@ func (j *Jobs) deliver(ctx context.Context, b protocol.Base, d delivery) (accept
 	if d.force {
 		force = "1"
 	}
-	// A short text without NUL is read with the shell's builtins (no cat).
-	tin := "0"
-	if len(d.text) <= textBuiltinMax && noNUL(d.text) {
-		tin = "1"
-	}
-	args := []string{d.kind, h, strconv.FormatInt(j.now(), 10), d.msgID, d.mode, d.name, d.expect, force, window, j.opts.Nudge, tin}
+	args := []string{d.kind, h, strconv.FormatInt(j.now(), 10), d.msgID, d.mode, d.name, d.expect, force, window, j.opts.Nudge, readIn(d.text)}
 	args = append(args, j.opts.InterruptKeys...)
 	o, err := j.run(ctx, "deliver", jobID(key), []byte(d.text), args...)
 	if err != nil {
@@ -98,9 +93,19 @@ func (j *Jobs) deliver(ctx context.Context, b protocol.Base, d delivery) (accept
 	return a, nil
 }
 
-// textBuiltinMax is the longest text deliver.sh reads with builtins (read
-// takes a byte a syscall: past a few KiB, cat's exec is cheaper).
-const textBuiltinMax = 2048
+// readInMax is the longest stdin a script reads with builtins (lib.sh:
+// readin; read takes a byte a syscall: past a few KiB, cat's exec is
+// cheaper).
+const readInMax = 2048
+
+// readIn is lib.sh readin's word for a script's stdin s: "1" (read it with
+// builtins) when it is short and holds no NUL, else "0" (cat).
+func readIn(s string) string {
+	if len(s) <= readInMax && noNUL(s) {
+		return "1"
+	}
+	return "0"
+}
 
 func refusal(method, r string) error {
 	why, rest, _ := strings.Cut(r, " ")

@@ -112,18 +112,6 @@ mkspares() {
 	done
 	mkdir "$@" 2>/dev/null
 }
-# text: stdin to $e/text, byte for byte: with builtins when Go says it is
-# short and holds no NUL (each line and then the rest), else cat.
-text() {
-	if [ "$tin" = 1 ]; then
-		txt='' l=''
-		while IFS= read -r l; do txt="$txt$l
-"; done
-		printf '%s' "$txt$l" >"$e/text"
-	else
-		cat >"$e/text"
-	fi
-}
 e=
 spare || { mkspares; spare; } || { say "ERR cannot write the delivery"; exit 1; }
 # One chain, one rollback: any step failing removes the entry written aside.
@@ -136,7 +124,7 @@ printf '%s' "$kind" >"$e/kind" &&
 	printf '%s' "$baseline" >"$e/baseline" &&
 	printf '%s' "$inc" >"$e/inc" &&
 	{ [ "$state" != blocked ] || printf '%s' "$inc:$since" >"$e/dialog"; } &&
-	text || { rm -rf "$e"; say "ERR cannot write the delivery"; exit 1; }
+	readin "$tin" "$e/text" || { rm -rf "$e"; say "ERR cannot write the delivery"; exit 1; }
 mv "$e" "$q/$seq.$h" || { rm -rf "$e"; say "ERR cannot commit the delivery"; exit 1; }
 say "accepted $seq"
 say "baseline $baseline"

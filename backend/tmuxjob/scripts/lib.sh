@@ -77,6 +77,19 @@ saystate() {
 "}
 	done
 }
+# readin IN FILE: stdin to FILE, byte for byte: with builtins (each line,
+# then the rest: no fork) when IN is 1 (Go's word that it is short and
+# holds no NUL: readIn), else with cat.
+readin() {
+	if [ "$1" = 1 ]; then
+		ri_t='' ri_l=''
+		while IFS= read -r ri_l; do ri_t="$ri_t$ri_l
+"; done
+		printf '%s' "$ri_t$ri_l" >"$2"
+	else
+		cat >"$2"
+	fi
+}
 # t runs tmux without the lock's descriptor: a tmux server it starts must
 # not hold the job's lock for its whole life.
 t() { tmux -S "$sock" -f /dev/null "$@" 9>&-; }
