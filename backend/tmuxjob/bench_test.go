@@ -189,6 +189,23 @@ func BenchmarkSend(b *testing.B) {
 	}
 }
 
+// BenchmarkSendBare: BenchmarkSend's delivery to a job whose "harness"
+// takes nothing (an idle state written once, the pane a sleep): the
+// plugin's part alone, with no turn of an agent's running beside it.
+func BenchmarkSendBare(b *testing.B) {
+	h := newHost(b)
+	ctx := testutil.Context(b, 2*time.Minute)
+	key := "bb"
+	h.startBare(b, key)
+	h.writeState(b, key, "inc=bb1\nstate=idle\nsince=1\nruns=0\ncursor=0\n")
+	for i := 0; b.Loop(); i++ {
+		if _, err := h.jobs.Send(ctx, protocol.SendParams{Base: base(key), MsgID: fmt.Sprintf("m%d", i),
+			Text: "delivered", Mode: protocol.ModeFollowUp}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkWatchWake: the plugin's own part of settle to notification. A
 // job whose "harness" is this benchmark: it writes a turn's record and
 // renames the state into place (as docs/harness.md asks) while a watch

@@ -46,7 +46,7 @@ func (j *Jobs) read(ctx context.Context, key, inc string, n int64) (snapshot, bo
 }
 
 func parseSnapshot(o out) snapshot {
-	s := snapshot{agent: string(o.blob("agent"))}
+	s := snapshot{agent: string(o.data("agent"))}
 	if b, ok := stateOf(o); ok {
 		st, ok := parseState(b)
 		if ok {
@@ -173,11 +173,11 @@ func (j *Jobs) Receipt(ctx context.Context, p protocol.ReceiptParams) (protocol.
 	case !o.has("accepted"):
 		return unreachable("channel.receipt: no answer from the host")
 	}
-	r := protocol.Receipt{State: protocol.ReceiptAccepted, ID: p.MsgID, Incarnation: string(o.blob("inc"))}
-	if n, err := strconv.ParseInt(string(o.blob("baseline")), 10, 64); err == nil {
+	r := protocol.Receipt{State: protocol.ReceiptAccepted, ID: p.MsgID, Incarnation: string(o.data("inc"))}
+	if n, err := strconv.ParseInt(string(o.data("baseline")), 10, 64); err == nil {
 		r.Runs = &n
 	}
-	if n, err := strconv.ParseInt(string(o.blob("at")), 10, 64); err == nil {
+	if n, err := strconv.ParseInt(string(o.data("at")), 10, 64); err == nil {
 		r.At = &n
 	}
 	return r, nil

@@ -91,7 +91,7 @@ func TestReceiptExactAndResendDeduped(t *testing.T) {
 	if o.LastText != "agent: next" {
 		t.Fatalf("turn 2 is %q: m1 was delivered twice?", o.LastText)
 	}
-	ents, _ := os.ReadDir(filepath.Join(h.jobs.ChannelDir(key), "inbox"))
+	ents := queued(t, filepath.Join(h.jobs.ChannelDir(key), "inbox"))
 	if len(ents) != 2 {
 		t.Fatalf("inbox holds %d deliveries, want 2", len(ents))
 	}
@@ -157,8 +157,7 @@ func TestBlockedThenAnswered(t *testing.T) {
 		t.Fatalf("turn: %+v", o)
 	}
 	answers := func() int {
-		ents, _ := os.ReadDir(filepath.Join(h.jobs.ChannelDir(key), "answers"))
-		return len(ents)
+		return len(queued(t, filepath.Join(h.jobs.ChannelDir(key), "answers")))
 	}
 	if n := answers(); n != 1 {
 		t.Fatalf("%d answers written, want 1", n)
@@ -245,8 +244,8 @@ func TestHostileTextDeliveredVerbatim(t *testing.T) {
 			t.Fatalf("text %d came back as %q", i, o.LastText)
 		}
 		// The delivery's file holds the text byte for byte.
-		ents, _ := os.ReadDir(filepath.Join(h.jobs.ChannelDir(key), "inbox"))
-		b, err := os.ReadFile(filepath.Join(h.jobs.ChannelDir(key), "inbox", ents[i].Name(), "text"))
+		ents := queued(t, filepath.Join(h.jobs.ChannelDir(key), "inbox"))
+		b, err := os.ReadFile(filepath.Join(h.jobs.ChannelDir(key), "inbox", ents[i], "text"))
 		if err != nil || string(b) != text {
 			t.Fatalf("delivery %d on disk: %q %v", i, b, err)
 		}
@@ -304,6 +303,49 @@ func TestCommandFreshExpectIncarnationAndCommit(t *testing.T) {
 	}
 	if _, err := h.jobs.Send(ctx, protocol.SendParams{Base: base(key), Text: "x", MsgID: "m10", Mode: protocol.ModeSteer}); kindOf(err) != protocol.Permanent {
 		t.Fatalf("steer: %v", err)
+	}
+}
+
+// A spare entry directory that a killed delivery left half written (a
+// stale dialog, a text) is never taken for a delivery: each one is written
+// into an empty directory, and every spare left holds nothing.
+func TestHalfWrittenSpareIsNotTaken(t *testing.T) {
+	h := newHost(t)
+	key := "hs"
+	h.startAgent(t, key, map[string]string{"MU_TEST_AGENT_MS": "0"}, "")
+	h.waitBaseline(t, key)
+	inbox := filepath.Join(h.jobs.ChannelDir(key), "inbox")
+	for i := range 20 {
+		stale := filepath.Join(inbox, fmt.Sprintf(".spare.1.%d", i))
+		if err := os.Mkdir(stale, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"dialog", "text"} {
+			if err := os.WriteFile(filepath.Join(stale, f), []byte("stale"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 3 {
+		h.send(t, key, fmt.Sprintf("s%d", i), fmt.Sprintf("fresh %d", i))
+	}
+	ents := queued(t, inbox)
+	for i, e := range ents {
+		if b, err := os.ReadFile(filepath.Join(inbox, e, "text")); err != nil || string(b) != fmt.Sprintf("fresh %d", i) {
+			t.Fatalf("delivery %s: text %q %v", e, b, err)
+		}
+		if _, err := os.Stat(filepath.Join(inbox, e, "dialog")); err == nil {
+			t.Fatalf("delivery %s holds a stale dialog", e)
+		}
+	}
+	all, _ := os.ReadDir(inbox)
+	for _, e := range all {
+		if sub, _ := os.ReadDir(filepath.Join(inbox, e.Name())); strings.HasPrefix(e.Name(), ".") && len(sub) > 0 {
+			t.Fatalf("a spare taken half written is still there: %s", e.Name())
+		}
+	}
+	if len(ents) != 3 {
+		t.Fatalf("%d deliveries, want 3", len(ents))
 	}
 }
 

@@ -62,7 +62,7 @@ func (j *Jobs) deliver(ctx context.Context, b protocol.Base, d delivery) (accept
 	if d.force {
 		force = "1"
 	}
-	args := []string{d.kind, h, strconv.FormatInt(j.now(), 10), d.msgID, d.mode, d.name, d.expect, force, window, j.opts.Nudge}
+	args := []string{d.kind, h, strconv.FormatInt(j.now(), 10), d.msgID, d.mode, d.name, d.expect, force, window, j.opts.Nudge, readIn(d.text)}
 	args = append(args, j.opts.InterruptKeys...)
 	o, err := j.run(ctx, "deliver", jobID(key), []byte(d.text), args...)
 	if err != nil {
@@ -91,6 +91,20 @@ func (j *Jobs) deliver(ctx context.Context, b protocol.Base, d delivery) (accept
 		a.baseline = &n
 	}
 	return a, nil
+}
+
+// readInMax is the longest stdin a script reads with builtins (lib.sh:
+// readin; read takes a byte a syscall: past a few KiB, cat's exec is
+// cheaper).
+const readInMax = 2048
+
+// readIn is lib.sh readin's word for a script's stdin s: "1" (read it with
+// builtins) when it is short and holds no NUL, else "0" (cat).
+func readIn(s string) string {
+	if len(s) <= readInMax && noNUL(s) {
+		return "1"
+	}
+	return "0"
 }
 
 func refusal(method, r string) error {

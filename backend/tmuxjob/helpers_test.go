@@ -194,6 +194,24 @@ func (h *host) startBare(t testing.TB, key string) {
 	}
 }
 
+// queued lists the entries of a channel queue (inbox/, answers/) that are
+// in (docs/harness.md): not those whose name starts with ".", which a
+// harness ignores (an entry being written, a spare made ahead).
+func queued(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
 // writeState writes key's harness state as docs/harness.md asks: aside,
 // then renamed into place.
 func (h *host) writeState(t testing.TB, key, state string) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -178,20 +179,24 @@ func TestExitCodeEnvAndCwd(t *testing.T) {
 		t.Fatal(err)
 	}
 	hostile := "it's \"quoted\"\n$(touch pwned) `touch pwned2`; exit 9"
-	s := spec(`printf '%s' "$FOO" > out; pwd >> out; exit 7`)
-	s.Cwd = dir
-	s.Env = map[string]string{"FOO": hostile}
-	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("e"), Key: "e", Spec: s}); err != nil {
-		t.Fatal(err)
-	}
-	var st protocol.JobStatus
-	testutil.Eventually(t, "the job ends", func() bool { st, _ = h.jobs.Status(ctx, "e"); return st.State == protocol.JobEnded })
-	if st.Exit == nil || *st.Exit != 7 {
-		t.Fatalf("status: %+v", st)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "out"))
-	if err != nil || string(b) != hostile+dir+"\n" {
-		t.Fatalf("the job saw %q (%v)", b, err)
+	// A short env file (start reads it with builtins), and one past that
+	// bound (BIG: cat reads it).
+	for key, env := range map[string]map[string]string{"e": {"FOO": hostile}, "e2": {"FOO": hostile, "BIG": strings.Repeat("b", 3000)}} {
+		s := spec(`[ "${#BIG}" = ` + strconv.Itoa(len(env["BIG"])) + ` ] || exit 5; printf '%s' "$FOO" > out.` + key + `; pwd >> out.` + key + `; exit 7`)
+		s.Cwd = dir
+		s.Env = env
+		if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: s}); err != nil {
+			t.Fatal(err)
+		}
+		var st protocol.JobStatus
+		testutil.Eventually(t, "the job ends", func() bool { st, _ = h.jobs.Status(ctx, key); return st.State == protocol.JobEnded })
+		if st.Exit == nil || *st.Exit != 7 {
+			t.Fatalf("%s: status: %+v", key, st)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "out."+key))
+		if err != nil || string(b) != hostile+dir+"\n" {
+			t.Fatalf("%s: the job saw %q (%v)", key, b, err)
+		}
 	}
 	for _, f := range []string{"pwned", "pwned2"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {

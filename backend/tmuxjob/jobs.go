@@ -160,7 +160,7 @@ func (j *Jobs) Start(ctx context.Context, p protocol.JobStartParams) (protocol.J
 		return protocol.JobStartResult{}, err
 	}
 	o, err := j.run(ctx, "start", id, []byte(env), p.Key, agent, p.Spec.Cwd, p.Spec.Cmd, wrapper, j.pipeCmd(p.Key),
-		adapterScript(harness), p.Spec.Role)
+		adapterScript(harness), p.Spec.Role, readIn(env))
 	if pe := refusedRun(err); pe != nil {
 		return protocol.JobStartResult{}, protocol.Errorf(protocol.Permanent, "job.start: spec.cmd (%d bytes) and spec.cwd (%d) are too long for this host: %s",
 			len(p.Spec.Cmd), len(p.Spec.Cwd), pe.Message)

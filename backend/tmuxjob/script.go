@@ -48,6 +48,18 @@ func (o out) get(k string) string   { return o.vals[k] }
 func (o out) blob(k string) []byte  { return o.blobs[k] }
 func (o out) hasBlob(k string) bool { _, ok := o.blobs[k]; return ok }
 
+// data is what lib.sh's emitv printed for k: its blob, else its line's
+// value (a one-line file read with builtins), else nil.
+func (o out) data(k string) []byte {
+	if b, ok := o.blobs[k]; ok {
+		return b
+	}
+	if v, ok := o.vals[k]; ok {
+		return []byte(v)
+	}
+	return nil
+}
+
 // runError is a run whose outcome is unknown: the Runner failed, or the
 // script failed without a definite answer.
 type runError struct {
@@ -91,17 +103,35 @@ func (j *Jobs) run(ctx context.Context, op, id string, stdin []byte, args ...str
 	return o, nil
 }
 
+// parseOut parses "KEY value" lines and blobs: "@KEY <base64>" on one
+// line, or "@KEY" alone, then base64's own lines up to a line "@" (lib.sh:
+// emit). A blob cut short (no "@") is an error: the output ended early.
 func parseOut(b []byte) (out, error) {
 	o := out{vals: map[string]string{}, lines: map[string][]string{}, blobs: map[string][]byte{}}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	blob, inBlob := "", false
+	var enc strings.Builder
 	for sc.Scan() {
 		line := sc.Text()
+		if inBlob {
+			if line != "@" {
+				enc.WriteString(line)
+				continue
+			}
+			inBlob = false
+			line = "@" + blob + " " + enc.String()
+			enc.Reset()
+		}
 		if line == "" {
 			continue
 		}
-		k, v, _ := strings.Cut(line, " ")
+		k, v, one := strings.Cut(line, " ")
 		if strings.HasPrefix(k, "@") {
+			if !one {
+				blob, inBlob = k[1:], true
+				continue
+			}
 			data, err := base64.StdEncoding.DecodeString(v)
 			if err != nil {
 				return o, fmt.Errorf("bad blob %s: %v", k, err)
@@ -114,7 +144,13 @@ func parseOut(b []byte) (out, error) {
 		}
 		o.lines[k] = append(o.lines[k], v)
 	}
-	return o, sc.Err()
+	if err := sc.Err(); err != nil {
+		return o, err
+	}
+	if inBlob {
+		return o, fmt.Errorf("blob @%s cut short", blob)
+	}
+	return o, nil
 }
 
 func firstLine(b []byte) string {

@@ -2,7 +2,8 @@
 # data: every value arrives as an argument ("$@") or on stdin.
 #   $1 the state root, $2 the job id (hex), $3 the tmux socket; the
 #   operation's own arguments follow.
-# Output is line-based: "KEY value" lines, and "@KEY <base64>" blobs.
+# Output is line-based: "KEY value" lines, and blobs: "@KEY", the bytes'
+# base64 in lines, then "@" (or "@KEY <base64>" on one line).
 # The runners' marks (internal/proc, internal/execchan's pooled runs) must not
 # reach the tmux server a script starts: a run's cleanup would kill it. They
 # are kept aside for a helper that must die with the run (marked_bg).
@@ -35,12 +36,24 @@ tmpdir() { [ -n "$T" ] || T=$(mktemp -d) || { say "ERR mktemp failed"; exit 1; }
 
 say() { printf '%s\n' "$*"; }
 oneline() { printf '%s' "$*" | tr '\n\r' '  '; }
-# emit KEY FILE: the file's bytes, read once, as a base64 blob.
+# emit KEY FILE: the file's bytes, read once, as a base64 blob: base64's
+# own lines between "@KEY" and "@" (no tr to join them: one exec less).
 emit() {
 	[ -f "$2" ] || return 0
-	printf '@%s ' "$1"
-	base64 <"$2" | tr -d '\n'
-	printf '\n'
+	printf '@%s\n' "$1"
+	base64 <"$2"
+	printf '@\n'
+}
+# emitv KEY FILE: a file this plugin wrote from an argument (no NUL), as
+# "KEY <its bytes>" when they are one line without a control character,
+# read with builtins (no fork); else as emit does. The caller takes either
+# (out.data).
+emitv() {
+	[ -f "$2" ] || return 0
+	v=
+	# read succeeds only when it meets a newline: then more than one line.
+	if IFS= read -r v <"$2"; then emit "$1" "$2"; return; fi
+	case $v in *[[:cntrl:]]*) emit "$1" "$2" ;; *) say "$1 $v" ;; esac
 }
 # sayfile KEY FILE: "KEY <the file's first line>" with builtins, for a file
 # of one line that holds no NUL (a number, an inc); nothing when it is
@@ -63,6 +76,19 @@ saystate() {
 		r=${r#*"
 "}
 	done
+}
+# readin IN FILE: stdin to FILE, byte for byte: with builtins (each line,
+# then the rest: no fork) when IN is 1 (Go's word that it is short and
+# holds no NUL: readIn), else with cat.
+readin() {
+	if [ "$1" = 1 ]; then
+		ri_t='' ri_l=''
+		while IFS= read -r ri_l; do ri_t="$ri_t$ri_l
+"; done
+		printf '%s' "$ri_t$ri_l" >"$2"
+	else
+		cat >"$2"
+	fi
 }
 # t runs tmux without the lock's descriptor: a tmux server it starts must
 # not hold the job's lock for its whole life.
@@ -133,12 +159,26 @@ num() {
 	N=${N:-0}
 }
 # entries DIR: E is the last (newest) entry, Q how many are past $st_cursor.
+# The entries are numbered 1, 2, … without a gap (each delivery takes the
+# last number + 1, under the lock, and none is ever removed): when their
+# count is the last one's number, Q is that number past the cursor, with no
+# look at each entry (a job's queue grows all its life: a loop over 2,000
+# entries is 40 ms). Anything else is counted one by one.
 entries() {
 	E='' Q=0
-	for x in "$1"/[0-9]*; do
+	set -- "$1"/[0-9]*
+	[ -e "$1" ] || return 0
+	eval "E=\${$#}"
+	E=${E##*/}
+	num "$E"
+	if [ "$N" = "$#" ]; then
+		Q=$((N > st_cursor ? N - st_cursor : 0))
+		return 0
+	fi
+	for x in "$@"; do
 		[ -e "$x" ] || continue
-		E=${x##*/}
-		num "$E"
+		num "${x##*/}"
 		[ "$N" -gt "$st_cursor" ] && Q=$((Q + 1))
 	done
+	num "$E"
 }

@@ -4,7 +4,7 @@
 # settled turn's record.
 inc=$1 n=$2 inl=$3
 [ -e "$d/started" ] || { say "nojob 1"; exit 0; }
-emit agent "$d/agent"
+emitv agent "$d/agent"
 if readstate "$c/out/state"; then
 	saystate
 fi

@@ -24,9 +24,9 @@ if [ -z "$e" ]; then
 	exit 0
 fi
 say "accepted ${e%%.*}"
-emit baseline "$c/inbox/$e/baseline"
-emit inc "$c/inbox/$e/inc"
-emit at "$c/inbox/$e/at"
+emitv baseline "$c/inbox/$e/baseline"
+emitv inc "$c/inbox/$e/inc"
+emitv at "$c/inbox/$e/at"
 readstate "$c/out/state"
 num "$e"
 if [ "$N" -gt "$st_cursor" ] && [ "$(alive)" = yes ] && { [ ! -e "$d/quiet" ] || [ "$st_state" = idle ]; }; then

@@ -1,9 +1,12 @@
 # start: $1 key, $2 agent (ws/name), $3 cwd, $4 the job's command line, $5
-# wrapper text, $6 pipe-pane command; stdin: the env file (its values may be
-# secrets: they never travel as arguments).
+# wrapper text, $6 pipe-pane command, $7 the harness adapter ("": none), $8
+# the role, $9 readin's word for stdin; stdin: the env file (its values may
+# be secrets: they never travel as arguments).
 key=$1 agent=$2 cwd=$3 cmd=$4 wrap=$5 pipecmd=$6 piped=0
 [ -d "$root/jobs" ] || mkdir -p "$root/jobs" || { say "ERR cannot create $root/jobs"; exit 1; }
-if mkdir "$d" 2>/dev/null; then say "claimed 1"; fi
+# A new job's directory and its channel's in one mkdir (one exec, not two):
+# made before the lock, they hold nothing yet.
+if mkdir "$d" "$c" "$c/inbox" "$c/answers" "$c/out" "$c/out/turns" 2>/dev/null; then say "claimed 1"; fi
 [ -d "$d" ] || { say "ERR cannot create $d"; exit 1; }
 lock
 [ -e "$d/fenced" ] && { say "refused fenced"; exit 0; }
@@ -19,10 +22,11 @@ if [ ! -e "$d/started" ]; then
 		printf '%s' "$cwd" >"$d/cwd" &&
 		printf '%s' "$cmd" >"$d/cmd" &&
 		printf '%s' "$wrap" >"$d/wrap" &&
-		cat >"$d/env" &&
+		readin "${9:-0}" "$d/env" &&
 		# $7: a harness adapter's program ("": none; adapters.go), $8: the role.
 		{ [ -z "${7:-}" ] || { printf '%s' "$7" >"$d/harness" && printf '%s' "${8:-}" >"$d/role"; }; } &&
-		mkdir -p "$c/inbox" "$c/answers" "$c/out/turns" &&
+		{ { [ -d "$c/inbox" ] && [ -d "$c/answers" ] && [ -d "$c/out/turns" ]; } ||
+			mkdir -p "$c/inbox" "$c/answers" "$c/out/turns"; } &&
 		: >"$d/log" || { say "ERR cannot write the job's files in $d"; exit 1; }
 	# started is the commit: written before the session, so a start that
 	# dies half-way is never run a second time (it reads lost instead).

@@ -27,10 +27,16 @@ if command -v timeout >/dev/null 2>&1 && case $(tail --version 2>/dev/null) in *
 	# --foreground: timeout stays in the run's process group.
 	marked_bg "$T/wake" timeout --foreground "$secs" tail -n +1 -F -s 0.01 "$c/out/state"
 	tp=$!
+	# The fifo open at both ends (this open waits for tail's), its
+	# directory goes now, while nothing has changed: not on the wake's
+	# path (an rm at exit, after the answer).
+	exec 3<"$T/wake"
+	rm -rf "$T"
+	T=
 	while IFS= read -r _; do
 		# Not waited for: it dies on its own (and carries the mark).
 		settled && { kill "$tp" 2>/dev/null; exit 0; }
-	done <"$T/wake"
+	done <&3
 	settled && exit 0
 	say "timeout 1"
 	exit 0
