@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -104,9 +105,9 @@ func TestCrashDrillAcquire(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
 	t0 := time.Now()
-	p.acquire(t, "drill-probe", smallPod)
+	p.Acquire(t, "drill-probe", smallPod)
 	full := time.Since(t0)
-	p.must(t, "host.release", keyParams("drill-probe"), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams("drill-probe"), nil)
 	span := full + full/4
 	t.Logf("a whole acquire took %v; killing within 0..%v (odd trials), 0..40ms (even trials)", full, span)
 
@@ -120,7 +121,7 @@ func TestCrashDrillAcquire(t *testing.T) {
 	})
 	t.Logf("lookup answers after the kill: %v", &counts)
 	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
-		p.must(t, "host.release", keyParams(fmt.Sprintf("drill-%d", i)), nil)
+		p.Must(t, "host.release", sandboxtest.KeyParams(fmt.Sprintf("drill-%d", i)), nil)
 	})
 	for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
 		if pod.Labels["org.mu-plugins/fence"] != "1" {
@@ -135,14 +136,14 @@ func TestCrashDrillAcquire(t *testing.T) {
 func acquireTrial(t *testing.T, q *plugin, i int, killAfter time.Duration) string {
 	key := fmt.Sprintf("drill-%d", i)
 	k := startOn(t, q.prefix)
-	k.sendAway("host.acquire", acquireParams(key, smallPod))
+	k.SendAway("host.acquire", sandboxtest.AcquireParams(key, smallPod))
 	time.Sleep(killAfter)
-	k.kill()
+	k.Kill()
 
 	fence := i%4 == 0
 	var lk protocol.HostLookupResult
 	for {
-		q.must(t, "host.lookup", lookupParams(key, fence), &lk)
+		q.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
 		if !lk.Pending {
 			break
 		}
@@ -160,7 +161,7 @@ func acquireTrial(t *testing.T, q *plugin, i int, killAfter time.Duration) strin
 			t.Errorf("%s found, pods %v", key, mine)
 		}
 		var hs protocol.HostStatus
-		q.must(t, "host.status", statusParams(lk.Found.Handle), &hs)
+		q.Must(t, "host.status", sandboxtest.StatusParams(lk.Found.Handle), &hs)
 		if hs.State != protocol.HostUp {
 			t.Errorf("%s found but status %+v", key, hs)
 		}
@@ -169,7 +170,7 @@ func acquireTrial(t *testing.T, q *plugin, i int, killAfter time.Duration) strin
 		if len(mine) != 1 || mine[0] != "1" {
 			t.Errorf("%s fenced none, pods %v", key, mine)
 		}
-		if err := q.call(t, "host.acquire", acquireParams(key, smallPod), nil); err == nil {
+		if err := q.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, smallPod), nil); err == nil {
 			t.Errorf("%s: an acquire after a fenced none succeeded", key)
 		}
 		return "none (fenced)"
@@ -195,14 +196,14 @@ func TestCrashDrillRelease(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
 	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
-		p.acquire(t, fmt.Sprintf("rel-%d", i), smallPod)
+		p.Acquire(t, fmt.Sprintf("rel-%d", i), smallPod)
 	})
-	p.acquire(t, "rel-probe", smallPod)
+	p.Acquire(t, "rel-probe", smallPod)
 	probe := startOn(t, p.prefix)
 	t0 := time.Now()
-	probe.must(t, "host.release", keyParams("rel-probe"), nil)
+	probe.Must(t, "host.release", sandboxtest.KeyParams("rel-probe"), nil)
 	full := time.Since(t0)
-	probe.stop(t)
+	probe.Stop(t)
 	span := full + full/4
 	t.Logf("a fresh plugin's whole release took %v; killing within 0..%v", full, span)
 
@@ -211,11 +212,11 @@ func TestCrashDrillRelease(t *testing.T) {
 		key := fmt.Sprintf("rel-%d", i)
 		name := p.podName(t, key)
 		k := startOn(t, p.prefix)
-		k.sendAway("host.release", keyParams(key))
+		k.SendAway("host.release", sandboxtest.KeyParams(key))
 		time.Sleep(killPoint(i, trials, span))
-		k.kill()
+		k.Kill()
 		counts.add(releaseState(t, p, name))
-		p.must(t, "host.release", keyParams(key), nil)
+		p.Must(t, "host.release", sandboxtest.KeyParams(key), nil)
 		for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
 			if pod.Name == name {
 				t.Errorf("%s: pod %s left after the reissued release", key, name)
@@ -249,9 +250,9 @@ func TestTwentyHostsInParallel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := p.acquire(t, fmt.Sprintf("par-%d", i), map[string]string{"cpuRequest": "10m", "memoryRequest": "32Mi"})
+			res := p.Acquire(t, fmt.Sprintf("par-%d", i), map[string]string{"cpuRequest": "10m", "memoryRequest": "32Mi"})
 			handles[i] = res.Handle
-			if r := p.run(t, res.Handle, "echo "+strconv.Itoa(i)); r.Stdout != strconv.Itoa(i)+"\n" {
+			if r := p.Run(t, res.Handle, "echo "+strconv.Itoa(i)); r.Stdout != strconv.Itoa(i)+"\n" {
 				t.Errorf("host %d: %q", i, r.Stdout)
 			}
 		}()
@@ -264,7 +265,7 @@ func TestTwentyHostsInParallel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.must(t, "host.release", keyParams(fmt.Sprintf("par-%d", i)), nil)
+			p.Must(t, "host.release", sandboxtest.KeyParams(fmt.Sprintf("par-%d", i)), nil)
 		}()
 	}
 	wg.Wait()

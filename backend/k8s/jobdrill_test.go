@@ -9,6 +9,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestCrashDrillJobStart(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
-	res := p.acquire(t, "key-jobdrill", smallPod)
+	res := p.Acquire(t, "key-jobdrill", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
 	// A whole start as a trial's fresh plugin makes it, drillConc at once.
 	probes := make([]protocol.Target, drillConc)
@@ -52,9 +53,9 @@ func TestCrashDrillJobStart(t *testing.T) {
 func jobStartTrial(t *testing.T, q *plugin, host protocol.Target, key string, killAfter time.Duration) string {
 	params := jobStartParams(host, key)
 	k := startOn(t, q.prefix)
-	k.sendAway("job.start", params)
+	k.SendAway("job.start", params)
 	time.Sleep(killAfter)
-	k.kill()
+	k.Kill()
 	return resolveJobStart(t, q, host, key)
 }
 
@@ -66,7 +67,7 @@ func resolveJobStart(t *testing.T, q *plugin, host protocol.Target, key string) 
 	params := jobStartParams(host, key)
 	jt := jobTargetOf(host, key, "")
 	var lk protocol.JobLookupResult
-	q.must(t, "job.lookup", map[string]any{"deadline": deadline(), "target": jt, "key": key, "fence": true}, &lk)
+	q.Must(t, "job.lookup", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt, "key": key, "fence": true}, &lk)
 	if n := agentsOf(t, q, host.Host.Handle, key); (lk.Found == nil) != (n == 0) {
 		t.Errorf("%s: %d processes of its job running, want them only when found (lookup %+v)", key, n, lk)
 	}
@@ -75,7 +76,7 @@ func resolveJobStart(t *testing.T, q *plugin, host protocol.Target, key string) 
 		stopJob(t, q, jobTargetOf(host, key, lk.Found.Handle))
 		return "found"
 	case lk.None:
-		if err := q.call(t, "job.start", params, nil); err == nil {
+		if err := q.Ask(t, "job.start", params, nil); err == nil {
 			t.Errorf("%s: a job.start after a fenced none succeeded", key)
 		}
 		return "none"
@@ -129,7 +130,7 @@ const sendChains = 5
 func TestCrashDrillChannelSend(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
-	res := p.acquire(t, "key-senddrill", smallPod)
+	res := p.Acquire(t, "key-senddrill", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -177,9 +178,9 @@ func sendParams(jt protocol.Target, id string) protocol.SendParams {
 // checks the turns against *runs (updated) and returns the receipt.
 func sendTrial(t *testing.T, ctx context.Context, q *plugin, jt protocol.Target, runs *int64, id string, killAfter time.Duration) string {
 	k := startOn(t, q.prefix)
-	k.sendAway("channel.send", sendParams(jt, id))
+	k.SendAway("channel.send", sendParams(jt, id))
 	time.Sleep(killAfter)
-	k.kill()
+	k.Kill()
 
 	rc, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id})
 	if err != nil {
