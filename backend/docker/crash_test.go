@@ -3,11 +3,11 @@ package docker_test
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,41 +17,31 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// TestCrashDrillAcquire SIGKILLs the plugin at random points of host.acquire,
-// then resolves the key as mu would (lookup, fenced on some trials) and
-// acquires again: every key ends with exactly one container, and none leaks.
+// TestCrashDrillAcquire SIGKILLs the plugin at points spread over
+// host.acquire, then resolves the key as mu would (lookup, fenced on some
+// trials) and acquires again: every key ends with exactly one container,
+// and none leaks.
 func TestCrashDrillAcquire(t *testing.T) {
 	const trials = 60
 	p := start(t) // measures a whole acquire, for the range of kill points
-	t0 := time.Now()
-	p.Acquire(t, "drill-probe", nil)
-	full := time.Since(t0)
-	p.Must(t, "host.release", sandboxtest.KeyParams("drill-probe"), nil)
-	prefix := p.prefix
-	t.Logf("a whole acquire took %v; killing within 0..%v", full, full+full/4)
+	full := p.TimeAcquire(t, "drill-probe", nil)
+	prefix, span := p.prefix, full+full/4
+	t.Logf("a whole acquire took %v; killing within 0..%v", full, span)
 
-	var (
-		mu     sync.Mutex
-		counts = map[string]int{} // lookup answer → trials
-		fenced []string
-	)
-	t.Run("trials", func(t *testing.T) {
-		for i := 0; i < trials; i++ {
-			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				t.Parallel() // as many at once as -parallel allows (GOMAXPROCS)
-				answer, wasFenced := drillTrial(t, prefix, i, time.Duration(rand.Int64N(int64(full+full/4))))
-				mu.Lock()
-				counts[answer]++
-				if wasFenced {
-					fenced = append(fenced, fmt.Sprintf("drill-%d", i))
-				}
-				mu.Unlock()
-			})
+	var counts testutil.Tally
+	var fenced atomic.Int32
+	// As many at once as the cores (-parallel's default, which capped them
+	// when they were parallel subtests).
+	testutil.Trials(t, trials, runtime.GOMAXPROCS(0), func(t *testing.T, i int) {
+		answer, wasFenced := drillTrial(t, prefix, i, testutil.KillPoint(i, trials, span))
+		counts.Add(answer)
+		if wasFenced {
+			fenced.Add(1)
 		}
 	})
-	t.Logf("lookup answers after the kill: %v", counts)
-	if counts["unknown"] > 0 {
-		t.Errorf("lookup answered unknown %d times with the Engine up", counts["unknown"])
+	t.Logf("lookup answers after the kill: %v", &counts)
+	if n := counts.Count("unknown"); n > 0 {
+		t.Errorf("lookup answered unknown %d times with the Engine up", n)
 	}
 
 	// Release every key: only the fence placeholders stay.
@@ -70,8 +60,8 @@ func TestCrashDrillAcquire(t *testing.T) {
 	if hosts != 0 {
 		t.Errorf("%d host containers leaked after releasing every key", hosts)
 	}
-	if len(left)-hosts != len(fenced) {
-		t.Errorf("%d fence placeholders left, want %d (one per fenced none)", len(left)-hosts, len(fenced))
+	if len(left)-hosts != int(fenced.Load()) {
+		t.Errorf("%d fence placeholders left, want %d (one per fenced none)", len(left)-hosts, fenced.Load())
 	}
 }
 
@@ -79,10 +69,7 @@ func TestCrashDrillAcquire(t *testing.T) {
 // fenced none made the key unacquirable.
 func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (string, bool) {
 	key := fmt.Sprintf("drill-%d", i)
-	p := startOn(t, prefix)
-	p.SendAway("host.acquire", sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}))
-	time.Sleep(killAfter)
-	p.Kill()
+	startOn(t, prefix).KillDuring("host.acquire", sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}), killAfter)
 
 	q := startOn(t, prefix)
 	defer q.Stop(t)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -37,9 +38,9 @@ func TestCrashDrillJobStart(t *testing.T) {
 	span := full + full/4
 	t.Logf("a fresh plugin's whole job.start took up to %v, %d at once; killing within 0..%v", full, drillConc, span)
 
-	var counts tally
-	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
-		counts.add(jobStartTrial(t, p, host, fmt.Sprintf("jd-%d", i), killPoint(i, trials, span)))
+	var counts testutil.Tally
+	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
+		counts.Add(jobStartTrial(t, p, host, fmt.Sprintf("jd-%d", i), testutil.KillPoint(i, trials, span)))
 	})
 	t.Logf("job.lookup answers after the kill: %v", &counts)
 	if left := podExec(t, p, res.Handle, "sh", "-c", "ps -eo args | grep -c '[m]u-test-agent' || true"); strings.TrimSpace(left) != "0" {
@@ -52,10 +53,7 @@ func TestCrashDrillJobStart(t *testing.T) {
 // invocation).
 func jobStartTrial(t *testing.T, q *plugin, host protocol.Target, key string, killAfter time.Duration) string {
 	params := jobStartParams(host, key)
-	k := startOn(t, q.prefix)
-	k.SendAway("job.start", params)
-	time.Sleep(killAfter)
-	k.Kill()
+	startOn(t, q.prefix).KillDuring("job.start", params, killAfter)
 	return resolveJobStart(t, q, host, key)
 }
 
@@ -136,7 +134,7 @@ func TestCrashDrillChannelSend(t *testing.T) {
 	defer cancel()
 	jts := make([]protocol.Target, sendChains)
 	runs := make([]int64, sendChains)
-	runTrials(t, sendChains, sendChains, func(t *testing.T, c int) {
+	testutil.Trials(t, sendChains, sendChains, func(t *testing.T, c int) {
 		jts[c], _ = startJob(t, p, host, fmt.Sprintf("sendjob-%d", c))
 		runs[c] = drive.Baseline(t, ctx, p.Plugin.Plugin, jts[c]).Runs
 	})
@@ -156,11 +154,11 @@ func TestCrashDrillChannelSend(t *testing.T) {
 	span := full + full/4
 	t.Logf("a fresh plugin's whole channel.send took up to %v, %d at once; killing within 0..%v", full, sendChains, span)
 
-	var counts tally
-	runTrials(t, sendChains, sendChains, func(t *testing.T, c int) {
+	var counts testutil.Tally
+	testutil.Trials(t, sendChains, sendChains, func(t *testing.T, c int) {
 		for i := c; i < trials; i += sendChains {
-			st := sendTrial(t, ctx, p, jts[c], &runs[c], fmt.Sprintf("msg-%d", i), killPoint(i, trials, span))
-			counts.add(st)
+			st := sendTrial(t, ctx, p, jts[c], &runs[c], fmt.Sprintf("msg-%d", i), testutil.KillPoint(i, trials, span))
+			counts.Add(st)
 			if t.Failed() {
 				return
 			}
@@ -177,10 +175,7 @@ func sendParams(jt protocol.Target, id string) protocol.SendParams {
 // it after killAfter, resolves the delivery through q (channel.receipt),
 // checks the turns against *runs (updated) and returns the receipt.
 func sendTrial(t *testing.T, ctx context.Context, q *plugin, jt protocol.Target, runs *int64, id string, killAfter time.Duration) string {
-	k := startOn(t, q.prefix)
-	k.SendAway("channel.send", sendParams(jt, id))
-	time.Sleep(killAfter)
-	k.Kill()
+	startOn(t, q.prefix).KillDuring("channel.send", sendParams(jt, id), killAfter)
 
 	rc, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id})
 	if err != nil {

@@ -138,6 +138,27 @@ func (p *Plugin) Kill() {
 	<-p.Done()
 }
 
+// KillDuring is a crash drill's kill: it sends method with params, waits
+// after, and SIGKILLs the plugin under the call (its answer, if any, is
+// never read).
+func (p *Plugin) KillDuring(method string, params any, after time.Duration) {
+	p.SendAway(method, params)
+	time.Sleep(after)
+	p.Kill()
+}
+
+// TimeAcquire acquires a host for key, releases it, and returns how long
+// the whole acquire took: the span a drill's kills of host.acquire spread
+// over.
+func (p *Plugin) TimeAcquire(t testing.TB, key string, params map[string]string) time.Duration {
+	t.Helper()
+	t0 := time.Now()
+	p.Acquire(t, key, params)
+	d := time.Since(t0)
+	p.Must(t, "host.release", KeyParams(key), nil)
+	return d
+}
+
 // Acquire acquires a host for key and returns its result.
 func (p *Plugin) Acquire(t testing.TB, key string, params map[string]string) protocol.AcquireResult {
 	t.Helper()
