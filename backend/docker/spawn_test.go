@@ -86,16 +86,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	tm.Shows(t, "view1", "[settled turn 1]")
 
 	// The view killed: the job runs on. A re-attach gives a working view.
-	tm.Run(t, "kill-session", "-t", "=view1")
-	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
-		t.Fatalf("job.status after the view was killed: %+v %v", st, err)
-	}
-	v, err := p.JobAttach(ctx, jt)
-	if err != nil {
-		t.Fatalf("job.attach: %v", err)
-	}
-	tm.Open(t, "view2", v.Command, v.Env)
-	tm.Shows(t, "view2", "[settled turn 1]")
+	drive.Reattach(t, ctx, p, tm, jt, "view1", "view2", "[settled turn 1]")
 	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "again", MsgID: "msg-2", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}

@@ -28,10 +28,7 @@ func startJob(t *testing.T, p *plugin, host protocol.Target, key string) (protoc
 	if err != nil {
 		t.Fatalf("job.start: %v\n%s", err, p.Stderr.String())
 	}
-	jt := host
-	jt.Job = &protocol.JobRef{Kind: "k8s", Key: key, Handle: res.Handle}
-	jt.Agent = &protocol.AgentRef{Workstream: "ws", Name: key, Incarnation: 1}
-	return jt, res
+	return jobTargetOf(host, key, res.Handle), res
 }
 
 func jobState(t *testing.T, p *plugin, jt protocol.Target) protocol.JobStatus {

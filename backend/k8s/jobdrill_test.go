@@ -89,11 +89,9 @@ func jobStartParams(host protocol.Target, key string) protocol.JobStartParams {
 			Cmd: string(agent.Script), CommandSource: "test", Cwd: ".", Env: map[string]string{"MU_DRILL_KEY": key}}}
 }
 
+// jobTargetOf is host's target naming the k8s job key (its agent ws/key).
 func jobTargetOf(host protocol.Target, key, handle string) protocol.Target {
-	jt := host
-	jt.Job = &protocol.JobRef{Kind: "k8s", Key: key, Handle: handle}
-	jt.Agent = &protocol.AgentRef{Workstream: "ws", Name: key, Incarnation: 1}
-	return jt
+	return drive.JobTarget(host, "k8s", key, handle, "ws", key)
 }
 
 func stopJob(t *testing.T, p *plugin, jt protocol.Target) {

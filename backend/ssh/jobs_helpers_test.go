@@ -85,10 +85,7 @@ func (h *jobHost) spec(name, cwd string, env map[string]string) protocol.JobSpec
 
 // jobTarget names a started job and its agent.
 func (h *jobHost) jobTarget(key, handle, name string) protocol.Target {
-	t := h.host()
-	t.Job = &protocol.JobRef{Kind: JobKind, Key: key, Handle: handle}
-	t.Agent = &protocol.AgentRef{Workstream: "ws", Name: name, Incarnation: 1}
-	return t
+	return drive.JobTarget(h.host(), JobKind, key, handle, "ws", name)
 }
 
 func newKey(prefix string) string {
