@@ -43,7 +43,7 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 	}
 
 	// The site: a local commit pushed, a worktree made from it.
-	local, rev := localRepo(t, "the project "+run)
+	local, rev := testutil.Repo(t, t.TempDir(), "the project "+run)
 	if r, err := p.Push(ctx, host, local, "repo", rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)
 	}

@@ -43,7 +43,7 @@ func TestSSHFlowThroughBastion(t *testing.T) {
 	}
 
 	// push: a local commit lands in a new repository on host-b.
-	local, rev := localRepo(t, "seed "+run)
+	local, rev := testutil.Repo(t, t.TempDir(), "seed "+run)
 	remote := "it-" + run + "/repo"
 	res, err = p.Push(ctx, tg, local, remote, rev, 60*time.Second)
 	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
@@ -154,7 +154,7 @@ func TestSSHProxyCommand(t *testing.T) {
 			if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				t.Fatalf("commit on host-b: %v %+v", err, res)
 			}
-			local, _ := localRepo(t, "local "+run)
+			local, _ := testutil.Repo(t, t.TempDir(), "local "+run)
 			if res, err := p.Fetch(ctx, tg, "pc-"+run, local, 60*time.Second); err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				t.Fatalf("fetch: %v %+v", err, res)
 			}

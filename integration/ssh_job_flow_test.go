@@ -26,7 +26,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 	host := hostTarget("host-b")
 	run := randHex(4)
 
-	local, rev := localRepo(t, "spawn "+run)
+	local, rev := testutil.Repo(t, t.TempDir(), "spawn "+run)
 	repo, tree := "spawn-"+run+"/repo", "spawn-"+run+"/tree"
 	if r, err := p.Push(ctx, host, local, repo, rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)

@@ -14,10 +14,10 @@ import (
 func TestPushTimeoutStopsTheRemoteSide(t *testing.T) {
 	p := start(t)
 	h := p.Acquire(t, "key-push-to", nil).Handle
-	local, rev := localRepo(t, 2)
+	local, rev := sandboxtest.LocalRepo(t, 2)
 	// A pre-receive hook that hangs: the push times out inside receive-pack.
 	p.Run(t, h, "git init -q hung && printf '#!/bin/sh\\nsleep 310\\n' > hung/.git/hooks/pre-receive && chmod +x hung/.git/hooks/pre-receive")
-	params := pushParams(h, local, "hung", rev)
+	params := sandboxtest.PushParams(h, local, "hung", rev)
 	params["timeoutMs"] = 2000
 	var r protocol.ExecResult
 	p.Must(t, "link.push", params, &r)
@@ -88,8 +88,8 @@ func TestCanaryNeverLeaves(t *testing.T) {
 	if strings.Contains(r.Stdout+r.Stderr, canary) {
 		t.Errorf("the plugin's environment reached the container")
 	}
-	local, _ := localRepo(t, 1)
-	p.Must(t, "link.fetch", fetchParams(h, local, "nothing-here"), nil)
+	local, _ := sandboxtest.LocalRepo(t, 1)
+	p.Must(t, "link.fetch", sandboxtest.FetchParams(h, local, "nothing-here"), nil)
 	p.Stop(t)
 	for _, line := range p.Wire.Lines(caller.In) {
 		if strings.Contains(line, canary) {

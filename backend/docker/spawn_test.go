@@ -1,8 +1,6 @@
 package docker_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,14 +23,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	p, host := spawnPlugin(t, ctx)
 
 	// The site: a local commit pushed, a worktree made from it.
-	local := t.TempDir()
-	testutil.Git(t, local, "init", "-q")
-	if err := os.WriteFile(filepath.Join(local, "README"), []byte("the project\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Git(t, local, "add", "README")
-	testutil.Git(t, local, "commit", "-q", "-m", "the base")
-	rev := testutil.Git(t, local, "rev-parse", "HEAD")
+	local, rev := testutil.Repo(t, t.TempDir(), "the project\n")
 	if r, err := p.Push(ctx, host, local, "repo", rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)
 	}

@@ -100,12 +100,7 @@ func TestExecOutputPastTheCapAndBinaryGiveAValidReply(t *testing.T) {
 func TestFetchAndPushUseRealGit(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
-	local := t.TempDir()
-	testutil.Git(t, local, "init", "-q")
-	os.WriteFile(filepath.Join(local, "f"), []byte("one\n"), 0o644)
-	testutil.Git(t, local, "add", "f")
-	testutil.Git(t, local, "commit", "-qm", "one")
-	rev := testutil.Git(t, local, "rev-parse", "HEAD")
+	local, rev := testutil.Repo(t, t.TempDir(), "one\n")
 
 	push := protocol.PushParams{Base: protocol.Base{Target: host("box")}, LocalRepo: local, RemoteRepo: "repos/new", Rev: rev, TimeoutMs: 20000}
 	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)

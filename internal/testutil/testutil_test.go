@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -145,5 +146,22 @@ func TestParallelJSONLogWriter(t *testing.T) {
 	}
 	if n, err := LogWriter(t, "p: ").Write([]byte("line\n")); n != 5 || err != nil {
 		t.Fatalf("LogWriter.Write: %d %v", n, err)
+	}
+}
+
+// Repo makes a repository on main with one commit per content, in a
+// directory it creates (a path with a space too).
+func TestRepo(t *testing.T) {
+	dir, rev := Repo(t, filepath.Join(t.TempDir(), "a repo"), "x", "xx", "xxx")
+	if head := Git(t, dir, "rev-parse", "main"); head != rev {
+		t.Fatalf("main is %s, HEAD %s", head, rev)
+	}
+	if log := Git(t, dir, "log", "--format=%s"); log != "c2\nc1\nc0" {
+		t.Fatalf("log %q", log)
+	}
+	for i, want := range []string{"xxx", "xx", "x"} {
+		if got := Git(t, dir, "show", fmt.Sprintf("HEAD~%d:f", i)); got != want {
+			t.Errorf("HEAD~%d:f is %q, want %q", i, got, want)
+		}
 	}
 }

@@ -13,10 +13,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -176,6 +179,17 @@ func (p *Plugin) Run(t testing.TB, handle, script string) protocol.ExecResult {
 	var r protocol.ExecResult
 	p.Must(t, "link.exec", ExecParams(handle, script, ".", 60_000), &r)
 	return r
+}
+
+// LocalRepo is a local repository with n commits, in a path with a space
+// (the link's ext:: escaping under test), and its HEAD.
+func LocalRepo(t testing.TB, n int) (string, string) {
+	t.Helper()
+	contents := make([]string, n)
+	for i := range contents {
+		contents[i] = strings.Repeat("x", i+1)
+	}
+	return testutil.Repo(t, filepath.Join(t.TempDir(), "local repo"), contents...)
 }
 
 // ExitCode is a run's exit code as text ("null" for none).
