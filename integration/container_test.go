@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // dockerCLI runs the docker CLI and returns its trimmed stdout.
@@ -57,20 +59,18 @@ func procsMatching(ctx context.Context, ctr, marker string) ([]string, error) {
 // matching marker (want true) or none (want false); it returns the last
 // listing.
 func waitProcs(ctx context.Context, ctr, marker string, want bool) ([]string, error) {
-	for {
-		hits, err := procsMatching(ctx, ctr, marker)
-		if err == nil && (len(hits) > 0) == want {
-			return hits, nil
-		}
-		select {
-		case <-ctx.Done():
-			if err == nil {
-				err = ctx.Err()
-			}
-			return hits, err
-		case <-time.After(200 * time.Millisecond):
-		}
+	var hits []string
+	var err error
+	if testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
+		hits, err = procsMatching(ctx, ctr, marker)
+		return err == nil && (len(hits) > 0) == want
+	}) {
+		return hits, nil
 	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return hits, err
 }
 
 // labelled lists the containers (all states) carrying every label given.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -173,14 +174,11 @@ func TestDrillSSHDRestart(t *testing.T) {
 
 // waitSSHD waits until the container's sshd listens again.
 func waitSSHD(ctx context.Context, ctr string) error {
-	for {
-		if _, err := dockerCLI(ctx, "exec", ctr, "sh", "-c", "ps -eo args= | grep -q '^sshd: /usr/sbin/sshd -D' || ps -eo args= | grep -q '^/usr/sbin/sshd -D'"); err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+	if testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
+		_, err := dockerCLI(ctx, "exec", ctr, "sh", "-c", "ps -eo args= | grep -q '^sshd: /usr/sbin/sshd -D' || ps -eo args= | grep -q '^/usr/sbin/sshd -D'")
+		return err == nil
+	}) {
+		return nil
 	}
+	return ctx.Err()
 }

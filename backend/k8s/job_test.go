@@ -91,13 +91,10 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hs protocol.HostStatus
-	for i := 0; i < 100; i++ { // a forced delete removes the object at once; poll a little in case it lags
+	testutil.Poll(10*time.Second, func() bool { // a forced delete removes the object at once; poll a little in case it lags
 		q.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
-		if hs.State == protocol.HostGone {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return hs.State == protocol.HostGone
+	})
 	if hs.State != protocol.HostGone {
 		t.Fatalf("host.status after the pod was deleted: %+v", hs)
 	}

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -80,6 +81,28 @@ func TestPoll(t *testing.T) {
 	}
 	if calls < 2 {
 		t.Fatalf("cond called %d times in 20 ms", calls)
+	}
+}
+
+// PollContext calls cond until it holds, and stops when its context
+// ends.
+func TestPollContext(t *testing.T) {
+	n := 0
+	if !PollContext(context.Background(), time.Millisecond, func() bool { n++; return n == 3 }) || n != 3 {
+		t.Fatalf("PollContext stopped after %d calls", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	if PollContext(ctx, time.Millisecond, func() bool {
+		if calls++; calls == 2 {
+			cancel()
+		}
+		return false
+	}) {
+		t.Fatal("PollContext reported a condition that never held")
+	}
+	if calls != 2 {
+		t.Fatalf("cond called %d times, want 2 (the context ended after the second)", calls)
 	}
 }
 
