@@ -23,7 +23,7 @@ func BenchmarkStartToBaseline(b *testing.B) {
 			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
 			cmd := c.cmd
 			if cmd == "" {
-				cmd = "exec sh " + shq(h.agent)
+				cmd = "exec sh " + testutil.ShQuote(h.agent)
 			}
 			benchStartToBaseline(b, h, cmd, true)
 		})

@@ -27,6 +27,9 @@ func Git(t testing.TB, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// ShQuote quotes s as one POSIX sh word.
+func ShQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
 // Repo makes dir (created if need be) a git repository on branch main
 // with one commit per content, each the file f holding it (commit
 // messages c0, c1, ...), and returns dir and HEAD: a local repository

@@ -188,3 +188,13 @@ func TestRepo(t *testing.T) {
 		}
 	}
 }
+
+// ShQuote's word is s to sh, whatever s holds.
+func TestShQuote(t *testing.T) {
+	for _, s := range []string{"", "plain", "it's", `a "b" $(c) \d`, "'", "''\n'"} {
+		out, err := exec.Command("sh", "-c", "printf %s "+ShQuote(s)).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("%q: sh read %q (%v)", s, out, err)
+		}
+	}
+}
