@@ -35,7 +35,7 @@ func TestDockerSpawnToRelease(t *testing.T) {
 // spawnToRelease is the whole flow with p, a mu-plugin-docker.
 func spawnToRelease(t *testing.T, e *Env, p *started) {
 	ctx := testutil.Context(t, 5*time.Minute)
-	run := randHex(4)
+	run := testutil.RandHex(4)
 	hostKey := "flow-" + run
 	host := acquireHost(t, p, hostKey)
 	if hs, err := p.HostStatus(ctx, host); err != nil || hs.State != protocol.HostUp {
@@ -111,7 +111,7 @@ func TestDrillContainerKilled(t *testing.T) {
 	e := getEnv(t)
 	const trials = 3
 	p := startPlugin(t, e.dockerPlugin())
-	run := randHex(4)
+	run := testutil.RandHex(4)
 	good := 0
 	for i := 0; i < trials; i++ {
 		if containerKilledTrial(t, p, fmt.Sprintf("kill-%s-%d", run, i)) {

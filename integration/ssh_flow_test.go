@@ -29,7 +29,7 @@ func TestSSHFlowThroughBastion(t *testing.T) {
 	p := startPlugin(t, e.sshPlugin())
 	ctx := testutil.Context(t, 3*time.Minute)
 	tg := hostTarget("host-b")
-	run := randHex(4)
+	run := testutil.RandHex(4)
 
 	// exec: the script runs on host-b (its own hostname), streams apart,
 	// exit code back, nothing of the plugin's environment leaks.
@@ -149,7 +149,7 @@ func TestSSHProxyCommand(t *testing.T) {
 				t.Fatalf("exec on host-b through %s: %v %+v", host, err, res)
 			}
 			// A commit made on host-b comes back through the ProxyCommand.
-			run := randHex(4)
+			run := testutil.RandHex(4)
 			res, err = p.Exec(ctx, tg, fmt.Sprintf("set -e; git init -q pc-%[1]s; cd pc-%[1]s; echo x > f; git add f; git commit -qm x; git rev-parse HEAD", run), ".", 30*time.Second)
 			if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				t.Fatalf("commit on host-b: %v %+v", err, res)

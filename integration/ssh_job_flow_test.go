@@ -24,7 +24,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 	p := startPlugin(t, e.sshPlugin())
 	ctx := testutil.Context(t, 5*time.Minute)
 	host := hostTarget("host-b")
-	run := randHex(4)
+	run := testutil.RandHex(4)
 
 	local, rev := testutil.Repo(t, t.TempDir(), "spawn "+run)
 	repo, tree := "spawn-"+run+"/repo", "spawn-"+run+"/tree"

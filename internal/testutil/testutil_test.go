@@ -198,3 +198,11 @@ func TestShQuote(t *testing.T) {
 		}
 	}
 }
+
+// RandHex is n random bytes in hex, different each time.
+func TestRandHex(t *testing.T) {
+	a, b := RandHex(6), RandHex(6)
+	if len(a) != 12 || strings.Trim(a, "0123456789abcdef") != "" || a == b {
+		t.Fatalf("RandHex(6): %q then %q", a, b)
+	}
+}

@@ -9,8 +9,6 @@ package sandboxtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -27,18 +25,10 @@ import (
 
 // RunID labels one test binary's hosts (org.mu-plugins.testrun), so that
 // its cleanup removes only its own.
-func RunID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func RunID() string { return testutil.RandHex(6) }
 
 // NewPrefix gives each test its own host-name prefix.
-func NewPrefix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "mutest-" + hex.EncodeToString(b[:])
-}
+func NewPrefix() string { return "mutest-" + testutil.RandHex(4) }
 
 // Plugin is a provider's plugin as a test drives it: a drive.Plugin
 // (the same fields: its caller.Plugin, stderr, wire and budget) with the
