@@ -12,6 +12,9 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
+// link.push and link.fetch against a container: a push lands rev on its
+// own ref (again untouched), into a bare, a checked-out, a plain and an
+// oddly named directory; a fetch brings back what was committed there.
 func TestPushAndFetchMoveCommits(t *testing.T) {
 	p := start(t)
 	h := p.Acquire(t, "key-git", nil).Handle
