@@ -91,13 +91,13 @@ func TestHostLookupPendingThenNone(t *testing.T) {
 	other := start(t, "--state", state)
 	lp := protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "slow"}
 	var l protocol.HostLookupResult
-	for end := time.Now().Add(30 * time.Second); !l.Pending && time.Now().Before(end); {
+	if !testutil.Poll(30*time.Second, func() bool {
 		l = drive.Call[protocol.HostLookupResult](t, other, protocol.MethodHostLookup, lp)
 		if !l.Pending && !l.None {
 			t.Fatalf("lookup during the acquire: %s", testutil.JSON(l))
 		}
-	}
-	if !l.Pending {
+		return l.Pending
+	}) {
 		t.Fatal("never saw pending")
 	}
 	slow.Stop()
