@@ -4,8 +4,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -13,34 +11,10 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
-// dockerCLI runs the docker CLI and returns its trimmed stdout.
-func dockerCLI(ctx context.Context, args ...string) (string, error) {
-	out, err := exec.CommandContext(ctx, "docker", args...).Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = strings.TrimSpace(string(ee.Stderr))
-		}
-		return "", fmt.Errorf("docker %s: %v: %s", strings.Join(args, " "), err, stderr)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-func mustDocker(t testing.TB, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := dockerCLI(ctx, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // procsMatching lists the processes in a container whose command line
 // contains marker (ps inside the container; zombies left out).
 func procsMatching(ctx context.Context, ctr, marker string) ([]string, error) {
-	out, err := dockerCLI(ctx, "exec", ctr, "ps", "-eo", "pid=,stat=,args=")
+	out, err := testutil.DockerCLI(ctx, "exec", ctr, "ps", "-eo", "pid=,stat=,args=")
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +54,7 @@ func labelled(t testing.TB, labels ...string) []string {
 	for _, l := range labels {
 		args = append(args, "--filter", "label="+l)
 	}
-	out := mustDocker(t, args...)
+	out := testutil.Docker(t, args...)
 	if out == "" {
 		return nil
 	}

@@ -132,7 +132,7 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 	}
 	jt := drive.JobTarget(host, "docker", key, res.Handle, "it", "k")
 	drive.Baseline(t, ctx, p.Plugin, jt)
-	if _, err := dockerCLI(ctx, "kill", host.Host.Handle); err != nil {
+	if _, err := testutil.DockerCLI(ctx, "kill", host.Host.Handle); err != nil {
 		t.Errorf("%s: %v", hostKey, err)
 		return false
 	}
@@ -147,7 +147,7 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 		t.Errorf("%s: host.status with the container killed but present: %+v %v, want neither gone nor up", hostKey, hs, err)
 		good = false
 	}
-	if _, err := dockerCLI(ctx, "rm", "-f", host.Host.Handle); err != nil {
+	if _, err := testutil.DockerCLI(ctx, "rm", "-f", host.Host.Handle); err != nil {
 		t.Errorf("%s: %v", hostKey, err)
 		return false
 	}

@@ -75,7 +75,7 @@ func countInCtr(ctr string) counter {
 }
 
 func countIn(ctx context.Context, ctr, what, key string) (int, error) {
-	out, err := dockerCLI(ctx, "exec", ctr, "sh", "-c", countScript, "count", what, key)
+	out, err := testutil.DockerCLI(ctx, "exec", ctr, "sh", "-c", countScript, "count", what, key)
 	if err != nil {
 		return 0, err
 	}
@@ -96,7 +96,7 @@ func dockerRetry(ctx context.Context, args ...string) (string, error) {
 	testutil.PollContext(ctx, 300*time.Millisecond, func() bool {
 		c, cancel := context.WithTimeout(ctx, bookkeepingTimeout)
 		defer cancel()
-		out, err = dockerCLI(c, args...)
+		out, err = testutil.DockerCLI(c, args...)
 		return err == nil
 	})
 	return out, err

@@ -26,7 +26,7 @@ func acquireParams(key string) protocol.AcquireParams {
 // hostContainers counts a key's containers: hosts, and fence placeholders.
 func hostContainers(t testing.TB, e *Env, key string) (hosts, fences int) {
 	for _, id := range labelled(t, itLabel+"="+e.Project, "org.mu-plugins.key="+key) {
-		if mustDocker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) == "1" {
+		if testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) == "1" {
 			fences++
 		} else {
 			hosts++

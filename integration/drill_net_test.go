@@ -120,11 +120,11 @@ func TestDrillNetworkCut(t *testing.T) {
 		for i := 0; i < netTrials; i++ {
 			if cutTrial(t, p, hostTarget("host-b"), ctr, i, 4*time.Second, ok,
 				func(ctx context.Context) error {
-					_, err := dockerCLI(ctx, "network", "disconnect", network, ctr)
+					_, err := testutil.DockerCLI(ctx, "network", "disconnect", network, ctr)
 					return err
 				},
 				func(ctx context.Context) error {
-					_, err := dockerCLI(ctx, "network", "connect", "--alias", "host-b", network, ctr)
+					_, err := testutil.DockerCLI(ctx, "network", "connect", "--alias", "host-b", network, ctr)
 					return err
 				}) {
 				good++
@@ -141,8 +141,8 @@ func TestDrillNetworkCut(t *testing.T) {
 		good := 0
 		for i := 0; i < netTrials; i++ {
 			if cutTrial(t, p, hostTarget("host-a"), ctr, i, 3*time.Second, ok,
-				func(ctx context.Context) error { _, err := dockerCLI(ctx, "pause", ctr); return err },
-				func(ctx context.Context) error { _, err := dockerCLI(ctx, "unpause", ctr); return err }) {
+				func(ctx context.Context) error { _, err := testutil.DockerCLI(ctx, "pause", ctr); return err },
+				func(ctx context.Context) error { _, err := testutil.DockerCLI(ctx, "unpause", ctr); return err }) {
 				good++
 			}
 		}
@@ -164,7 +164,10 @@ func TestDrillSSHDRestart(t *testing.T) {
 	good := 0
 	for i := 0; i < netTrials; i++ {
 		if cutTrial(t, p, hostTarget("host-b"), ctr, 100+i, 20*time.Second, ok,
-			func(ctx context.Context) error { _, err := dockerCLI(ctx, "restart", "-t", "1", ctr); return err },
+			func(ctx context.Context) error {
+				_, err := testutil.DockerCLI(ctx, "restart", "-t", "1", ctr)
+				return err
+			},
 			func(ctx context.Context) error { return waitSSHD(ctx, ctr) }) {
 			good++
 		}
@@ -175,7 +178,7 @@ func TestDrillSSHDRestart(t *testing.T) {
 // waitSSHD waits until the container's sshd listens again.
 func waitSSHD(ctx context.Context, ctr string) error {
 	if testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
-		_, err := dockerCLI(ctx, "exec", ctr, "sh", "-c", "ps -eo args= | grep -q '^sshd: /usr/sbin/sshd -D' || ps -eo args= | grep -q '^/usr/sbin/sshd -D'")
+		_, err := testutil.DockerCLI(ctx, "exec", ctr, "sh", "-c", "ps -eo args= | grep -q '^sshd: /usr/sbin/sshd -D' || ps -eo args= | grep -q '^/usr/sbin/sshd -D'")
 		return err == nil
 	}) {
 		return nil

@@ -53,7 +53,7 @@ func TestCrashDrillAcquire(t *testing.T) {
 	left := labelled("org.mu-plugins.plugin=docker")
 	var hosts int
 	for _, id := range left {
-		if docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) != "1" {
+		if testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) != "1" {
 			hosts++
 		}
 	}
@@ -172,7 +172,7 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 			t.Errorf("fence %v: %d containers left after the lookup, want %d", fence, len(ids), want)
 		}
 		for _, id := range ids {
-			if l := docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id); l != "1" {
+			if l := testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id); l != "1" {
 				t.Errorf("fence %v: the killed acquire's container %s is still there", fence, id)
 			}
 		}

@@ -1,7 +1,6 @@
 package docker_test
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -87,16 +86,4 @@ func startAt(t testing.TB, path, prefix string, args ...string) *plugin {
 	t.Helper()
 	sp := sandboxtest.Start(t, pluginConfig(path, prefix, args...), 2*time.Minute)
 	return &plugin{Plugin: sp, prefix: prefix, decl: sp.Declaration()}
-}
-
-// docker runs the docker CLI and returns its trimmed stdout.
-func docker(t testing.TB, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
 }

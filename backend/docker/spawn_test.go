@@ -105,5 +105,5 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 
 // hostKeyOf is the acquire key of a host (its container's label).
 func hostKeyOf(t testing.TB, p interface{}, host protocol.Target) string {
-	return docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}`, host.Host.Handle)
+	return testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}`, host.Host.Handle)
 }
