@@ -50,13 +50,11 @@ func waitProcs(ctx context.Context, ctr, marker string, want bool) ([]string, er
 // labelled lists the containers (all states) carrying every label given.
 func labelled(t testing.TB, labels ...string) []string {
 	t.Helper()
-	args := []string{"ps", "-aq", "--no-trunc"}
-	for _, l := range labels {
-		args = append(args, "--filter", "label="+l)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ids, err := testutil.DockerLabelled(ctx, labels...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := testutil.Docker(t, args...)
-	if out == "" {
-		return nil
-	}
-	return strings.Fields(out)
+	return ids
 }

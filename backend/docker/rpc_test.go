@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -38,14 +39,11 @@ func cleanupRun() {
 	}
 }
 
-// labelled lists this test binary's containers (any state) with label l.
+// labelled lists this test binary's containers (any state) with label l
+// (none when docker fails).
 func labelled(l string) []string {
-	out, err := exec.Command("docker", "ps", "-aq", "--no-trunc", "-f", "label="+l,
-		"-f", "label=org.mu-plugins.testrun="+runID).Output()
-	if err != nil {
-		return nil
-	}
-	return strings.Fields(string(out))
+	ids, _ := testutil.DockerLabelled(context.Background(), l, "org.mu-plugins.testrun="+runID)
+	return ids
 }
 
 // plugin is mu-plugin-docker as a test drives it (sandboxtest.Plugin).

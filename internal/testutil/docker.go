@@ -36,3 +36,14 @@ func Docker(t testing.TB, args ...string) string {
 	}
 	return out
 }
+
+// DockerLabelled lists the containers (any state) carrying every label
+// given (each "key=value" or "key"), by full id.
+func DockerLabelled(ctx context.Context, labels ...string) ([]string, error) {
+	args := []string{"ps", "-aq", "--no-trunc"}
+	for _, l := range labels {
+		args = append(args, "--filter", "label="+l)
+	}
+	out, err := DockerCLI(ctx, args...)
+	return strings.Fields(out), err
+}
