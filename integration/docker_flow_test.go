@@ -93,7 +93,7 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 	if n, err := countIn(ctx, host.Host.Handle, "job", key); err != nil || n != 0 {
 		t.Fatalf("after job.stop, %d agent processes (%v)", n, err)
 	}
-	if err := p.HostRelease(ctx, protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: hostKey}); err != nil {
+	if err := p.HostRelease(ctx, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: hostKey}); err != nil {
 		t.Fatalf("host.release: %v", err)
 	}
 	if hs, err := p.HostStatus(ctx, host); err != nil || hs.State != protocol.HostGone {

@@ -13,6 +13,7 @@ import (
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -32,7 +33,7 @@ func acquireHost(t testing.TB, p *started, key string) protocol.Target {
 		t.Fatalf("host.acquire %s: %v", key, err)
 	}
 	t.Cleanup(func() {
-		_ = p.HostRelease(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
+		_ = p.HostRelease(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
 	})
 	if err := agent.Install(ctx, testimage.Exec{Container: res.Handle}, agentPath); err != nil {
 		t.Fatalf("installing the test agent: %v", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -118,7 +119,7 @@ func TestDrillNetworkCut(t *testing.T) {
 		p := startPlugin(t, e.sshPlugin())
 		good := 0
 		for i := 0; i < netTrials; i++ {
-			if cutTrial(t, p, hostTarget("host-b"), ctr, i, 4*time.Second, ok,
+			if cutTrial(t, p, drive.HostTarget("host-b"), ctr, i, 4*time.Second, ok,
 				func(ctx context.Context) error {
 					_, err := testutil.DockerCLI(ctx, "network", "disconnect", network, ctr)
 					return err
@@ -140,7 +141,7 @@ func TestDrillNetworkCut(t *testing.T) {
 		p := startPlugin(t, e.sshPlugin())
 		good := 0
 		for i := 0; i < netTrials; i++ {
-			if cutTrial(t, p, hostTarget("host-a"), ctr, i, 3*time.Second, ok,
+			if cutTrial(t, p, drive.HostTarget("host-a"), ctr, i, 3*time.Second, ok,
 				func(ctx context.Context) error { _, err := testutil.DockerCLI(ctx, "pause", ctr); return err },
 				func(ctx context.Context) error { _, err := testutil.DockerCLI(ctx, "unpause", ctr); return err }) {
 				good++
@@ -163,7 +164,7 @@ func TestDrillSSHDRestart(t *testing.T) {
 	ok := map[string]bool{string(protocol.UnknownOutcome): true, "timeout": true}
 	good := 0
 	for i := 0; i < netTrials; i++ {
-		if cutTrial(t, p, hostTarget("host-b"), ctr, 100+i, 20*time.Second, ok,
+		if cutTrial(t, p, drive.HostTarget("host-b"), ctr, 100+i, 20*time.Second, ok,
 			func(ctx context.Context) error {
 				_, err := testutil.DockerCLI(ctx, "restart", "-t", "1", ctr)
 				return err

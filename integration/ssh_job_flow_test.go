@@ -23,7 +23,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 	e := getEnv(t)
 	p := startPlugin(t, e.sshPlugin())
 	ctx := testutil.Context(t, 5*time.Minute)
-	host := hostTarget("host-b")
+	host := drive.HostTarget("host-b")
 	run := testutil.RandHex(4)
 
 	local, rev := testutil.Repo(t, t.TempDir(), "spawn "+run)

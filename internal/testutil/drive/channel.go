@@ -10,6 +10,11 @@ import (
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
+// HostTarget is the target of the host name (no handle, no job).
+func HostTarget(name string) protocol.Target {
+	return protocol.Target{Host: protocol.HostRef{Name: name}}
+}
+
 // JobTarget is host's target naming a job of kind (its key, and its
 // handle: "" where the kind's start gives none) and its agent ws/name, at
 // incarnation 1.
