@@ -1,10 +1,11 @@
 // Package sandboxtest is how the tests of a sandbox provider's plugin
 // (mu-plugin-docker, mu-plugin-k8s: internal/sandbox) drive it, defined
 // once: a run's labels and a test's name prefix, the plugin through
-// drive as mu runs it, the params of every call, and the checks of what
-// the providers share (the link's exec, the fence, the contract suite,
-// the benchmarks' plugin half), run by each provider's tests against its
-// real hosts.
+// drive as mu runs it, the params of every call, a crash drill's kill
+// and span (KillDuring, TimeAcquire), the local repository the link tests
+// push (LocalRepo), and the checks of what the providers share (the
+// link's exec, the fence, the contract suite, the benchmarks' plugin
+// half), run by each provider's tests against its real hosts.
 package sandboxtest
 
 import (
