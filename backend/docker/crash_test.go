@@ -162,22 +162,31 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 		p.Kill()
 
 		q := startOn(t, prefix, "--instance", instance)
-		var lk protocol.HostLookupResult
-		q.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
-		if !lk.None {
-			t.Errorf("fence %v: the first lookup after the kill: %+v, want none", fence, lk)
-		}
-		ids := labelled("org.mu-plugins.key=" + key)
-		if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
-			t.Errorf("fence %v: %d containers left after the lookup, want %d", fence, len(ids), want)
-		}
-		for _, id := range ids {
+		for _, id := range rolledBack(t, q, key, fence, "the first lookup after the kill") {
 			if l := testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id); l != "1" {
 				t.Errorf("fence %v: the killed acquire's container %s is still there", fence, id)
 			}
 		}
 		q.Stop(t)
 	}
+}
+
+// rolledBack checks that a lookup of key (fenced or not) whose create was
+// abandoned (its creator gone) answers none at once (what names the
+// lookup), and that no container of the key is left but, when fenced,
+// one (the fence); it returns what is left.
+func rolledBack(t *testing.T, p *plugin, key string, fence bool, what string) []string {
+	t.Helper()
+	var lk protocol.HostLookupResult
+	p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+	if !lk.None {
+		t.Errorf("fence %v: %s: %+v, want none at once", fence, what, lk)
+	}
+	ids := labelled("org.mu-plugins.key=" + key)
+	if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
+		t.Errorf("fence %v: %d containers left after the lookup, want %d", fence, len(ids), want)
+	}
+	return ids
 }
 
 // inspect is `docker inspect -f format id`; ok is false when the container

@@ -230,15 +230,7 @@ func TestLookupTellsAnAbandonedCreateFromOneInFlight(t *testing.T) {
 	for _, fence := range []bool{false, true} {
 		key := fmt.Sprintf("key-dead-creator-%v", fence)
 		createdContainer(t, p, key, gone)
-		var lk protocol.HostLookupResult
-		p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
-		if !lk.None {
-			t.Errorf("fence %v: lookup of a created container whose creator is gone: %+v, want none at once", fence, lk)
-		}
-		ids := labelled("org.mu-plugins.key=" + key)
-		if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
-			t.Errorf("fence %v: %d containers left, want %d", fence, len(ids), want)
-		}
+		rolledBack(t, p, key, fence, "lookup of a created container whose creator is gone")
 		if fence {
 			if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, nil), nil); err == nil || !strings.Contains(err.Message, "fenced") {
 				t.Errorf("acquire after a fenced rollback: %v, want refused", err)
