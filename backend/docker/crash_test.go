@@ -74,8 +74,7 @@ func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (st
 	q := startOn(t, prefix)
 	defer q.Stop(t)
 	fence := i%4 == 0
-	var lk protocol.HostLookupResult
-	q.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+	lk := q.Lookup(t, key, fence)
 	answer := "none"
 	switch {
 	case lk.Found != nil:
@@ -177,8 +176,7 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 // one (the fence); it returns what is left.
 func rolledBack(t *testing.T, p *plugin, key string, fence bool, what string) []string {
 	t.Helper()
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+	lk := p.Lookup(t, key, fence)
 	if !lk.None {
 		t.Errorf("fence %v: %s: %+v, want none at once", fence, what, lk)
 	}

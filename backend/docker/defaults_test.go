@@ -73,8 +73,7 @@ func TestNoDefaultImage(t *testing.T) {
 	if r := p.Run(t, h, "id -un"); r.Stdout != "mu\n" {
 		t.Errorf("exec: %+v", r)
 	}
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-noimg-fenced", true), &lk)
+	lk := p.Lookup(t, "key-noimg-fenced", true)
 	if !lk.None || len(labelled("org.mu-plugins.key=key-noimg-fenced")) != 1 {
 		t.Errorf("fenced lookup with no --image: %+v", lk)
 	}

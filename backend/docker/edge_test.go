@@ -48,8 +48,7 @@ func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 	const missing = "unix:///nonexistent/docker.sock"
 	t.Setenv("DOCKER_HOST", missing)
 	p := startOn(t, sandboxtest.NewPrefix()) // no --instance: the plugin loads all the same
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", sandboxtest.LookupParams("k", false), &lk)
+	lk := p.Lookup(t, "k", false)
 	if !strings.Contains(lk.Unknown, missing) {
 		t.Errorf("lookup with the Engine unreachable: %+v, want unknown naming %s", lk, missing)
 	}

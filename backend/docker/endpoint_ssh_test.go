@@ -249,8 +249,7 @@ func TestSSHEndpointErrors(t *testing.T) {
 				}
 			}
 			if c.want.kind == "retryable" {
-				var lk protocol.HostLookupResult
-				p.Must(t, "host.lookup", sandboxtest.LookupParams(key, false), &lk)
+				lk := p.Lookup(t, key, false)
 				if lk.Unknown == "" {
 					t.Errorf("lookup with the Engine out of reach: %+v, want unknown", lk)
 				}

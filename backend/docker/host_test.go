@@ -86,8 +86,7 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 	if gone.State != "gone" || gone.Reason == "" {
 		t.Errorf("status after release: %+v", gone)
 	}
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-1", false), &lk)
+	lk := p.Lookup(t, "key-1", false)
 	if !lk.None {
 		t.Errorf("lookup after release: %+v", lk)
 	}
@@ -139,8 +138,7 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 	}
 	// A fenced lookup of an acquired key finds it: the fence only finalises none.
 	res := p.Acquire(t, "key-fence-2", nil)
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-fence-2", true), &lk)
+	lk := p.Lookup(t, "key-fence-2", true)
 	if lk.Found == nil || lk.Found.Handle != res.Handle {
 		t.Errorf("fenced lookup of an acquired key: %+v", lk)
 	}
@@ -241,8 +239,7 @@ func TestLookupTellsAnAbandonedCreateFromOneInFlight(t *testing.T) {
 	key := "key-live-creator"
 	createdContainer(t, p, key, creatorOf(t, os.Getpid()))
 	for _, fence := range []bool{false, true} {
-		var lk protocol.HostLookupResult
-		p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+		lk := p.Lookup(t, key, fence)
 		if !lk.Pending {
 			t.Errorf("fence %v: lookup of a created container whose creator runs: %+v, want pending", fence, lk)
 		}
@@ -261,13 +258,12 @@ func TestLookupRollsBackAnAbandonedCreate(t *testing.T) {
 		for _, creator := range []string{"", "another-boot/4026531836/1/100"} {
 			key := fmt.Sprintf("key-abandoned-%v-%d", fence, len(creator))
 			createdContainer(t, p, key, creator)
-			var lk protocol.HostLookupResult
-			p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+			lk := p.Lookup(t, key, fence)
 			if !lk.Pending {
 				t.Errorf("fence %v creator %q: lookup of a fresh created container: %+v, want pending", fence, creator, lk)
 			}
 			time.Sleep(1500 * time.Millisecond) // age it past --abandon-after
-			p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+			lk = p.Lookup(t, key, fence)
 			if !lk.None {
 				t.Errorf("fence %v creator %q: lookup of an abandoned created container: %+v, want none", fence, creator, lk)
 			}

@@ -181,8 +181,7 @@ func TestLinkRunsOnlyInItsOwnHosts(t *testing.T) {
 	p := start(t)
 	other := testutil.Docker(t, "run", "-d", "--label", "org.mu-plugins.test=1", "--label", "org.mu-plugins.testrun="+runID,
 		testimage.Name, "sleep", "infinity")
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-own-fence", true), &lk)
+	p.Lookup(t, "key-own-fence", true) // the fence placeholder
 	fence := labelled("org.mu-plugins.key=key-own-fence")
 	q := start(t, "--instance", "another")
 	theirs := q.Acquire(t, "key-own-theirs", nil).Handle

@@ -161,7 +161,7 @@ func apiRestartAcquire(t *testing.T, p *plugin, r reply) {
 	}
 	var lk protocol.HostLookupResult
 	testutil.Poll(2*time.Minute, func() bool {
-		p.Must(t, "host.lookup", sandboxtest.LookupParams("api-acq", true), &lk)
+		lk = p.Lookup(t, "api-acq", true)
 		return !lk.Pending && lk.Unknown == ""
 	})
 	switch {

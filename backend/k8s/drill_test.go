@@ -91,7 +91,7 @@ func acquireTrial(t *testing.T, q *plugin, i int, killAfter time.Duration) strin
 	fence := i%4 == 0
 	var lk protocol.HostLookupResult
 	for {
-		q.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+		lk = q.Lookup(t, key, fence)
 		if !lk.Pending {
 			break
 		}

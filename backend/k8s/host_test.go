@@ -143,8 +143,7 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 	if gone.State != "gone" {
 		t.Errorf("status after release: %+v", gone)
 	}
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-1", false), &lk)
+	lk := p.Lookup(t, "key-1", false)
 	if !lk.None {
 		t.Errorf("lookup after release: %+v", lk)
 	}

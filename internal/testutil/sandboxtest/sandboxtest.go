@@ -164,6 +164,15 @@ func (p *Plugin) Acquire(t testing.TB, key string, params map[string]string) pro
 	return res
 }
 
+// Lookup looks key up (host.lookup, fenced or not) and returns the
+// answer.
+func (p *Plugin) Lookup(t testing.TB, key string, fence bool) protocol.HostLookupResult {
+	t.Helper()
+	var lk protocol.HostLookupResult
+	p.Must(t, "host.lookup", LookupParams(key, fence), &lk)
+	return lk
+}
+
 // Run runs script on handle (cwd ".") and returns its result.
 func (p *Plugin) Run(t testing.TB, handle, script string) protocol.ExecResult {
 	t.Helper()
