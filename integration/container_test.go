@@ -4,41 +4,17 @@ package integration
 
 import (
 	"context"
-	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
-
-// dockerCLI runs the docker CLI and returns its trimmed stdout.
-func dockerCLI(ctx context.Context, args ...string) (string, error) {
-	out, err := exec.CommandContext(ctx, "docker", args...).Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = strings.TrimSpace(string(ee.Stderr))
-		}
-		return "", fmt.Errorf("docker %s: %v: %s", strings.Join(args, " "), err, stderr)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-func mustDocker(t testing.TB, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := dockerCLI(ctx, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // procsMatching lists the processes in a container whose command line
 // contains marker (ps inside the container; zombies left out).
 func procsMatching(ctx context.Context, ctr, marker string) ([]string, error) {
-	out, err := dockerCLI(ctx, "exec", ctr, "ps", "-eo", "pid=,stat=,args=")
+	out, err := testutil.DockerCLI(ctx, "exec", ctr, "ps", "-eo", "pid=,stat=,args=")
 	if err != nil {
 		return nil, err
 	}
@@ -57,32 +33,28 @@ func procsMatching(ctx context.Context, ctr, marker string) ([]string, error) {
 // matching marker (want true) or none (want false); it returns the last
 // listing.
 func waitProcs(ctx context.Context, ctr, marker string, want bool) ([]string, error) {
-	for {
-		hits, err := procsMatching(ctx, ctr, marker)
-		if err == nil && (len(hits) > 0) == want {
-			return hits, nil
-		}
-		select {
-		case <-ctx.Done():
-			if err == nil {
-				err = ctx.Err()
-			}
-			return hits, err
-		case <-time.After(200 * time.Millisecond):
-		}
+	var hits []string
+	var err error
+	if testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
+		hits, err = procsMatching(ctx, ctr, marker)
+		return err == nil && (len(hits) > 0) == want
+	}) {
+		return hits, nil
 	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return hits, err
 }
 
 // labelled lists the containers (all states) carrying every label given.
 func labelled(t testing.TB, labels ...string) []string {
 	t.Helper()
-	args := []string{"ps", "-aq", "--no-trunc"}
-	for _, l := range labels {
-		args = append(args, "--filter", "label="+l)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ids, err := testutil.DockerLabelled(ctx, labels...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := mustDocker(t, args...)
-	if out == "" {
-		return nil
-	}
-	return strings.Fields(out)
+	return ids
 }

@@ -35,7 +35,7 @@ func TestDockerSpawnToRelease(t *testing.T) {
 // spawnToRelease is the whole flow with p, a mu-plugin-docker.
 func spawnToRelease(t *testing.T, e *Env, p *started) {
 	ctx := testutil.Context(t, 5*time.Minute)
-	run := randHex(4)
+	run := testutil.RandHex(4)
 	hostKey := "flow-" + run
 	host := acquireHost(t, p, hostKey)
 	if hs, err := p.HostStatus(ctx, host); err != nil || hs.State != protocol.HostUp {
@@ -43,7 +43,7 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 	}
 
 	// The site: a local commit pushed, a worktree made from it.
-	local, rev := localRepo(t, "the project "+run)
+	local, rev := testutil.Repo(t, t.TempDir(), "the project "+run)
 	if r, err := p.Push(ctx, host, local, "repo", rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)
 	}
@@ -93,7 +93,7 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 	if n, err := countIn(ctx, host.Host.Handle, "job", key); err != nil || n != 0 {
 		t.Fatalf("after job.stop, %d agent processes (%v)", n, err)
 	}
-	if err := p.HostRelease(ctx, protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: hostKey}); err != nil {
+	if err := p.HostRelease(ctx, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: hostKey}); err != nil {
 		t.Fatalf("host.release: %v", err)
 	}
 	if hs, err := p.HostStatus(ctx, host); err != nil || hs.State != protocol.HostGone {
@@ -111,7 +111,7 @@ func TestDrillContainerKilled(t *testing.T) {
 	e := getEnv(t)
 	const trials = 3
 	p := startPlugin(t, e.dockerPlugin())
-	run := randHex(4)
+	run := testutil.RandHex(4)
 	good := 0
 	for i := 0; i < trials; i++ {
 		if containerKilledTrial(t, p, fmt.Sprintf("kill-%s-%d", run, i)) {
@@ -132,7 +132,7 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 	}
 	jt := drive.JobTarget(host, "docker", key, res.Handle, "it", "k")
 	drive.Baseline(t, ctx, p.Plugin, jt)
-	if _, err := dockerCLI(ctx, "kill", host.Host.Handle); err != nil {
+	if _, err := testutil.DockerCLI(ctx, "kill", host.Host.Handle); err != nil {
 		t.Errorf("%s: %v", hostKey, err)
 		return false
 	}
@@ -147,7 +147,7 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 		t.Errorf("%s: host.status with the container killed but present: %+v %v, want neither gone nor up", hostKey, hs, err)
 		good = false
 	}
-	if _, err := dockerCLI(ctx, "rm", "-f", host.Host.Handle); err != nil {
+	if _, err := testutil.DockerCLI(ctx, "rm", "-f", host.Host.Handle); err != nil {
 		t.Errorf("%s: %v", hostKey, err)
 		return false
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/contract"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -41,7 +42,7 @@ func engineLogins(t testing.TB, e *Env) int {
 func reach(t testing.TB, p *started) map[string]protocol.Step {
 	t.Helper()
 	steps, err := p.CheckSteps(ctxFor(t, time.Minute), protocol.MethodLinkCheckSteps,
-		protocol.CheckStepsParams{Base: protocol.Base{Target: hostTarget("it")}, Phase: protocol.PhaseReach})
+		protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Phase: protocol.PhaseReach})
 	if err != nil {
 		t.Fatalf("link.checkSteps: %v", err)
 	}

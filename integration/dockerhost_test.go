@@ -13,6 +13,7 @@ import (
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -32,7 +33,7 @@ func acquireHost(t testing.TB, p *started, key string) protocol.Target {
 		t.Fatalf("host.acquire %s: %v", key, err)
 	}
 	t.Cleanup(func() {
-		_ = p.HostRelease(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
+		_ = p.HostRelease(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
 	})
 	if err := agent.Install(ctx, testimage.Exec{Container: res.Handle}, agentPath); err != nil {
 		t.Fatalf("installing the test agent: %v", err)
@@ -75,7 +76,7 @@ func countInCtr(ctr string) counter {
 }
 
 func countIn(ctx context.Context, ctr, what, key string) (int, error) {
-	out, err := dockerCLI(ctx, "exec", ctr, "sh", "-c", countScript, "count", what, key)
+	out, err := testutil.DockerCLI(ctx, "exec", ctr, "sh", "-c", countScript, "count", what, key)
 	if err != nil {
 		return 0, err
 	}
@@ -91,19 +92,15 @@ const bookkeepingTimeout = 45 * time.Second
 // bookkeepingTimeout, again every 300 ms while it fails, until ctx ends: a
 // test's own bookkeeping failing under load is not the outcome under test.
 func dockerRetry(ctx context.Context, args ...string) (string, error) {
-	for {
+	var out string
+	var err error
+	testutil.PollContext(ctx, 300*time.Millisecond, func() bool {
 		c, cancel := context.WithTimeout(ctx, bookkeepingTimeout)
-		out, err := dockerCLI(c, args...)
-		cancel()
-		if err == nil {
-			return out, nil
-		}
-		select {
-		case <-ctx.Done():
-			return "", err
-		case <-time.After(300 * time.Millisecond):
-		}
-	}
+		defer cancel()
+		out, err = testutil.DockerCLI(c, args...)
+		return err == nil
+	})
+	return out, err
 }
 
 // settleCount waits (bounded by ctx) until count reports the same value
@@ -113,25 +110,22 @@ func dockerRetry(ctx context.Context, args ...string) (string, error) {
 func settleCount(ctx context.Context, count counter, what, key string, want int) (int, error) {
 	last := -1
 	var lastErr error
-	for {
+	if testutil.PollContext(ctx, 300*time.Millisecond, func() bool {
 		c, cancel := context.WithTimeout(ctx, bookkeepingTimeout)
+		defer cancel()
 		n, err := count(c, what, key)
-		cancel()
-		if err == nil {
-			if n == want && n == last {
-				return n, nil
-			}
-			last = n
-		} else {
+		if err != nil {
 			lastErr = err
+			return false
 		}
-		select {
-		case <-ctx.Done():
-			if last < 0 {
-				return 0, fmt.Errorf("%s %s: never counted: %v", what, key, lastErr)
-			}
-			return last, fmt.Errorf("%s %s: %d, want %d", what, key, last, want)
-		case <-time.After(300 * time.Millisecond):
-		}
+		settled := n == want && n == last
+		last = n
+		return settled
+	}) {
+		return last, nil
 	}
+	if last < 0 {
+		return 0, fmt.Errorf("%s %s: never counted: %v", what, key, lastErr)
+	}
+	return last, fmt.Errorf("%s %s: %d, want %d", what, key, last, want)
 }

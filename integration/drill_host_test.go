@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
@@ -20,13 +21,13 @@ import (
 func (e *Env) drillDocker() spec { return e.dockerPlugin() }
 
 func acquireParams(key string) protocol.AcquireParams {
-	return protocol.AcquireParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key, Params: map[string]string{"ttl": "1h"}}
+	return protocol.AcquireParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key, Params: map[string]string{"ttl": "1h"}}
 }
 
 // hostContainers counts a key's containers: hosts, and fence placeholders.
 func hostContainers(t testing.TB, e *Env, key string) (hosts, fences int) {
 	for _, id := range labelled(t, itLabel+"="+e.Project, "org.mu-plugins.key="+key) {
-		if mustDocker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) == "1" {
+		if testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) == "1" {
 			fences++
 		} else {
 			hosts++
@@ -44,7 +45,7 @@ func TestDrillKillHostAcquire(t *testing.T) {
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
 		return effectCall{protocol.MethodHostAcquire, key, acquireParams(key)}, func() error {
-			return p.HostRelease(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key})
+			return p.HostRelease(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
 		}, nil
 	})
 	runDrill(t, "kill-host.acquire", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -97,7 +98,7 @@ func releaseKey(t *testing.T, s spec, key string) {
 		return
 	}
 	defer q.Stop()
-	if err := q.HostRelease(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key}); err != nil {
+	if err := q.HostRelease(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}); err != nil {
 		t.Errorf("release %s: %v", key, err)
 	}
 }
@@ -110,7 +111,7 @@ func TestDrillKillHostRelease(t *testing.T) {
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
 		_, err := p.HostAcquire(testutil.Context(t, time.Minute), acquireParams(key))
-		return effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key}}, nil, err
+		return effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}}, nil, err
 	})
 	runDrill(t, "kill-host.release", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key := fmt.Sprintf("rel-%s-%d", run, i)
@@ -125,7 +126,7 @@ func TestDrillKillHostRelease(t *testing.T) {
 			t.Errorf("%s: acquire: %v", key, err)
 			return "error", false
 		}
-		out, err := killAndResolve(t, s, j, effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: hostTarget("it")}, Key: key}}, killAfter)
+		out, err := killAndResolve(t, s, j, effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}}, killAfter)
 		if err != nil {
 			t.Errorf("%s: %v", key, err)
 			return "error", false

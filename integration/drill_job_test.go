@@ -30,7 +30,7 @@ type drill struct {
 
 func newDrill(t *testing.T) *drill {
 	e := getEnv(t)
-	d := &drill{e: e, s: e.drillDocker(), run: randHex(4)}
+	d := &drill{e: e, s: e.drillDocker(), run: testutil.RandHex(4)}
 	var err error
 	if d.j, err = replay.Open(t.TempDir()); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
@@ -183,27 +184,13 @@ func runDrill(t *testing.T, name string, par int, span time.Duration, trial func
 func runDrillThen(t *testing.T, name string, par int, span time.Duration,
 	trial func(t *testing.T, i int, killAfter time.Duration) (string, bool), after func(t *testing.T) map[int]bool) {
 	killTrials := *killTrialsFlag
-	var (
-		mu     sync.Mutex
-		good   = make([]bool, killTrials)
-		counts = map[string]int{}
-		wg     sync.WaitGroup
-		sem    = make(chan struct{}, par)
-	)
-	for i := 0; i < killTrials; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			how, ok := trial(t, i, time.Duration(rand.Int64N(int64(span+span/4)+1)))
-			mu.Lock()
-			counts[how]++
-			good[i] = ok
-			mu.Unlock()
-		}(i)
-	}
-	wg.Wait()
+	var counts testutil.Tally
+	good := make([]bool, killTrials) // each trial writes its own
+	testutil.ParallelAtMost(killTrials, par, func(i int) {
+		how, ok := trial(t, i, time.Duration(rand.Int64N(int64(span+span/4)+1)))
+		counts.Add(how)
+		good[i] = ok
+	})
 	var failed map[int]bool
 	if after != nil {
 		failed = after(t)
@@ -214,7 +201,7 @@ func runDrillThen(t *testing.T, name string, par int, span time.Duration,
 			ok++
 		}
 	}
-	t.Logf("%s: kill points within 0..%v; outcomes %v", name, span+span/4, counts)
+	t.Logf("%s: kill points within 0..%v; outcomes %v", name, span+span/4, &counts)
 	retries.Lock()
 	for m, n := range retries.n {
 		t.Logf("%s: %d resolve(s) failed their call and were resolved again (first: %s)", m, n, cut(retries.first[m], 300))

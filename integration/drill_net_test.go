@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -117,13 +119,13 @@ func TestDrillNetworkCut(t *testing.T) {
 		p := startPlugin(t, e.sshPlugin())
 		good := 0
 		for i := 0; i < netTrials; i++ {
-			if cutTrial(t, p, hostTarget("host-b"), ctr, i, 4*time.Second, ok,
+			if cutTrial(t, p, drive.HostTarget("host-b"), ctr, i, 4*time.Second, ok,
 				func(ctx context.Context) error {
-					_, err := dockerCLI(ctx, "network", "disconnect", network, ctr)
+					_, err := testutil.DockerCLI(ctx, "network", "disconnect", network, ctr)
 					return err
 				},
 				func(ctx context.Context) error {
-					_, err := dockerCLI(ctx, "network", "connect", "--alias", "host-b", network, ctr)
+					_, err := testutil.DockerCLI(ctx, "network", "connect", "--alias", "host-b", network, ctr)
 					return err
 				}) {
 				good++
@@ -139,9 +141,9 @@ func TestDrillNetworkCut(t *testing.T) {
 		p := startPlugin(t, e.sshPlugin())
 		good := 0
 		for i := 0; i < netTrials; i++ {
-			if cutTrial(t, p, hostTarget("host-a"), ctr, i, 3*time.Second, ok,
-				func(ctx context.Context) error { _, err := dockerCLI(ctx, "pause", ctr); return err },
-				func(ctx context.Context) error { _, err := dockerCLI(ctx, "unpause", ctr); return err }) {
+			if cutTrial(t, p, drive.HostTarget("host-a"), ctr, i, 3*time.Second, ok,
+				func(ctx context.Context) error { _, err := testutil.DockerCLI(ctx, "pause", ctr); return err },
+				func(ctx context.Context) error { _, err := testutil.DockerCLI(ctx, "unpause", ctr); return err }) {
 				good++
 			}
 		}
@@ -162,8 +164,11 @@ func TestDrillSSHDRestart(t *testing.T) {
 	ok := map[string]bool{string(protocol.UnknownOutcome): true, "timeout": true}
 	good := 0
 	for i := 0; i < netTrials; i++ {
-		if cutTrial(t, p, hostTarget("host-b"), ctr, 100+i, 20*time.Second, ok,
-			func(ctx context.Context) error { _, err := dockerCLI(ctx, "restart", "-t", "1", ctr); return err },
+		if cutTrial(t, p, drive.HostTarget("host-b"), ctr, 100+i, 20*time.Second, ok,
+			func(ctx context.Context) error {
+				_, err := testutil.DockerCLI(ctx, "restart", "-t", "1", ctr)
+				return err
+			},
 			func(ctx context.Context) error { return waitSSHD(ctx, ctr) }) {
 			good++
 		}
@@ -173,14 +178,11 @@ func TestDrillSSHDRestart(t *testing.T) {
 
 // waitSSHD waits until the container's sshd listens again.
 func waitSSHD(ctx context.Context, ctr string) error {
-	for {
-		if _, err := dockerCLI(ctx, "exec", ctr, "sh", "-c", "ps -eo args= | grep -q '^sshd: /usr/sbin/sshd -D' || ps -eo args= | grep -q '^/usr/sbin/sshd -D'"); err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+	if testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
+		_, err := testutil.DockerCLI(ctx, "exec", ctr, "sh", "-c", "ps -eo args= | grep -q '^sshd: /usr/sbin/sshd -D' || ps -eo args= | grep -q '^/usr/sbin/sshd -D'")
+		return err == nil
+	}) {
+		return nil
 	}
+	return ctx.Err()
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // Env is the running compose environment as the tests see it.
@@ -142,19 +144,19 @@ func waitHostKey(project, svc string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for {
-		out, err := exec.CommandContext(ctx, "docker", "exec", id, "cat", "/etc/ssh/ssh_host_ed25519_key.pub").Output()
-		if err == nil {
-			f := strings.Fields(string(out))
-			if len(f) >= 2 {
-				return f[0] + " " + f[1], nil
+	var key string
+	if testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
+		var out []byte
+		if out, err = exec.CommandContext(ctx, "docker", "exec", id, "cat", "/etc/ssh/ssh_host_ed25519_key.pub").Output(); err == nil {
+			if f := strings.Fields(string(out)); len(f) >= 2 {
+				key = f[0] + " " + f[1]
 			}
 		}
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("%s: no host key: %v", svc, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return key != ""
+	}) {
+		return key, nil
 	}
+	return "", fmt.Errorf("%s: no host key: %v", svc, err)
 }
 
 // OpenSSH itself reaches every host with the generated config: the
@@ -164,13 +166,10 @@ func TestEnvironmentReachable(t *testing.T) {
 	for _, host := range []string{"host-a", "host-b", "engine-host", "engine-jump"} {
 		var out []byte
 		var err error
-		for i := 0; i < 50; i++ { // sshd may still be starting
+		testutil.Poll(10*time.Second, func() bool { // sshd may still be starting
 			out, err = exec.Command("ssh", "-F", e.SSHConfig, host, "echo ok $(id -un)").CombinedOutput()
-			if err == nil {
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return err == nil
+		})
 		if err != nil || strings.TrimSpace(string(out)) != "ok mu" {
 			t.Fatalf("ssh %s: %v: %s", host, err, out)
 		}

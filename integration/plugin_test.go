@@ -5,8 +5,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,18 +23,10 @@ import (
 // any test starts gets this random MU_PLUGIN_CANARY, and every line it
 // writes (stdout on the wire, stderr) is searched for it.
 var (
-	canary        = "mu-canary-" + randHex(16)
+	canary        = "mu-canary-" + testutil.RandHex(16)
 	canaryPlugins atomic.Int64 // plugin processes checked
 	canaryLeaks   atomic.Int64 // processes whose output carried the canary
 )
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(b)
-}
 
 // TestMain prints the secrets drill's line once every test has run, and
 // fails the run if any plugin leaked the canary.

@@ -14,13 +14,10 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
-
-func hostTarget(name string) protocol.Target {
-	return protocol.Target{Host: protocol.HostRef{Name: name}}
-}
 
 // TestSSHFlowThroughBastion drives mu-plugin-ssh to host-b, which only the
 // bastion reaches (ProxyJump): exec, push, fetch and checkSteps.
@@ -28,8 +25,8 @@ func TestSSHFlowThroughBastion(t *testing.T) {
 	e := getEnv(t)
 	p := startPlugin(t, e.sshPlugin())
 	ctx := testutil.Context(t, 3*time.Minute)
-	tg := hostTarget("host-b")
-	run := randHex(4)
+	tg := drive.HostTarget("host-b")
+	run := testutil.RandHex(4)
 
 	// exec: the script runs on host-b (its own hostname), streams apart,
 	// exit code back, nothing of the plugin's environment leaks.
@@ -43,7 +40,7 @@ func TestSSHFlowThroughBastion(t *testing.T) {
 	}
 
 	// push: a local commit lands in a new repository on host-b.
-	local, rev := localRepo(t, "seed "+run)
+	local, rev := testutil.Repo(t, t.TempDir(), "seed "+run)
 	remote := "it-" + run + "/repo"
 	res, err = p.Push(ctx, tg, local, remote, rev, 60*time.Second)
 	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
@@ -143,18 +140,18 @@ func TestSSHProxyCommand(t *testing.T) {
 			logf := filepath.Join(t.TempDir(), "plugin.log")
 			p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg, "--log-file", logf, "--log-level", "debug"}})
 			ctx := testutil.Context(t, 2*time.Minute)
-			tg := hostTarget(host)
+			tg := drive.HostTarget(host)
 			res, err := p.Exec(ctx, tg, "hostname", ".", 20*time.Second)
 			if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || !strings.HasPrefix(id, strings.TrimSpace(res.Stdout)) {
 				t.Fatalf("exec on host-b through %s: %v %+v", host, err, res)
 			}
 			// A commit made on host-b comes back through the ProxyCommand.
-			run := randHex(4)
+			run := testutil.RandHex(4)
 			res, err = p.Exec(ctx, tg, fmt.Sprintf("set -e; git init -q pc-%[1]s; cd pc-%[1]s; echo x > f; git add f; git commit -qm x; git rev-parse HEAD", run), ".", 30*time.Second)
 			if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				t.Fatalf("commit on host-b: %v %+v", err, res)
 			}
-			local, _ := localRepo(t, "local "+run)
+			local, _ := testutil.Repo(t, t.TempDir(), "local "+run)
 			if res, err := p.Fetch(ctx, tg, "pc-"+run, local, 60*time.Second); err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				t.Fatalf("fetch: %v %+v", err, res)
 			}
@@ -225,7 +222,7 @@ func TestSSHIdentityAgent(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg}})
 	ctx := testutil.Context(t, time.Minute)
-	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: hostTarget("a-agent")}, Phase: protocol.PhaseReach})
+	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("a-agent")}, Phase: protocol.PhaseReach})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,13 +265,13 @@ func TestSSHFirstContact(t *testing.T) {
 
 	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", config("yes", pluginKH)}})
 	ctx := testutil.Context(t, time.Minute)
-	_, err = p.Exec(ctx, hostTarget("a-new"), "true", ".", 20*time.Second)
+	_, err = p.Exec(ctx, drive.HostTarget("a-new"), "true", ".", 20*time.Second)
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Human || !strings.Contains(re.Remedy, fp) || !strings.Contains(re.Remedy, "ssh-keyscan -t ed25519 -p "+ap) {
 		t.Fatalf("want a hand-back showing ssh's %s and its key type, got %v", fp, err)
 	}
 	p2 := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", config("accept-new", pluginKH)}})
-	if res, err := p2.Exec(ctx, hostTarget("a-new"), "true", ".", 20*time.Second); err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+	if res, err := p2.Exec(ctx, drive.HostTarget("a-new"), "true", ".", 20*time.Second); err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("accept-new: %v %+v", err, res)
 	}
 	if got, _ := os.ReadFile(pluginKH); string(got) != string(recorded) {

@@ -23,10 +23,10 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 	e := getEnv(t)
 	p := startPlugin(t, e.sshPlugin())
 	ctx := testutil.Context(t, 5*time.Minute)
-	host := hostTarget("host-b")
-	run := randHex(4)
+	host := drive.HostTarget("host-b")
+	run := testutil.RandHex(4)
 
-	local, rev := localRepo(t, "spawn "+run)
+	local, rev := testutil.Repo(t, t.TempDir(), "spawn "+run)
 	repo, tree := "spawn-"+run+"/repo", "spawn-"+run+"/tree"
 	if r, err := p.Push(ctx, host, local, repo, rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)
@@ -42,9 +42,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
-	jt := host
-	jt.Job = &protocol.JobRef{Kind: "ssh", Key: key, Handle: res.Handle}
-	jt.Agent = &protocol.AgentRef{Workstream: "it", Name: name, Incarnation: 1}
+	jt := drive.JobTarget(host, "ssh", key, res.Handle, "it", name)
 
 	tm := testutil.NewPanes(t)
 	tm.Open(t, "view1", res.View.Command, res.View.Env)
@@ -67,16 +65,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 	}
 	tm.Shows(t, "view1", "[settled turn 1]")
 
-	tm.Run(t, "kill-session", "-t", "=view1")
-	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
-		t.Fatalf("job.status after the view was killed: %+v %v", st, err)
-	}
-	v, err := p.JobAttach(ctx, jt)
-	if err != nil {
-		t.Fatalf("job.attach: %v", err)
-	}
-	tm.Open(t, "view2", v.Command, v.Env)
-	tm.Shows(t, "view2", "[settled turn 1]")
+	drive.Reattach(t, ctx, p.Plugin, tm, jt, "view1", "view2", "[settled turn 1]")
 
 	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)

@@ -1,12 +1,12 @@
 package docker_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/contract"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // The contract suite's job and channel checks (and its secrets canary)
@@ -19,12 +19,10 @@ func TestContractSuiteAdapters(t *testing.T) {
 			// Print mode has no dialogs: channel/answer skips (nothing to answer).
 			skipsOK := map[string]bool{"job/dedupe": true, "channel/steer": true, "channel/answer": c.harness != "claude"}
 			rep := runSuite(t, contract.Options{Run: `^(job|channel|secrets)/`, JobHarness: c.harness,
-				JobCmd: "sh -c " + shQuote(string(agent.Double(c.cli))) + " " + c.cli}, skipsOK,
+				JobCmd: "sh -c " + testutil.ShQuote(string(agent.Double(c.cli))) + " " + c.cli}, skipsOK,
 				"job/start", "job/stop", "channel/send", "channel/receipt", "channel/watch", "channel/runs-dense",
 				"channel/fresh", "channel/command", "channel/interrupt", "channel/abort", "secrets/canary")
 			t.Logf("the suite's job and channel checks, %s adapter: %s in %s", c.harness, rep.Summary(), rep.Elapsed.Round(time.Millisecond))
 		})
 	}
 }
-
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -122,13 +122,13 @@ func BenchmarkSSHFetch(b *testing.B) {
 	} {
 		p := startEnv(b, map[string]string{"DOCKER_HOST": c.host, "DOCKER_CONTEXT": ""}, c.flags...)
 		h := p.Acquire(b, "bench-fetch-"+c.name, nil).Handle
-		local, rev := localRepo(b, 1)
-		p.Must(b, "link.push", pushParams(h, local, "repo", rev), nil)
+		local, rev := sandboxtest.LocalRepo(b, 1)
+		p.Must(b, "link.push", sandboxtest.PushParams(h, local, "repo", rev), nil)
 		p.Run(b, h, "git -C repo update-ref HEAD "+rev)
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				var r protocol.ExecResult
-				if p.Must(b, "link.fetch", fetchParams(h, local, "repo"), &r); sandboxtest.ExitCode(r) != "0" {
+				if p.Must(b, "link.fetch", sandboxtest.FetchParams(h, local, "repo"), &r); sandboxtest.ExitCode(r) != "0" {
 					b.Fatalf("fetch: %+v", r)
 				}
 			}

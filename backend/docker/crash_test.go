@@ -3,11 +3,11 @@ package docker_test
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,41 +17,31 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// TestCrashDrillAcquire SIGKILLs the plugin at random points of host.acquire,
-// then resolves the key as mu would (lookup, fenced on some trials) and
-// acquires again: every key ends with exactly one container, and none leaks.
+// TestCrashDrillAcquire SIGKILLs the plugin at points spread over
+// host.acquire, then resolves the key as mu would (lookup, fenced on some
+// trials) and acquires again: every key ends with exactly one container,
+// and none leaks.
 func TestCrashDrillAcquire(t *testing.T) {
 	const trials = 60
 	p := start(t) // measures a whole acquire, for the range of kill points
-	t0 := time.Now()
-	p.Acquire(t, "drill-probe", nil)
-	full := time.Since(t0)
-	p.Must(t, "host.release", sandboxtest.KeyParams("drill-probe"), nil)
-	prefix := p.prefix
-	t.Logf("a whole acquire took %v; killing within 0..%v", full, full+full/4)
+	full := p.TimeAcquire(t, "drill-probe", nil)
+	prefix, span := p.prefix, full+full/4
+	t.Logf("a whole acquire took %v; killing within 0..%v", full, span)
 
-	var (
-		mu     sync.Mutex
-		counts = map[string]int{} // lookup answer → trials
-		fenced []string
-	)
-	t.Run("trials", func(t *testing.T) {
-		for i := 0; i < trials; i++ {
-			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				t.Parallel() // as many at once as -parallel allows (GOMAXPROCS)
-				answer, wasFenced := drillTrial(t, prefix, i, time.Duration(rand.Int64N(int64(full+full/4))))
-				mu.Lock()
-				counts[answer]++
-				if wasFenced {
-					fenced = append(fenced, fmt.Sprintf("drill-%d", i))
-				}
-				mu.Unlock()
-			})
+	var counts testutil.Tally
+	var fenced atomic.Int32
+	// As many at once as the cores (-parallel's default, which capped them
+	// when they were parallel subtests).
+	testutil.Trials(t, trials, runtime.GOMAXPROCS(0), func(t *testing.T, i int) {
+		answer, wasFenced := drillTrial(t, prefix, i, testutil.KillPoint(i, trials, span))
+		counts.Add(answer)
+		if wasFenced {
+			fenced.Add(1)
 		}
 	})
-	t.Logf("lookup answers after the kill: %v", counts)
-	if counts["unknown"] > 0 {
-		t.Errorf("lookup answered unknown %d times with the Engine up", counts["unknown"])
+	t.Logf("lookup answers after the kill: %v", &counts)
+	if n := counts.Count("unknown"); n > 0 {
+		t.Errorf("lookup answered unknown %d times with the Engine up", n)
 	}
 
 	// Release every key: only the fence placeholders stay.
@@ -63,15 +53,15 @@ func TestCrashDrillAcquire(t *testing.T) {
 	left := labelled("org.mu-plugins.plugin=docker")
 	var hosts int
 	for _, id := range left {
-		if docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) != "1" {
+		if testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) != "1" {
 			hosts++
 		}
 	}
 	if hosts != 0 {
 		t.Errorf("%d host containers leaked after releasing every key", hosts)
 	}
-	if len(left)-hosts != len(fenced) {
-		t.Errorf("%d fence placeholders left, want %d (one per fenced none)", len(left)-hosts, len(fenced))
+	if len(left)-hosts != int(fenced.Load()) {
+		t.Errorf("%d fence placeholders left, want %d (one per fenced none)", len(left)-hosts, fenced.Load())
 	}
 }
 
@@ -79,16 +69,12 @@ func TestCrashDrillAcquire(t *testing.T) {
 // fenced none made the key unacquirable.
 func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (string, bool) {
 	key := fmt.Sprintf("drill-%d", i)
-	p := startOn(t, prefix)
-	p.SendAway("host.acquire", sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}))
-	time.Sleep(killAfter)
-	p.Kill()
+	startOn(t, prefix).KillDuring("host.acquire", sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}), killAfter)
 
 	q := startOn(t, prefix)
 	defer q.Stop(t)
 	fence := i%4 == 0
-	var lk protocol.HostLookupResult
-	q.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+	lk := q.Lookup(t, key, fence)
 	answer := "none"
 	switch {
 	case lk.Found != nil:
@@ -175,22 +161,30 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 		p.Kill()
 
 		q := startOn(t, prefix, "--instance", instance)
-		var lk protocol.HostLookupResult
-		q.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
-		if !lk.None {
-			t.Errorf("fence %v: the first lookup after the kill: %+v, want none", fence, lk)
-		}
-		ids := labelled("org.mu-plugins.key=" + key)
-		if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
-			t.Errorf("fence %v: %d containers left after the lookup, want %d", fence, len(ids), want)
-		}
-		for _, id := range ids {
-			if l := docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id); l != "1" {
+		for _, id := range rolledBack(t, q, key, fence, "the first lookup after the kill") {
+			if l := testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id); l != "1" {
 				t.Errorf("fence %v: the killed acquire's container %s is still there", fence, id)
 			}
 		}
 		q.Stop(t)
 	}
+}
+
+// rolledBack checks that a lookup of key (fenced or not) whose create was
+// abandoned (its creator gone) answers none at once (what names the
+// lookup), and that no container of the key is left but, when fenced,
+// one (the fence); it returns what is left.
+func rolledBack(t *testing.T, p *plugin, key string, fence bool, what string) []string {
+	t.Helper()
+	lk := p.Lookup(t, key, fence)
+	if !lk.None {
+		t.Errorf("fence %v: %s: %+v, want none at once", fence, what, lk)
+	}
+	ids := labelled("org.mu-plugins.key=" + key)
+	if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
+		t.Errorf("fence %v: %d containers left after the lookup, want %d", fence, len(ids), want)
+	}
+	return ids
 }
 
 // inspect is `docker inspect -f format id`; ok is false when the container

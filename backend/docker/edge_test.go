@@ -14,17 +14,17 @@ import (
 func TestPushTimeoutStopsTheRemoteSide(t *testing.T) {
 	p := start(t)
 	h := p.Acquire(t, "key-push-to", nil).Handle
-	local, rev := localRepo(t, 2)
+	local, rev := sandboxtest.LocalRepo(t, 2)
 	// A pre-receive hook that hangs: the push times out inside receive-pack.
 	p.Run(t, h, "git init -q hung && printf '#!/bin/sh\\nsleep 310\\n' > hung/.git/hooks/pre-receive && chmod +x hung/.git/hooks/pre-receive")
-	params := pushParams(h, local, "hung", rev)
+	params := sandboxtest.PushParams(h, local, "hung", rev)
 	params["timeoutMs"] = 2000
 	var r protocol.ExecResult
 	p.Must(t, "link.push", params, &r)
 	if r.ExitCode != nil {
 		t.Fatalf("hung push: exitCode %d, want null (stderr %q)", *r.ExitCode, r.Stderr)
 	}
-	if ps := docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 310") || strings.Contains(ps, "receive-pack") {
+	if ps := testutil.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 310") || strings.Contains(ps, "receive-pack") {
 		t.Errorf("the timed-out push left processes in the container:\n%s", ps)
 	}
 }
@@ -34,12 +34,12 @@ func TestStdinEOFStopsRunsAndExits(t *testing.T) {
 	h := p.Acquire(t, "key-eof", nil).Handle
 	p.SendAway("link.exec", sandboxtest.ExecParams(h, "sleep 320", ".", 600_000))
 	testutil.Eventually(t, "the run started", func() bool {
-		return strings.Contains(docker(t, "exec", h, "ps", "-eo", "args"), "sleep 320")
+		return strings.Contains(testutil.Docker(t, "exec", h, "ps", "-eo", "args"), "sleep 320")
 	})
 	if rep := p.CloseStdin(); rep.LeaderKilled() { // its exit, or a kill after 10 s
 		t.Fatal("the plugin did not exit after stdin EOF")
 	}
-	if ps := docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 320") {
+	if ps := testutil.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 320") {
 		t.Errorf("a run survived the plugin's exit:\n%s\nplugin stderr: %s", ps, p.Stderr)
 	}
 }
@@ -48,8 +48,7 @@ func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 	const missing = "unix:///nonexistent/docker.sock"
 	t.Setenv("DOCKER_HOST", missing)
 	p := startOn(t, sandboxtest.NewPrefix()) // no --instance: the plugin loads all the same
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", sandboxtest.LookupParams("k", false), &lk)
+	lk := p.Lookup(t, "k", false)
 	if !strings.Contains(lk.Unknown, missing) {
 		t.Errorf("lookup with the Engine unreachable: %+v, want unknown naming %s", lk, missing)
 	}
@@ -88,8 +87,8 @@ func TestCanaryNeverLeaves(t *testing.T) {
 	if strings.Contains(r.Stdout+r.Stderr, canary) {
 		t.Errorf("the plugin's environment reached the container")
 	}
-	local, _ := localRepo(t, 1)
-	p.Must(t, "link.fetch", fetchParams(h, local, "nothing-here"), nil)
+	local, _ := sandboxtest.LocalRepo(t, 1)
+	p.Must(t, "link.fetch", sandboxtest.FetchParams(h, local, "nothing-here"), nil)
 	p.Stop(t)
 	for _, line := range p.Wire.Lines(caller.In) {
 		if strings.Contains(line, canary) {

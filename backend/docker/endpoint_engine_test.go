@@ -46,9 +46,9 @@ func hostFlow(t *testing.T, p *plugin, key string) {
 	if r := p.Run(t, h, "echo hi"); r.Stdout != "hi\n" {
 		t.Errorf("exec: %+v", r)
 	}
-	local, rev := localRepo(t, 1)
+	local, rev := sandboxtest.LocalRepo(t, 1)
 	var r protocol.ExecResult
-	p.Must(t, "link.push", pushParams(h, local, "repo", rev), &r)
+	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "repo", rev), &r)
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Errorf("push: %+v", r)
 	}

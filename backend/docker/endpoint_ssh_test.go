@@ -249,8 +249,7 @@ func TestSSHEndpointErrors(t *testing.T) {
 				}
 			}
 			if c.want.kind == "retryable" {
-				var lk protocol.HostLookupResult
-				p.Must(t, "host.lookup", sandboxtest.LookupParams(key, false), &lk)
+				lk := p.Lookup(t, key, false)
 				if lk.Unknown == "" {
 					t.Errorf("lookup with the Engine out of reach: %+v, want unknown", lk)
 				}
@@ -410,11 +409,8 @@ func TestSSHEndpointThroughAControlMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = master.Process.Kill(); _ = master.Wait() })
-	for i := 0; exec.Command("ssh", "-F", cfg, "-S", ctl, "-O", "check", "engine").Run() != nil; i++ {
-		if i == 1000 {
-			t.Fatal("the ControlMaster never answered")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testutil.Poll(20*time.Second, func() bool { return exec.Command("ssh", "-F", cfg, "-S", ctl, "-O", "check", "engine").Run() == nil }) {
+		t.Fatal("the ControlMaster never answered")
 	}
 	p := startEnv(t, map[string]string{"DOCKER_HOST": "ssh://engine", "DOCKER_CONTEXT": ""}, "--ssh-config", cfg)
 	hostFlow(t, p, "key-ssh-master")

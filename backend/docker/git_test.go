@@ -13,41 +13,17 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// localRepo makes a local repository with n commits and returns it and HEAD.
-func localRepo(t testing.TB, n int) (string, string) {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "local repo") // a space: ext:: escaping
-	g := func(args ...string) string { t.Helper(); return testutil.Git(t, dir, args...) }
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	g("init", "-q", "-b", "main")
-	for i := 0; i < n; i++ {
-		if err := os.WriteFile(filepath.Join(dir, "f"), []byte(strings.Repeat("x", i+1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		g("add", "f")
-		g("commit", "-q", "-m", "c"+string(rune('0'+i)))
-	}
-	return dir, g("rev-parse", "HEAD")
-}
-
-func pushParams(h, local, remote, rev string) map[string]any {
-	return map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "localRepo": local, "remoteRepo": remote, "rev": rev, "timeoutMs": 60_000}
-}
-
-func fetchParams(h, local, remote string) map[string]any {
-	return map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "localRepo": local, "remoteCwd": remote, "timeoutMs": 60_000}
-}
-
+// link.push and link.fetch against a container: a push lands rev on its
+// own ref (again untouched), into a bare, a checked-out, a plain and an
+// oddly named directory; a fetch brings back what was committed there.
 func TestPushAndFetchMoveCommits(t *testing.T) {
 	p := start(t)
 	h := p.Acquire(t, "key-git", nil).Handle
-	local, rev := localRepo(t, 3)
+	local, rev := sandboxtest.LocalRepo(t, 3)
 
 	// push creates the remote repository and lands rev on a ref never checked out.
 	var r protocol.ExecResult
-	p.Must(t, "link.push", pushParams(h, local, "work/repo", rev), &r)
+	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "work/repo", rev), &r)
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Fatalf("push: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}
@@ -57,7 +33,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	// Idempotent: a repo that already holds rev succeeds untouched.
 	before := p.Run(t, h, "stat -c %Y.%s work/repo/.git/packed-refs work/repo/.git/refs/mu/pushed/"+rev+" 2>&1; ls work/repo/.git/objects | wc -l")
 	time.Sleep(1100 * time.Millisecond) // so that a touch would change a second-granular mtime
-	p.Must(t, "link.push", pushParams(h, local, "work/repo", rev), &r)
+	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "work/repo", rev), &r)
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Fatalf("second push: %+v", r)
 	}
@@ -66,7 +42,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	}
 	// Pushing into a repo whose branch is checked out works (the ref is not checked out).
 	p.Run(t, h, "git init -q co && cd co && git commit -q --allow-empty -m x")
-	p.Must(t, "link.push", pushParams(h, local, "co", rev), &r)
+	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "co", rev), &r)
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Errorf("push into a non-bare repo: %+v", r)
 	}
@@ -74,7 +50,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	// A directory that is not a repository yet is made one, its files kept
 	// (internal/gitlink's preparation, the same on every backend).
 	p.Run(t, h, "mkdir -p plain && echo mine > plain/keep")
-	p.Must(t, "link.push", pushParams(h, local, "plain", rev), &r)
+	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "plain", rev), &r)
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Errorf("push into a plain directory: %+v", r)
 	}
@@ -83,7 +59,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	}
 
 	// Paths with spaces and % survive ext::'s escaping.
-	p.Must(t, "link.push", pushParams(h, local, "sp ace/%s 100%", rev), &r)
+	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "sp ace/%s 100%", rev), &r)
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Errorf("push to a path with a space and %%: %+v", r)
 	}
@@ -91,7 +67,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 		t.Errorf("remote with a space: %q %q", got.Stdout, got.Stderr)
 	}
 	p.Run(t, h, "git -C 'sp ace/%s 100%' reset -q --hard "+rev) // give it a HEAD to fetch
-	p.Must(t, "link.fetch", fetchParams(h, local, "sp ace/%s 100%"), &r)
+	p.Must(t, "link.fetch", sandboxtest.FetchParams(h, local, "sp ace/%s 100%"), &r)
 	fh, _ := exec.Command("git", "-C", local, "rev-parse", "FETCH_HEAD").Output()
 	if sandboxtest.ExitCode(r) != "0" || strings.TrimSpace(string(fh)) != rev {
 		t.Errorf("fetch from a path with a space and %%: %+v, FETCH_HEAD %q", r, fh)
@@ -105,7 +81,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	}
 	for _, cwd := range []string{"work/wt", "/home/mu/work/wt"} {
 		_ = os.Remove(filepath.Join(local, ".git", "FETCH_HEAD"))
-		p.Must(t, "link.fetch", fetchParams(h, local, cwd), &r)
+		p.Must(t, "link.fetch", sandboxtest.FetchParams(h, local, cwd), &r)
 		if sandboxtest.ExitCode(r) != "0" {
 			t.Fatalf("fetch %s: %+v", cwd, r)
 		}
@@ -121,19 +97,19 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 
 	// Refusals: a short or symbolic rev, a missing local repo, a failing remote.
 	for _, bad := range []string{rev[:12], "HEAD", strings.ToUpper(rev)} {
-		if err := p.Ask(t, "link.push", pushParams(h, local, "work/repo", bad), nil); err == nil || err.Kind != "permanent" {
+		if err := p.Ask(t, "link.push", sandboxtest.PushParams(h, local, "work/repo", bad), nil); err == nil || err.Kind != "permanent" {
 			t.Errorf("push rev %q: %v, want permanent", bad, err)
 		}
 	}
-	if err := p.Ask(t, "link.fetch", fetchParams(h, "/no/such/repo", "work/repo"), nil); err == nil || err.Kind != "permanent" {
+	if err := p.Ask(t, "link.fetch", sandboxtest.FetchParams(h, "/no/such/repo", "work/repo"), nil); err == nil || err.Kind != "permanent" {
 		t.Errorf("fetch into a missing local repo: %v", err)
 	}
-	p.Must(t, "link.fetch", fetchParams(h, local, "no/such/remote"), &r)
+	p.Must(t, "link.fetch", sandboxtest.FetchParams(h, local, "no/such/remote"), &r)
 	if sandboxtest.ExitCode(r) == "0" {
 		t.Errorf("fetch of a missing remote repo succeeded: %+v", r)
 	}
 	// Nothing of the transfers is left running in the container.
-	if ps := docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "upload-pack") || strings.Contains(ps, "receive-pack") {
+	if ps := testutil.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "upload-pack") || strings.Contains(ps, "receive-pack") {
 		t.Errorf("git processes left:\n%s", ps)
 	}
 }

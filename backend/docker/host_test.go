@@ -15,6 +15,7 @@ import (
 
 	dockerb "github.com/mu-org/mu-plugins/backend/docker"
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -37,32 +38,19 @@ func TestDeclarationLoads(t *testing.T) {
 
 func TestAcquireLookupStatusRelease(t *testing.T) {
 	p := start(t)
-	params := map[string]string{"ttl": "2h", "idle": "30m", "maxJobs": "3", "cpus": "0.5", "memory": "256m"}
-	before := time.Now()
-	res := p.Acquire(t, "key-1", params)
-	if res.DeadlineAt == nil || *res.DeadlineAt < before.Add(2*time.Hour).UnixMilli() || *res.DeadlineAt > time.Now().Add(2*time.Hour).UnixMilli() {
-		t.Errorf("deadlineAt %v is not acquire time + 2h", res.DeadlineAt)
-	}
-	if res.IdleReclaimMs == nil || *res.IdleReclaimMs != 30*60*1000 || res.MaxJobs == nil || *res.MaxJobs != 3 {
-		t.Errorf("result %+v", res)
-	}
+	res, params := sandboxtest.AcquireWithTerms(t, p.Plugin, "key-1", map[string]string{"cpus": "0.5", "memory": "256m"})
 
 	// The container: labelled, init, not privileged, no mounts, no ports, limits.
-	f := docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}|{{index .Config.Labels "org.mu-plugins.instance"}}|{{index .Config.Labels "org.mu-plugins.plugin"}}|{{.HostConfig.Init}}|{{.HostConfig.Privileged}}|{{len .Mounts}}|{{json .HostConfig.PortBindings}}|{{.HostConfig.PublishAllPorts}}|{{.HostConfig.Memory}}|{{.HostConfig.NanoCpus}}|{{.State.Running}}`, res.Handle)
+	f := testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}|{{index .Config.Labels "org.mu-plugins.instance"}}|{{index .Config.Labels "org.mu-plugins.plugin"}}|{{.HostConfig.Init}}|{{.HostConfig.Privileged}}|{{len .Mounts}}|{{json .HostConfig.PortBindings}}|{{.HostConfig.PublishAllPorts}}|{{.HostConfig.Memory}}|{{.HostConfig.NanoCpus}}|{{.State.Running}}`, res.Handle)
 	want := "key-1|" + p.decl.Instance + "|docker|true|false|0|null|false|268435456|500000000|true"
 	if f != want {
 		t.Errorf("container:\n got %s\nwant %s", f, want)
 	}
-	if pid1 := docker(t, "exec", res.Handle, "cat", "/proc/1/comm"); pid1 != "docker-init" && pid1 != "tini" {
+	if pid1 := testutil.Docker(t, "exec", res.Handle, "cat", "/proc/1/comm"); pid1 != "docker-init" && pid1 != "tini" {
 		t.Errorf("PID 1 is %q, not the Engine's init", pid1)
 	}
 
-	// lookup returns the same result; a repeated acquire converges on it.
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-1", false), &lk)
-	if lk.Found == nil || !reflect.DeepEqual(*lk.Found, res) {
-		t.Errorf("lookup: %+v, want found %+v", lk, res)
-	}
+	// lookup returned the same result; a repeated acquire converges on it.
 	again := acquireWithPrefix(t, p, "key-1", params)
 	if !reflect.DeepEqual(again, res) {
 		t.Errorf("second acquire: %+v, want %+v", again, res)
@@ -98,7 +86,7 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 	if gone.State != "gone" || gone.Reason == "" {
 		t.Errorf("status after release: %+v", gone)
 	}
-	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-1", false), &lk)
+	lk := p.Lookup(t, "key-1", false)
 	if !lk.None {
 		t.Errorf("lookup after release: %+v", lk)
 	}
@@ -145,13 +133,12 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 	if len(ids) != 1 {
 		t.Fatalf("%d containers for the fenced key, want the placeholder only", len(ids))
 	}
-	if st := docker(t, "inspect", "-f", "{{.State.Status}}|{{index .Config.Labels \"org.mu-plugins.fence\"}}", ids[0]); st != "created|1" {
+	if st := testutil.Docker(t, "inspect", "-f", "{{.State.Status}}|{{index .Config.Labels \"org.mu-plugins.fence\"}}", ids[0]); st != "created|1" {
 		t.Errorf("placeholder: %s, want created (never started) with the fence label", st)
 	}
 	// A fenced lookup of an acquired key finds it: the fence only finalises none.
 	res := p.Acquire(t, "key-fence-2", nil)
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", sandboxtest.LookupParams("key-fence-2", true), &lk)
+	lk := p.Lookup(t, "key-fence-2", true)
 	if lk.Found == nil || lk.Found.Handle != res.Handle {
 		t.Errorf("fenced lookup of an acquired key: %+v", lk)
 	}
@@ -165,8 +152,8 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 func TestStatusNeedsHumanAndGone(t *testing.T) {
 	p := start(t)
 	res := p.Acquire(t, "key-st", nil)
-	docker(t, "kill", res.Handle)
-	docker(t, "wait", res.Handle)
+	testutil.Docker(t, "kill", res.Handle)
+	testutil.Docker(t, "wait", res.Handle)
 	// A channel open when the container died may answer unknown-outcome once.
 	err := p.Ask(t, "link.exec", sandboxtest.ExecParams(res.Handle, "true", ".", 10_000), nil)
 	if err != nil && err.Kind == "unknown-outcome" {
@@ -180,7 +167,7 @@ func TestStatusNeedsHumanAndGone(t *testing.T) {
 	if st.State != "needs-human" || !strings.Contains(st.Remedy, "exited") {
 		t.Errorf("status of a killed container: %+v", st)
 	}
-	docker(t, "rm", res.Handle)
+	testutil.Docker(t, "rm", res.Handle)
 	p.Must(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(res.Handle)}, &st)
 	if st.State != "gone" {
 		t.Errorf("status of a removed container: %+v", st)
@@ -208,7 +195,7 @@ func createdContainer(t *testing.T, p *plugin, key, creator string) {
 	if creator != "" {
 		args = append(args, "--label", "org.mu-plugins.creator="+creator)
 	}
-	docker(t, append(args, testimage.Name, "sleep", "infinity")...)
+	testutil.Docker(t, append(args, testimage.Name, "sleep", "infinity")...)
 }
 
 // creatorOf is the creator label of process pid: boot id, pid namespace,
@@ -241,15 +228,7 @@ func TestLookupTellsAnAbandonedCreateFromOneInFlight(t *testing.T) {
 	for _, fence := range []bool{false, true} {
 		key := fmt.Sprintf("key-dead-creator-%v", fence)
 		createdContainer(t, p, key, gone)
-		var lk protocol.HostLookupResult
-		p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
-		if !lk.None {
-			t.Errorf("fence %v: lookup of a created container whose creator is gone: %+v, want none at once", fence, lk)
-		}
-		ids := labelled("org.mu-plugins.key=" + key)
-		if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
-			t.Errorf("fence %v: %d containers left, want %d", fence, len(ids), want)
-		}
+		rolledBack(t, p, key, fence, "lookup of a created container whose creator is gone")
 		if fence {
 			if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, nil), nil); err == nil || !strings.Contains(err.Message, "fenced") {
 				t.Errorf("acquire after a fenced rollback: %v, want refused", err)
@@ -260,8 +239,7 @@ func TestLookupTellsAnAbandonedCreateFromOneInFlight(t *testing.T) {
 	key := "key-live-creator"
 	createdContainer(t, p, key, creatorOf(t, os.Getpid()))
 	for _, fence := range []bool{false, true} {
-		var lk protocol.HostLookupResult
-		p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+		lk := p.Lookup(t, key, fence)
 		if !lk.Pending {
 			t.Errorf("fence %v: lookup of a created container whose creator runs: %+v, want pending", fence, lk)
 		}
@@ -280,13 +258,12 @@ func TestLookupRollsBackAnAbandonedCreate(t *testing.T) {
 		for _, creator := range []string{"", "another-boot/4026531836/1/100"} {
 			key := fmt.Sprintf("key-abandoned-%v-%d", fence, len(creator))
 			createdContainer(t, p, key, creator)
-			var lk protocol.HostLookupResult
-			p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+			lk := p.Lookup(t, key, fence)
 			if !lk.Pending {
 				t.Errorf("fence %v creator %q: lookup of a fresh created container: %+v, want pending", fence, creator, lk)
 			}
 			time.Sleep(1500 * time.Millisecond) // age it past --abandon-after
-			p.Must(t, "host.lookup", sandboxtest.LookupParams(key, fence), &lk)
+			lk = p.Lookup(t, key, fence)
 			if !lk.None {
 				t.Errorf("fence %v creator %q: lookup of an abandoned created container: %+v, want none", fence, creator, lk)
 			}

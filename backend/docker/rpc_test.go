@@ -39,14 +39,11 @@ func cleanupRun() {
 	}
 }
 
-// labelled lists this test binary's containers (any state) with label l.
+// labelled lists this test binary's containers (any state) with label l
+// (none when docker fails).
 func labelled(l string) []string {
-	out, err := exec.Command("docker", "ps", "-aq", "--no-trunc", "-f", "label="+l,
-		"-f", "label=org.mu-plugins.testrun="+runID).Output()
-	if err != nil {
-		return nil
-	}
-	return strings.Fields(string(out))
+	ids, _ := testutil.DockerLabelled(context.Background(), l, "org.mu-plugins.testrun="+runID)
+	return ids
 }
 
 // plugin is mu-plugin-docker as a test drives it (sandboxtest.Plugin).
@@ -87,16 +84,4 @@ func startAt(t testing.TB, path, prefix string, args ...string) *plugin {
 	t.Helper()
 	sp := sandboxtest.Start(t, pluginConfig(path, prefix, args...), 2*time.Minute)
 	return &plugin{Plugin: sp, prefix: prefix, decl: sp.Declaration()}
-}
-
-// docker runs the docker CLI and returns its trimmed stdout.
-func docker(t testing.TB, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
 }

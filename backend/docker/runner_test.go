@@ -18,9 +18,9 @@ import (
 func runContainer(t testing.TB) string {
 	t.Helper()
 	image := testimage.Ensure(t)
-	ctr := docker(t, "run", "-d", "--init", "--label", testimage.Label+"=1", "--label", "org.mu-plugins.testrun="+runID,
+	ctr := testutil.Docker(t, "run", "-d", "--init", "--label", testimage.Label+"=1", "--label", "org.mu-plugins.testrun="+runID,
 		image, "sleep", "infinity")
-	t.Cleanup(func() { docker(t, "rm", "-f", "-v", ctr) })
+	t.Cleanup(func() { testutil.Docker(t, "rm", "-f", "-v", ctr) })
 	return ctr
 }
 
@@ -127,7 +127,7 @@ func TestRunnerLeftoversAndCancel(t *testing.T) {
 	if err != nil || code != 0 {
 		t.Fatalf("run: %d %v", code, err)
 	}
-	ps := docker(t, "exec", ctr, "ps", "-eo", "args")
+	ps := testutil.Docker(t, "exec", ctr, "ps", "-eo", "args")
 	if strings.Contains(ps, "sleep 301") || !strings.Contains(ps, "sleep 302") {
 		t.Errorf("after the run: want sleep 301 killed and the unmarked sleep 302 alive:\n%s", ps)
 	}
@@ -136,7 +136,7 @@ func TestRunnerLeftoversAndCancel(t *testing.T) {
 	if _, _, _, err := r.Run(cctx, []string{"sleep", "303"}, nil); err == nil {
 		t.Fatalf("a cancelled run answered without an error")
 	}
-	if ps := docker(t, "exec", ctr, "ps", "-eo", "args"); strings.Contains(ps, "sleep 303") {
+	if ps := testutil.Docker(t, "exec", ctr, "ps", "-eo", "args"); strings.Contains(ps, "sleep 303") {
 		t.Errorf("a cancelled run still runs:\n%s", ps)
 	}
 }

@@ -1,8 +1,6 @@
 package docker_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,14 +23,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	p, host := spawnPlugin(t, ctx)
 
 	// The site: a local commit pushed, a worktree made from it.
-	local := t.TempDir()
-	testutil.Git(t, local, "init", "-q")
-	if err := os.WriteFile(filepath.Join(local, "README"), []byte("the project\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Git(t, local, "add", "README")
-	testutil.Git(t, local, "commit", "-q", "-m", "the base")
-	rev := testutil.Git(t, local, "rev-parse", "HEAD")
+	local, rev := testutil.Repo(t, t.TempDir(), "the project\n")
 	if r, err := p.Push(ctx, host, local, "repo", rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)
 	}
@@ -86,16 +77,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	tm.Shows(t, "view1", "[settled turn 1]")
 
 	// The view killed: the job runs on. A re-attach gives a working view.
-	tm.Run(t, "kill-session", "-t", "=view1")
-	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
-		t.Fatalf("job.status after the view was killed: %+v %v", st, err)
-	}
-	v, err := p.JobAttach(ctx, jt)
-	if err != nil {
-		t.Fatalf("job.attach: %v", err)
-	}
-	tm.Open(t, "view2", v.Command, v.Env)
-	tm.Shows(t, "view2", "[settled turn 1]")
+	drive.Reattach(t, ctx, p, tm, jt, "view1", "view2", "[settled turn 1]")
 	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "again", MsgID: "msg-2", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}
@@ -123,5 +105,5 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 
 // hostKeyOf is the acquire key of a host (its container's label).
 func hostKeyOf(t testing.TB, p interface{}, host protocol.Target) string {
-	return docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}`, host.Host.Handle)
+	return testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}`, host.Host.Handle)
 }

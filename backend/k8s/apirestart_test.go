@@ -61,23 +61,23 @@ func outcome(t *testing.T, what string, r reply) string {
 // nothing is left.
 func TestAPIServerRestartMidCalls(t *testing.T) {
 	p := start(t)
-	a := p.acquire(t, "api-a", smallPod)
-	p.acquire(t, "api-rel", smallPod)
+	a := p.Acquire(t, "api-a", smallPod)
+	p.Acquire(t, "api-rel", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: a.Handle, Instance: p.decl.Instance}}
 	jt, _ := startJob(t, p, host, "api-job")
 	warm := startOn(t, p.prefix)
-	warm.run(t, a.Handle, "true")
+	warm.Run(t, a.Handle, "true")
 
-	acq := inFlight(t, p.prefix, "host.acquire", acquireParams("api-acq", smallPod))
+	acq := inFlight(t, p.prefix, "host.acquire", sandboxtest.AcquireParams("api-acq", smallPod))
 	run := inFlight(t, p.prefix, "link.exec", sandboxtest.ExecParams(a.Handle, "export MU_API_RUN=1; sleep 300; echo done", ".", 60_000))
-	rel := inFlight(t, p.prefix, "host.release", keyParams("api-rel"))
+	rel := inFlight(t, p.prefix, "host.release", sandboxtest.KeyParams("api-rel"))
 	job := inFlight(t, p.prefix, "job.start", jobStartParams(host, "api-job2"))
 	time.Sleep(500 * time.Millisecond) // the calls on their way (not an assertion)
 	t0 := time.Now()
 	p.c.Kill(t, "kube-apiserver")
 
 	var hs protocol.HostStatus
-	p.must(t, "host.status", statusParams(a.Handle), &hs)
+	p.Must(t, "host.status", sandboxtest.StatusParams(a.Handle), &hs)
 	if hs.State != protocol.HostUnknown {
 		t.Errorf("host.status with the API server down: %+v, want unknown", hs)
 	}
@@ -92,7 +92,7 @@ func TestAPIServerRestartMidCalls(t *testing.T) {
 	apiRestartAcquire(t, p, <-acq)
 	t.Logf("acquire resolved at %v", time.Since(t0))
 	if o := outcome(t, "host.release", <-rel); o != "bad" {
-		p.must(t, "host.release", keyParams("api-rel"), nil) // reissued, as mu does
+		p.Must(t, "host.release", sandboxtest.KeyParams("api-rel"), nil) // reissued, as mu does
 		if st := releaseState(t, p, p.podName(t, "api-rel")); st != "gone" {
 			t.Errorf("the released pod is %s after the reissued release", st)
 		}
@@ -106,7 +106,7 @@ func TestAPIServerRestartMidCalls(t *testing.T) {
 		t.Errorf("job.status after the restart: %+v", st)
 	}
 	stopJob(t, p, jt)
-	p.must(t, "host.release", keyParams("api-a"), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams("api-a"), nil)
 	for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
 		if pod.Labels["org.mu-plugins/fence"] != "1" {
 			t.Errorf("pod %s left", pod.Name)
@@ -134,10 +134,10 @@ func apiRestartExec(t *testing.T, p, warm *plugin, pod string, r reply) {
 	// The warm channel broke with the restart: the next call opens
 	// another (or answers a typed error: never a wrong answer).
 	var er protocol.ExecResult
-	if err := warm.call(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er); err != nil {
+	if err := warm.Ask(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er); err != nil {
 		outcome(t, "link.exec on the warm plugin", reply{err: err})
 		if !testutil.Poll(time.Minute, func() bool {
-			return warm.call(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er) == nil
+			return warm.Ask(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er) == nil
 		}) {
 			t.Fatalf("link.exec on the warm plugin never answered again")
 		}
@@ -161,7 +161,7 @@ func apiRestartAcquire(t *testing.T, p *plugin, r reply) {
 	}
 	var lk protocol.HostLookupResult
 	testutil.Poll(2*time.Minute, func() bool {
-		p.must(t, "host.lookup", lookupParams("api-acq", true), &lk)
+		lk = p.Lookup(t, "api-acq", true)
 		return !lk.Pending && lk.Unknown == ""
 	})
 	switch {
@@ -176,5 +176,5 @@ func apiRestartAcquire(t *testing.T, p *plugin, r reply) {
 	default:
 		t.Fatalf("lookup after the restart: %+v", lk)
 	}
-	p.must(t, "host.release", keyParams("api-acq"), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams("api-acq"), nil)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -13,7 +14,7 @@ import (
 // kubelet answers (its broken exec channels are replaced).
 func TestKubeletRestartJobSurvives(t *testing.T) {
 	p := start(t)
-	res := p.acquire(t, "key-kubelet", map[string]string{"ttl": "1h"})
+	res := p.Acquire(t, "key-kubelet", map[string]string{"ttl": "1h"})
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
 	jt, _ := startJob(t, p, host, "job-kubelet")
 	p.c.Restart(t, "kubelet")
@@ -30,8 +31,8 @@ func TestKubeletRestartJobSurvives(t *testing.T) {
 	if st.State != protocol.JobRunning {
 		t.Fatalf("job.status after the kubelet restarted: %+v", st)
 	}
-	if r := p.run(t, res.Handle, "echo alive"); r.Stdout != "alive\n" {
+	if r := p.Run(t, res.Handle, "echo alive"); r.Stdout != "alive\n" {
 		t.Errorf("link after the kubelet restarted: %q %q", r.Stdout, r.Stderr)
 	}
-	p.must(t, "host.release", keyParams("key-kubelet"), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams("key-kubelet"), nil)
 }

@@ -2,13 +2,14 @@ package k8s_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -34,65 +35,19 @@ const drillConc = 10
 // fifty pods fit the one node beside the other tests' (its 2 CPUs).
 var smallPod = map[string]string{"ttl": "1h", "cpuRequest": "10m", "memoryRequest": "32Mi"}
 
-// runTrials runs trial(i) for i in 0..n-1, each as the subtest "i", conc
-// at a time (t.Run from goroutines: not capped by -parallel).
-func runTrials(t *testing.T, n, conc int, trial func(t *testing.T, i int)) {
-	sem := make(chan struct{}, conc)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			t.Run(fmt.Sprint(i), func(t *testing.T) { trial(t, i) })
-		}()
-	}
-	wg.Wait()
-}
-
-// killPoint is trial i of n's kill time: the trials' points spread evenly
-// over [0, span) (stratified, each at a random place in its own slice), so
-// every part of the call is hit whatever n is.
-func killPoint(i, n int, span time.Duration) time.Duration {
-	slice := span / time.Duration(n)
-	return time.Duration(i)*slice + time.Duration(rand.Int64N(int64(slice)+1))
-}
-
 // longestOf runs call(c) for c in 0..n-1 side by side, as a drill's
 // trials run, and returns the longest time a call reported: a whole
 // call's time under the drill's own load, the span its kills spread over.
 func longestOf(t *testing.T, n int, call func(t *testing.T, c int) time.Duration) time.Duration {
 	var mu sync.Mutex
 	var longest time.Duration
-	runTrials(t, n, n, func(t *testing.T, c int) {
+	testutil.Trials(t, n, n, func(t *testing.T, c int) {
 		d := call(t, c)
 		mu.Lock()
 		defer mu.Unlock()
 		longest = max(longest, d)
 	})
 	return longest
-}
-
-// tally counts a drill's outcomes from its concurrent trials.
-type tally struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *tally) add(k string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = map[string]int{}
-	}
-	c.n[k]++
-}
-
-func (c *tally) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return fmt.Sprint(c.n)
 }
 
 // TestCrashDrillAcquire SIGKILLs the plugin at points spread over
@@ -103,24 +58,21 @@ func (c *tally) String() string {
 func TestCrashDrillAcquire(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
-	t0 := time.Now()
-	p.acquire(t, "drill-probe", smallPod)
-	full := time.Since(t0)
-	p.must(t, "host.release", keyParams("drill-probe"), nil)
+	full := p.TimeAcquire(t, "drill-probe", smallPod)
 	span := full + full/4
 	t.Logf("a whole acquire took %v; killing within 0..%v (odd trials), 0..40ms (even trials)", full, span)
 
-	var counts tally
-	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
-		at := killPoint(i/2, (trials+1)/2, span)
+	var counts testutil.Tally
+	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
+		at := testutil.KillPoint(i/2, (trials+1)/2, span)
 		if i%2 == 0 {
-			at = killPoint(i/2, (trials+1)/2, 40*time.Millisecond) // around the create itself
+			at = testutil.KillPoint(i/2, (trials+1)/2, 40*time.Millisecond) // around the create itself
 		}
-		counts.add(acquireTrial(t, p, i, at))
+		counts.Add(acquireTrial(t, p, i, at))
 	})
 	t.Logf("lookup answers after the kill: %v", &counts)
-	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
-		p.must(t, "host.release", keyParams(fmt.Sprintf("drill-%d", i)), nil)
+	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
+		p.Must(t, "host.release", sandboxtest.KeyParams(fmt.Sprintf("drill-%d", i)), nil)
 	})
 	for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
 		if pod.Labels["org.mu-plugins/fence"] != "1" {
@@ -134,15 +86,12 @@ func TestCrashDrillAcquire(t *testing.T) {
 // invocation) and returns the lookup's answer.
 func acquireTrial(t *testing.T, q *plugin, i int, killAfter time.Duration) string {
 	key := fmt.Sprintf("drill-%d", i)
-	k := startOn(t, q.prefix)
-	k.sendAway("host.acquire", acquireParams(key, smallPod))
-	time.Sleep(killAfter)
-	k.kill()
+	startOn(t, q.prefix).KillDuring("host.acquire", sandboxtest.AcquireParams(key, smallPod), killAfter)
 
 	fence := i%4 == 0
 	var lk protocol.HostLookupResult
 	for {
-		q.must(t, "host.lookup", lookupParams(key, fence), &lk)
+		lk = q.Lookup(t, key, fence)
 		if !lk.Pending {
 			break
 		}
@@ -160,7 +109,7 @@ func acquireTrial(t *testing.T, q *plugin, i int, killAfter time.Duration) strin
 			t.Errorf("%s found, pods %v", key, mine)
 		}
 		var hs protocol.HostStatus
-		q.must(t, "host.status", statusParams(lk.Found.Handle), &hs)
+		q.Must(t, "host.status", sandboxtest.StatusParams(lk.Found.Handle), &hs)
 		if hs.State != protocol.HostUp {
 			t.Errorf("%s found but status %+v", key, hs)
 		}
@@ -169,7 +118,7 @@ func acquireTrial(t *testing.T, q *plugin, i int, killAfter time.Duration) strin
 		if len(mine) != 1 || mine[0] != "1" {
 			t.Errorf("%s fenced none, pods %v", key, mine)
 		}
-		if err := q.call(t, "host.acquire", acquireParams(key, smallPod), nil); err == nil {
+		if err := q.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, smallPod), nil); err == nil {
 			t.Errorf("%s: an acquire after a fenced none succeeded", key)
 		}
 		return "none (fenced)"
@@ -194,28 +143,25 @@ func (p *plugin) podName(t testing.TB, key string) string {
 func TestCrashDrillRelease(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
-	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
-		p.acquire(t, fmt.Sprintf("rel-%d", i), smallPod)
+	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
+		p.Acquire(t, fmt.Sprintf("rel-%d", i), smallPod)
 	})
-	p.acquire(t, "rel-probe", smallPod)
+	p.Acquire(t, "rel-probe", smallPod)
 	probe := startOn(t, p.prefix)
 	t0 := time.Now()
-	probe.must(t, "host.release", keyParams("rel-probe"), nil)
+	probe.Must(t, "host.release", sandboxtest.KeyParams("rel-probe"), nil)
 	full := time.Since(t0)
-	probe.stop(t)
+	probe.Stop(t)
 	span := full + full/4
 	t.Logf("a fresh plugin's whole release took %v; killing within 0..%v", full, span)
 
-	var counts tally
-	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
+	var counts testutil.Tally
+	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
 		key := fmt.Sprintf("rel-%d", i)
 		name := p.podName(t, key)
-		k := startOn(t, p.prefix)
-		k.sendAway("host.release", keyParams(key))
-		time.Sleep(killPoint(i, trials, span))
-		k.kill()
-		counts.add(releaseState(t, p, name))
-		p.must(t, "host.release", keyParams(key), nil)
+		startOn(t, p.prefix).KillDuring("host.release", sandboxtest.KeyParams(key), testutil.KillPoint(i, trials, span))
+		counts.Add(releaseState(t, p, name))
+		p.Must(t, "host.release", sandboxtest.KeyParams(key), nil)
 		for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
 			if pod.Name == name {
 				t.Errorf("%s: pod %s left after the reissued release", key, name)
@@ -249,9 +195,9 @@ func TestTwentyHostsInParallel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := p.acquire(t, fmt.Sprintf("par-%d", i), map[string]string{"cpuRequest": "10m", "memoryRequest": "32Mi"})
+			res := p.Acquire(t, fmt.Sprintf("par-%d", i), map[string]string{"cpuRequest": "10m", "memoryRequest": "32Mi"})
 			handles[i] = res.Handle
-			if r := p.run(t, res.Handle, "echo "+strconv.Itoa(i)); r.Stdout != strconv.Itoa(i)+"\n" {
+			if r := p.Run(t, res.Handle, "echo "+strconv.Itoa(i)); r.Stdout != strconv.Itoa(i)+"\n" {
 				t.Errorf("host %d: %q", i, r.Stdout)
 			}
 		}()
@@ -264,7 +210,7 @@ func TestTwentyHostsInParallel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.must(t, "host.release", keyParams(fmt.Sprintf("par-%d", i)), nil)
+			p.Must(t, "host.release", sandboxtest.KeyParams(fmt.Sprintf("par-%d", i)), nil)
 		}()
 	}
 	wg.Wait()

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -21,10 +22,10 @@ import (
 // registers the node anew; the host is then released.
 func TestHostGoneWithItsNode(t *testing.T) {
 	p := start(t)
-	res := p.acquire(t, "key-node", smallPod)
+	res := p.Acquire(t, "key-node", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
 	jt, _ := startJob(t, p, host, "job-node")
-	t.Cleanup(func() { p.must(t, "host.release", keyParams("key-node"), nil) }) // once the node is back
+	t.Cleanup(func() { p.Must(t, "host.release", sandboxtest.KeyParams("key-node"), nil) }) // once the node is back
 	p.c.DeleteNode(t)
 
 	pod, err := p.c.Client(t).CoreV1().Pods(p.c.Namespace).Get(context.Background(), res.Handle, metav1.GetOptions{})
@@ -35,7 +36,7 @@ func TestHostGoneWithItsNode(t *testing.T) {
 		t.Fatalf("the pod's object reads %s (deleted: %v): want it Running, so that only its node says it is gone", pod.Status.Phase, pod.DeletionTimestamp != nil)
 	}
 	var hs protocol.HostStatus
-	p.must(t, "host.status", statusParams(res.Handle), &hs)
+	p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
 	if hs.State != protocol.HostGone || !strings.Contains(hs.Reason, p.c.Node) {
 		t.Errorf("host.status with its node deleted: %+v, want gone naming node %s", hs, p.c.Node)
 	}
@@ -50,7 +51,7 @@ func TestHostGoneWithItsNode(t *testing.T) {
 	if err != nil || pod.DeletionTimestamp == nil {
 		t.Fatalf("the deleted pod of a deleted node: %v, want it terminating", err)
 	}
-	p.must(t, "host.status", statusParams(res.Handle), &hs)
+	p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
 	if hs.State != protocol.HostGone {
 		t.Errorf("host.status of the terminating pod of a deleted node: %+v, want gone", hs)
 	}
@@ -61,7 +62,7 @@ func TestHostGoneWithItsNode(t *testing.T) {
 // then lost.
 func TestHostGoneEvicted(t *testing.T) {
 	p := start(t)
-	res := p.acquire(t, "key-evict", smallPod)
+	res := p.Acquire(t, "key-evict", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
 	jt, _ := startJob(t, p, host, "job-evict")
 	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: res.Handle, Namespace: p.c.Namespace}}
@@ -71,7 +72,7 @@ func TestHostGoneEvicted(t *testing.T) {
 	var hs protocol.HostStatus
 	seen := map[protocol.HostState]int{}
 	gone := testutil.Poll(2*time.Minute, func() bool {
-		p.must(t, "host.status", statusParams(res.Handle), &hs)
+		p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
 		seen[hs.State]++
 		return hs.State != protocol.HostUnknown
 	})
@@ -80,7 +81,7 @@ func TestHostGoneEvicted(t *testing.T) {
 		t.Fatalf("host.status after the eviction: %+v, want unknown then gone", hs)
 	}
 	jobLost(t, p, jt, "after the eviction")
-	p.must(t, "host.release", keyParams("key-evict"), nil)
+	p.Must(t, "host.release", sandboxtest.KeyParams("key-evict"), nil)
 }
 
 // jobLost checks that the job jt, on a host that is gone, is lost and a
@@ -91,7 +92,7 @@ func jobLost(t *testing.T, p *plugin, jt protocol.Target, when string) {
 		t.Errorf("job.status %s: %+v, want lost", when, st)
 	}
 	var lk protocol.JobLookupResult
-	p.must(t, "job.lookup", map[string]any{"deadline": deadline(), "target": jt, "key": jt.Job.Key, "fence": true}, &lk)
+	p.Must(t, "job.lookup", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt, "key": jt.Job.Key, "fence": true}, &lk)
 	if !lk.None {
 		t.Errorf("job.lookup %s: %+v, want none", when, lk)
 	}

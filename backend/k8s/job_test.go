@@ -26,10 +26,7 @@ func startJob(t *testing.T, p *plugin, host protocol.Target, key string) (protoc
 	if err != nil {
 		t.Fatalf("job.start: %v\n%s", err, p.Stderr.String())
 	}
-	jt := host
-	jt.Job = &protocol.JobRef{Kind: "k8s", Key: key, Handle: res.Handle}
-	jt.Agent = &protocol.AgentRef{Workstream: "ws", Name: key, Incarnation: 1}
-	return jt, res
+	return jobTargetOf(host, key, res.Handle), res
 }
 
 // agentSpec runs the test agent (its script whole as spec.cmd) as name.
@@ -108,13 +105,10 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hs protocol.HostStatus
-	for i := 0; i < 100; i++ { // a forced delete removes the object at once; poll a little in case it lags
+	testutil.Poll(10*time.Second, func() bool { // a forced delete removes the object at once; poll a little in case it lags
 		q.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
-		if hs.State == protocol.HostGone {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return hs.State == protocol.HostGone
+	})
 	if hs.State != protocol.HostGone {
 		t.Fatalf("host.status after the pod was deleted: %+v", hs)
 	}

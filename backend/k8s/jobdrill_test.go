@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -20,7 +22,7 @@ import (
 func TestCrashDrillJobStart(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
-	res := p.acquire(t, "key-jobdrill", smallPod)
+	res := p.Acquire(t, "key-jobdrill", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
 	// A whole start as a trial's fresh plugin makes it, drillConc at once.
 	probes := make([]protocol.Target, drillConc)
@@ -36,9 +38,9 @@ func TestCrashDrillJobStart(t *testing.T) {
 	span := full + full/4
 	t.Logf("a fresh plugin's whole job.start took up to %v, %d at once; killing within 0..%v", full, drillConc, span)
 
-	var counts tally
-	runTrials(t, trials, drillConc, func(t *testing.T, i int) {
-		counts.add(jobStartTrial(t, p, host, fmt.Sprintf("jd-%d", i), killPoint(i, trials, span)))
+	var counts testutil.Tally
+	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
+		counts.Add(jobStartTrial(t, p, host, fmt.Sprintf("jd-%d", i), testutil.KillPoint(i, trials, span)))
 	})
 	t.Logf("job.lookup answers after the kill: %v", &counts)
 	if left := podExec(t, p, res.Handle, "sh", "-c", "ps -eo args | grep -c '[m]u-test-agent' || true"); strings.TrimSpace(left) != "0" {
@@ -51,10 +53,7 @@ func TestCrashDrillJobStart(t *testing.T) {
 // invocation).
 func jobStartTrial(t *testing.T, q *plugin, host protocol.Target, key string, killAfter time.Duration) string {
 	params := jobStartParams(host, key)
-	k := startOn(t, q.prefix)
-	k.sendAway("job.start", params)
-	time.Sleep(killAfter)
-	k.kill()
+	startOn(t, q.prefix).KillDuring("job.start", params, killAfter)
 	return resolveJobStart(t, q, host, key)
 }
 
@@ -66,7 +65,7 @@ func resolveJobStart(t *testing.T, q *plugin, host protocol.Target, key string) 
 	params := jobStartParams(host, key)
 	jt := jobTargetOf(host, key, "")
 	var lk protocol.JobLookupResult
-	q.must(t, "job.lookup", map[string]any{"deadline": deadline(), "target": jt, "key": key, "fence": true}, &lk)
+	q.Must(t, "job.lookup", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt, "key": key, "fence": true}, &lk)
 	if n := agentsOf(t, q, host.Host.Handle, key); (lk.Found == nil) != (n == 0) {
 		t.Errorf("%s: %d processes of its job running, want them only when found (lookup %+v)", key, n, lk)
 	}
@@ -75,7 +74,7 @@ func resolveJobStart(t *testing.T, q *plugin, host protocol.Target, key string) 
 		stopJob(t, q, jobTargetOf(host, key, lk.Found.Handle))
 		return "found"
 	case lk.None:
-		if err := q.call(t, "job.start", params, nil); err == nil {
+		if err := q.Ask(t, "job.start", params, nil); err == nil {
 			t.Errorf("%s: a job.start after a fenced none succeeded", key)
 		}
 		return "none"
@@ -90,11 +89,9 @@ func jobStartParams(host protocol.Target, key string) protocol.JobStartParams {
 			Cmd: string(agent.Script), CommandSource: "test", Cwd: ".", Env: map[string]string{"MU_DRILL_KEY": key}}}
 }
 
+// jobTargetOf is host's target naming the k8s job key (its agent ws/key).
 func jobTargetOf(host protocol.Target, key, handle string) protocol.Target {
-	jt := host
-	jt.Job = &protocol.JobRef{Kind: "k8s", Key: key, Handle: handle}
-	jt.Agent = &protocol.AgentRef{Workstream: "ws", Name: key, Incarnation: 1}
-	return jt
+	return drive.JobTarget(host, "k8s", key, handle, "ws", key)
 }
 
 func stopJob(t *testing.T, p *plugin, jt protocol.Target) {
@@ -129,13 +126,13 @@ const sendChains = 5
 func TestCrashDrillChannelSend(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
-	res := p.acquire(t, "key-senddrill", smallPod)
+	res := p.Acquire(t, "key-senddrill", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	jts := make([]protocol.Target, sendChains)
 	runs := make([]int64, sendChains)
-	runTrials(t, sendChains, sendChains, func(t *testing.T, c int) {
+	testutil.Trials(t, sendChains, sendChains, func(t *testing.T, c int) {
 		jts[c], _ = startJob(t, p, host, fmt.Sprintf("sendjob-%d", c))
 		runs[c] = drive.Baseline(t, ctx, p.Plugin.Plugin, jts[c]).Runs
 	})
@@ -155,11 +152,11 @@ func TestCrashDrillChannelSend(t *testing.T) {
 	span := full + full/4
 	t.Logf("a fresh plugin's whole channel.send took up to %v, %d at once; killing within 0..%v", full, sendChains, span)
 
-	var counts tally
-	runTrials(t, sendChains, sendChains, func(t *testing.T, c int) {
+	var counts testutil.Tally
+	testutil.Trials(t, sendChains, sendChains, func(t *testing.T, c int) {
 		for i := c; i < trials; i += sendChains {
-			st := sendTrial(t, ctx, p, jts[c], &runs[c], fmt.Sprintf("msg-%d", i), killPoint(i, trials, span))
-			counts.add(st)
+			st := sendTrial(t, ctx, p, jts[c], &runs[c], fmt.Sprintf("msg-%d", i), testutil.KillPoint(i, trials, span))
+			counts.Add(st)
 			if t.Failed() {
 				return
 			}
@@ -176,10 +173,7 @@ func sendParams(jt protocol.Target, id string) protocol.SendParams {
 // it after killAfter, resolves the delivery through q (channel.receipt),
 // checks the turns against *runs (updated) and returns the receipt.
 func sendTrial(t *testing.T, ctx context.Context, q *plugin, jt protocol.Target, runs *int64, id string, killAfter time.Duration) string {
-	k := startOn(t, q.prefix)
-	k.sendAway("channel.send", sendParams(jt, id))
-	time.Sleep(killAfter)
-	k.kill()
+	startOn(t, q.prefix).KillDuring("channel.send", sendParams(jt, id), killAfter)
 
 	rc, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id})
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,21 +63,10 @@ func TestExecTimeoutStopsEverything(t *testing.T) {
 func TestPushAndFetchMoveCommits(t *testing.T) {
 	p := start(t)
 	h := p.Acquire(t, "key-git", nil).Handle
-	dir := filepath.Join(t.TempDir(), "local repo") // a space: ext:: escaping
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	g := func(args ...string) string { t.Helper(); return testutil.Git(t, dir, args...) }
-	g("init", "-q", "-b", "main")
-	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	g("add", "f")
-	g("commit", "-q", "-m", "c0")
-	rev := g("rev-parse", "HEAD")
+	dir, rev := sandboxtest.LocalRepo(t, 1)
 
 	var r protocol.ExecResult
-	push := map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "localRepo": dir, "remoteRepo": "work/repo", "rev": rev, "timeoutMs": 60_000}
+	push := sandboxtest.PushParams(h, dir, "work/repo", rev)
 	p.Must(t, "link.push", push, &r)
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Fatalf("push: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
@@ -97,12 +84,12 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	if sandboxtest.ExitCode(made) != "0" {
 		t.Fatalf("commit in the pod: %q", made.Stderr)
 	}
-	fetch := map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "localRepo": dir, "remoteCwd": "work/repo", "timeoutMs": 60_000}
+	fetch := sandboxtest.FetchParams(h, dir, "work/repo")
 	p.Must(t, "link.fetch", fetch, &r)
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Fatalf("fetch: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}
-	if got := g("rev-parse", "FETCH_HEAD"); got != strings.TrimSpace(made.Stdout) {
+	if got := testutil.Git(t, dir, "rev-parse", "FETCH_HEAD"); got != strings.TrimSpace(made.Stdout) {
 		t.Errorf("FETCH_HEAD %s, want %s", got, made.Stdout)
 	}
 }

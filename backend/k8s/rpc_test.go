@@ -87,41 +87,6 @@ func startOn(t testing.TB, prefix string, args ...string) *plugin {
 	return &plugin{Plugin: sp, prefix: prefix, decl: sp.Declaration(), c: c}
 }
 
-// The names drill_test.go, disrupt_test.go and jobdrill_test.go still
-// call sandboxtest's helpers by (the package's other tests use
-// sandboxtest's own).
-func (p *plugin) call(t testing.TB, method string, params, out any) *caller.RemoteError {
-	t.Helper()
-	return p.Ask(t, method, params, out)
-}
-
-func (p *plugin) must(t testing.TB, method string, params, out any) {
-	t.Helper()
-	p.Must(t, method, params, out)
-}
-
-func (p *plugin) acquire(t testing.TB, key string, params map[string]string) protocol.AcquireResult {
-	t.Helper()
-	return p.Acquire(t, key, params)
-}
-
-func (p *plugin) run(t testing.TB, h, script string) protocol.ExecResult {
-	t.Helper()
-	return p.Run(t, h, script)
-}
-
-func (p *plugin) sendAway(method string, params any) { p.SendAway(method, params) }
-func (p *plugin) kill()                              { p.Kill() }
-func (p *plugin) stop(t testing.TB)                  { p.Stop(t) }
-
-var (
-	deadline      = sandboxtest.Deadline
-	acquireParams = sandboxtest.AcquireParams
-	keyParams     = sandboxtest.KeyParams
-	lookupParams  = sandboxtest.LookupParams
-	statusParams  = sandboxtest.StatusParams
-)
-
 // pods lists this test binary's pods with label selector sel (and the
 // run's label), optionally only those not being deleted.
 func pods(t testing.TB, c *testk8s.Cluster, sel string) []corev1.Pod {

@@ -67,14 +67,7 @@ func TestFetch(t *testing.T) {
 
 func TestPush(t *testing.T) {
 	d := onBox(t)
-	local := t.TempDir()
-	testutil.Git(t, local, "init", "-q")
-	for i := 0; i < 3; i++ {
-		os.WriteFile(filepath.Join(local, "f"), []byte(fmt.Sprint(i)), 0o644)
-		testutil.Git(t, local, "add", "-A")
-		testutil.Git(t, local, "commit", "-qm", fmt.Sprint(i))
-	}
-	rev := testutil.Git(t, local, "rev-parse", "HEAD")
+	local, rev := testutil.Repo(t, t.TempDir(), "0", "1", "2")
 	d.mustExec("box", "rm -rf push-dst")
 	res, r := d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
 	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {

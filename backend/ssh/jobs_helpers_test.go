@@ -2,14 +2,13 @@ package ssh
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"path"
 	"testing"
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -26,9 +25,7 @@ type jobHost struct {
 func newJobHost(t testing.TB, o testsshd.Options) *jobHost {
 	t.Helper()
 	s := testsshd.Start(t, o)
-	var rb [6]byte
-	_, _ = rand.Read(rb[:])
-	h := &jobHost{s: s, root: "mu-jobs-test-" + hex.EncodeToString(rb[:])}
+	h := &jobHost{s: s, root: "mu-jobs-test-" + testutil.RandHex(6)}
 	h.agent = path.Join(s.Home, h.root, "bin", "mu-test-agent")
 	t.Cleanup(func() { h.cleanup(t) })
 	b := New(Config{SSHConfig: s.Config}, nil)
@@ -85,14 +82,7 @@ func (h *jobHost) spec(name, cwd string, env map[string]string) protocol.JobSpec
 
 // jobTarget names a started job and its agent.
 func (h *jobHost) jobTarget(key, handle, name string) protocol.Target {
-	t := h.host()
-	t.Job = &protocol.JobRef{Kind: JobKind, Key: key, Handle: handle}
-	t.Agent = &protocol.AgentRef{Workstream: "ws", Name: name, Incarnation: 1}
-	return t
+	return drive.JobTarget(h.host(), JobKind, key, handle, "ws", name)
 }
 
-func newKey(prefix string) string {
-	var rb [6]byte
-	_, _ = rand.Read(rb[:])
-	return prefix + "-" + hex.EncodeToString(rb[:])
-}
+func newKey(prefix string) string { return prefix + "-" + testutil.RandHex(6) }

@@ -75,20 +75,11 @@ func TestJobOnSSHHost(t *testing.T) {
 
 	// The view killed: the job runs on; another invocation (a second
 	// plugin process) reads what the first wrote and re-attaches.
-	tm.Run(t, "kill-session", "-t", "=view1")
 	p2 := h.start(t)
-	if st, err := p2.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
-		t.Fatalf("job.status from another process: %+v %v", st, err)
-	}
+	drive.Reattach(t, ctx, p2, tm, jt, "view1", "view2", "[settled turn 1]")
 	if rc, err := p2.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: "msg-1"}); err != nil || rc.State != "accepted" {
 		t.Fatalf("channel.receipt from another process: %+v %v", rc, err)
 	}
-	v, err := p2.JobAttach(ctx, jt)
-	if err != nil {
-		t.Fatalf("job.attach: %v", err)
-	}
-	tm.Open(t, "view2", v.Command, v.Env)
-	tm.Shows(t, "view2", "[settled turn 1]")
 
 	if err := p2.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)

@@ -228,7 +228,7 @@ func TestAdaptersReadOnlyRole(t *testing.T) {
 // a remedy, and starts nothing.
 func TestReadOnlyRefusedWithoutAnAdapter(t *testing.T) {
 	a := newAdapterHost(t)
-	s := spec("exec sh " + shq(a.agent))
+	s := spec("exec sh " + testutil.ShQuote(a.agent))
 	s.Role = "read-only"
 	re := drive.Err(t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base("ro"), Key: "ro", Spec: s})
 	if re == nil || re.Kind != protocol.Permanent || !strings.Contains(string(re.Data), `"remedy"`) || !strings.Contains(re.Message, "read-only") {

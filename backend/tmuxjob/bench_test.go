@@ -23,7 +23,7 @@ func BenchmarkStartToBaseline(b *testing.B) {
 			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
 			cmd := c.cmd
 			if cmd == "" {
-				cmd = "exec sh " + shq(h.agent)
+				cmd = "exec sh " + testutil.ShQuote(h.agent)
 			}
 			benchStartToBaseline(b, h, cmd, true)
 		})
@@ -135,10 +135,8 @@ func BenchmarkSendToSettled(b *testing.B) {
 
 // BenchmarkReadStates: one channel read, one Runner round trip.
 func BenchmarkReadStates(b *testing.B) {
-	h := newHost(b)
-	ctx := testutil.Context(b, 2*time.Minute)
 	key := "br"
-	h.startAgent(b, key, nil, "")
+	h, ctx := withAgent(b, key)
 	p := protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}
 	for b.Loop() {
 		if _, err := h.jobs.ReadStates(ctx, p); err != nil {
@@ -150,10 +148,8 @@ func BenchmarkReadStates(b *testing.B) {
 // BenchmarkReceipt: one channel.receipt, under the job's lock: of a
 // delivery accepted, and of a msgId never sent (which writes its fence).
 func BenchmarkReceipt(b *testing.B) {
-	h := newHost(b)
-	ctx := testutil.Context(b, 2*time.Minute)
 	key := "bx"
-	h.startAgent(b, key, nil, "")
+	h, ctx := withAgent(b, key)
 	h.send(b, key, "m1", "one")
 	b.Run("accepted", func(b *testing.B) {
 		for b.Loop() {

@@ -381,10 +381,8 @@ func TestDeliveryWithoutNudgeIsTaken(t *testing.T) {
 // watch/restarted naming the current one (docs/protocol.md, "the settled
 // turn past afterRuns").
 func TestEarlierIncarnationSettledTurnIsNotAnswered(t *testing.T) {
-	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
 	key := "ei"
-	h.startAgent(t, key, nil, "")
+	h, ctx := withAgent(t, key)
 	b := h.waitBaseline(t, key)
 	h.send(t, key, "s1", "settles [[ms:10]]")
 	if o := h.lastRun(t, key, 0); o.Incarnation != b.Incarnation {
@@ -418,10 +416,8 @@ func TestEarlierIncarnationSettledTurnIsNotAnswered(t *testing.T) {
 // pane's process has died of the hangup (a delivery in that instant is one
 // that came just before the death, as with tmux's own answer).
 func TestSendRefusedOnceTheSessionIsGone(t *testing.T) {
-	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
 	key := "sg"
-	h.startAgent(t, key, nil, "")
+	h, ctx := withAgent(t, key)
 	h.send(t, key, "m1", "alive")
 	if err := exec.Command("tmux", "-S", filepath.Join(h.root, "tmux.sock"), "kill-server").Run(); err != nil {
 		t.Fatal(err)

@@ -125,7 +125,7 @@ func testContainer(tb testing.TB) (*host, string) {
 func BenchmarkInTheTestImage(b *testing.B) {
 	b.Run("start-to-baseline", func(b *testing.B) {
 		h, _ := testContainer(b)
-		benchStartToBaseline(b, h, "exec sh "+shq(h.agent), false)
+		benchStartToBaseline(b, h, "exec sh "+testutil.ShQuote(h.agent), false)
 	})
 	b.Run("send-to-settled/work=100ms", func(b *testing.B) {
 		h, _ := testContainer(b)

@@ -103,7 +103,7 @@ func withAgent(t testing.TB, key string) (*host, context.Context) {
 
 func (h *host) startAgent(t testing.TB, key string, env map[string]string, cwd string) protocol.JobStartResult {
 	t.Helper()
-	s := spec("exec sh " + shq(h.agent))
+	s := spec("exec sh " + testutil.ShQuote(h.agent))
 	if env != nil {
 		s.Env = env
 	}
@@ -146,8 +146,6 @@ func (h *host) waitBaseline(t testing.TB, key string) *protocol.Baseline {
 	})
 	return b
 }
-
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func (h *host) lastRun(t testing.TB, key string, after int64) *protocol.Observation {
 	t.Helper()

@@ -105,7 +105,7 @@ func TestStartIsIdempotent(t *testing.T) {
 	h := newHost(t)
 	ctx := testutil.Context(t, 2*time.Minute)
 	count := filepath.Join(h.root, "count")
-	s := spec("echo run >> " + shq(count) + "; exec sleep 1000")
+	s := spec("echo run >> " + testutil.ShQuote(count) + "; exec sleep 1000")
 	p := protocol.JobStartParams{Base: base("k"), Key: "k", Spec: s}
 	r1, err := h.jobs.Start(ctx, p)
 	if err != nil {
@@ -316,7 +316,7 @@ func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
 	ctx := testutil.Context(t, 2*time.Minute)
 	secret := "canary-7f3e9b1d"
 	out := filepath.Join(h.root, "seen")
-	s := spec(`printf '%s' "$TOKEN" > ` + shq(out) + `; exec sleep 1000`)
+	s := spec(`printf '%s' "$TOKEN" > ` + testutil.ShQuote(out) + `; exec sleep 1000`)
 	s.Env = map[string]string{"TOKEN": secret}
 	res, err := j.Start(ctx, protocol.JobStartParams{Base: base("sec"), Key: "sec", Spec: s})
 	if err != nil {

@@ -93,7 +93,7 @@ func TestWatchSendsExactlyOneNotification(t *testing.T) {
 	w := serveJobs(t, h)
 	key := "wj"
 	var start protocol.JobStartResult
-	m := w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + shq(h.agent))}))
+	m := w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + testutil.ShQuote(h.agent))}))
 	if err := json.Unmarshal(m.Result, &start); err != nil || start.Handle == "" {
 		t.Fatalf("job.start: %s", m.Result)
 	}
@@ -148,7 +148,7 @@ func TestWatchRestartedOnNewIncarnation(t *testing.T) {
 	h := newHost(t)
 	w := serveJobs(t, h)
 	key := "wr"
-	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + shq(h.agent))}))
+	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + testutil.ShQuote(h.agent))}))
 	b := h.waitBaseline(t, key)
 	wm := w.call("channel.watch", params(key, map[string]any{"afterRuns": 0, "inc": b.Incarnation}))
 	var wr protocol.WatchResult
@@ -192,8 +192,8 @@ func TestEveryReplyMatchesTheSchema(t *testing.T) {
 	w := serveJobs(t, h)
 	key := "sc"
 	w.call("job.lookup", params(key, map[string]any{"key": key, "fence": false}))
-	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + shq(h.agent))}))
-	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + shq(h.agent))}))
+	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + testutil.ShQuote(h.agent))}))
+	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + testutil.ShQuote(h.agent))}))
 	w.call("job.lookup", params(key, map[string]any{"key": key, "fence": true}))
 	w.call("job.status", params(key, nil))
 	w.call("job.attach", params(key, nil))

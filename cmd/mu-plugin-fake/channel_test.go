@@ -22,7 +22,7 @@ type agentEnv struct {
 
 func startJob(t *testing.T, p *drive.Plugin, key, name string, sp protocol.JobSpec) agentEnv {
 	t.Helper()
-	r := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: key, Spec: sp})
+	r := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: key, Spec: sp})
 	if r.Handle == "" || r.View.Command == "" || r.View.Env == nil || r.Baseline == nil || r.Baseline.Runs != 0 {
 		t.Fatalf("job.start: %s", testutil.JSON(r))
 	}
@@ -77,20 +77,20 @@ func (a agentEnv) watchP(t *testing.T, params protocol.WatchParams) caller.Notif
 func TestJobLifecycle(t *testing.T) {
 	p := start(t, "--turn-ms", "50")
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
-	again := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Spec: spec("ws", "a1")})
+	again := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j1", Spec: spec("ws", "a1")})
 	if testutil.JSON(again) != testutil.JSON(a.start) {
 		t.Fatalf("a deduped start: %s, want %s", testutil.JSON(again), testutil.JSON(a.start))
 	}
 	other := spec("ws", "a1")
 	other.Cmd = "something else"
-	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Spec: other}); re == nil || re.Kind != protocol.Permanent {
+	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j1", Spec: other}); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("the key with another spec: %v", re)
 	}
-	l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: "j1", Fence: true})
+	l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j1", Fence: true})
 	if l.Found == nil || l.Found.Handle != a.start.Handle || l.Found.View == nil || l.Found.View.Command != a.start.View.Command {
 		t.Fatalf("lookup: %s", testutil.JSON(l))
 	}
-	if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: "nope", Fence: true}); !l.None {
+	if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "nope", Fence: true}); !l.None {
 		t.Fatalf("lookup of an unknown key: %s", testutil.JSON(l))
 	}
 	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
@@ -102,7 +102,7 @@ func TestJobLifecycle(t *testing.T) {
 	}
 	bad := spec("ws", "a2")
 	bad.Role = "god-mode"
-	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: bad}); re == nil {
+	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j2", Spec: bad}); re == nil {
 		t.Fatal("a role the fake does not honour was started")
 	}
 	for i := 0; i < 2; i++ {
@@ -248,7 +248,7 @@ func TestAtStartFirstPrompt(t *testing.T) {
 	if rc.State != protocol.ReceiptAccepted || *rc.Runs != 0 {
 		t.Fatalf("the first prompt's receipt: %s", testutil.JSON(rc))
 	}
-	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: "j2", Spec: spec("ws", "a2")}); re == nil {
+	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j2", Spec: spec("ws", "a2")}); re == nil {
 		t.Fatal("an at-start start without a first prompt was accepted")
 	}
 }
@@ -341,10 +341,10 @@ func TestJobStartRefusesEnvNoProcessCanCarry(t *testing.T) {
 		sp := spec("ws", "a1")
 		sp.Env = env
 		key := fmt.Sprint("j", i)
-		if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host("box")}, Key: key, Spec: sp}); re == nil || re.Kind != protocol.Permanent {
+		if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: key, Spec: sp}); re == nil || re.Kind != protocol.Permanent {
 			t.Errorf("env %q: %v, want a permanent refusal", env, re)
 		}
-		if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host("box")}, Key: key}); !l.None {
+		if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: key}); !l.None {
 			t.Errorf("env %q: a refused start was recorded: %s", env, testutil.JSON(l))
 		}
 	}

@@ -107,7 +107,7 @@ func TestDelayHangAndReplyFaults(t *testing.T) {
 	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: agentTarget("box", "ws", "a", "k", "h")}); s.State != protocol.JobLost || s.Reason != "injected" {
 		t.Fatalf("reply fault: %+v", s)
 	}
-	if l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k"}); l.Unknown != "the cloud is down" {
+	if l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k"}); l.Unknown != "the cloud is down" {
 		t.Fatalf("reply fault: %+v", l)
 	}
 
@@ -140,7 +140,7 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 			t.Fatalf("%s: %v, want unanswered", c.fault, err)
 		}
 		q := start(t, "--state", state)
-		l := drive.Call[protocol.HostLookupResult](t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k", Fence: true})
+		l := drive.Call[protocol.HostLookupResult](t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k", Fence: true})
 		if (l.Found != nil) != c.found || (!c.found && !l.None) {
 			t.Fatalf("%s: lookup %s", c.fault, testutil.JSON(l))
 		}

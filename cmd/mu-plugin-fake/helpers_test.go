@@ -43,8 +43,6 @@ func start(t testing.TB, args ...string) *drive.Plugin {
 	return p
 }
 
-func host(name string) protocol.Target { return protocol.Target{Host: protocol.HostRef{Name: name}} }
-
 func agentTarget(hostName, ws, name, jobKey, handle string) protocol.Target {
 	return protocol.Target{
 		Host:  protocol.HostRef{Name: hostName},

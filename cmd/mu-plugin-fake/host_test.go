@@ -11,7 +11,7 @@ import (
 )
 
 func acquireP(key string, params map[string]string) protocol.AcquireParams {
-	return protocol.AcquireParams{Base: protocol.Base{Target: host("pool")}, Key: key, Params: params}
+	return protocol.AcquireParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: key, Params: params}
 }
 
 func TestHostAcquireLookupStatusRelease(t *testing.T) {
@@ -32,11 +32,11 @@ func TestHostAcquireLookupStatusRelease(t *testing.T) {
 	if re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k9", map[string]string{"color": "red"})); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("an unknown param: %v, want permanent", re)
 	}
-	found := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k1", Fence: true})
+	found := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k1", Fence: true})
 	if found.Found == nil || found.Found.Handle != a.Handle {
 		t.Fatalf("lookup k1: %s", testutil.JSON(found))
 	}
-	none := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "k2", Fence: true})
+	none := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k2", Fence: true})
 	if !none.None {
 		t.Fatalf("lookup k2: %s", testutil.JSON(none))
 	}
@@ -75,7 +75,7 @@ func TestHostAcquireLookupStatusRelease(t *testing.T) {
 	if re := drive.Err(t, p, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: "true", Cwd: ".", TimeoutMs: 5000}); re == nil {
 		t.Fatal("exec on a released host succeeded")
 	}
-	drive.Call[json.RawMessage](t, p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: host("pool")}, Key: "never-acquired"})
+	drive.Call[json.RawMessage](t, p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "never-acquired"})
 }
 
 // A host whose acquire is still being made reads pending to another
@@ -89,15 +89,15 @@ func TestHostLookupPendingThenNone(t *testing.T) {
 		done <- err
 	}()
 	other := start(t, "--state", state)
-	lp := protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: "slow"}
+	lp := protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "slow"}
 	var l protocol.HostLookupResult
-	for end := time.Now().Add(30 * time.Second); !l.Pending && time.Now().Before(end); {
+	if !testutil.Poll(30*time.Second, func() bool {
 		l = drive.Call[protocol.HostLookupResult](t, other, protocol.MethodHostLookup, lp)
 		if !l.Pending && !l.None {
 			t.Fatalf("lookup during the acquire: %s", testutil.JSON(l))
 		}
-	}
-	if !l.Pending {
+		return l.Pending
+	}) {
 		t.Fatal("never saw pending")
 	}
 	slow.Stop()

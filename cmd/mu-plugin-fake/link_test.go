@@ -18,7 +18,7 @@ import (
 )
 
 func execP(h, script, cwd string, timeoutMs int64) protocol.ExecParams {
-	return protocol.ExecParams{Base: protocol.Base{Target: host(h)}, Script: script, Cwd: cwd, TimeoutMs: timeoutMs}
+	return protocol.ExecParams{Base: protocol.Base{Target: drive.HostTarget(h)}, Script: script, Cwd: cwd, TimeoutMs: timeoutMs}
 }
 
 func TestExecRunsInTheHostDirWithACleanEnv(t *testing.T) {
@@ -100,14 +100,9 @@ func TestExecOutputPastTheCapAndBinaryGiveAValidReply(t *testing.T) {
 func TestFetchAndPushUseRealGit(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
-	local := t.TempDir()
-	testutil.Git(t, local, "init", "-q")
-	os.WriteFile(filepath.Join(local, "f"), []byte("one\n"), 0o644)
-	testutil.Git(t, local, "add", "f")
-	testutil.Git(t, local, "commit", "-qm", "one")
-	rev := testutil.Git(t, local, "rev-parse", "HEAD")
+	local, rev := testutil.Repo(t, t.TempDir(), "one\n")
 
-	push := protocol.PushParams{Base: protocol.Base{Target: host("box")}, LocalRepo: local, RemoteRepo: "repos/new", Rev: rev, TimeoutMs: 20000}
+	push := protocol.PushParams{Base: protocol.Base{Target: drive.HostTarget("box")}, LocalRepo: local, RemoteRepo: "repos/new", Rev: rev, TimeoutMs: 20000}
 	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("push: %+v", r)
@@ -129,7 +124,7 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 		t.Fatalf("making the host repo: %+v", r)
 	}
 	head := strings.TrimSpace(r.Stdout)
-	fetch := protocol.FetchParams{Base: protocol.Base{Target: host("box")}, RemoteCwd: "work", LocalRepo: local, TimeoutMs: 20000}
+	fetch := protocol.FetchParams{Base: protocol.Base{Target: drive.HostTarget("box")}, RemoteCwd: "work", LocalRepo: local, TimeoutMs: 20000}
 	for i := 0; i < 2; i++ {
 		os.Remove(filepath.Join(local, ".git", "FETCH_HEAD")) // mu deletes it before a fetch
 		r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkFetch, fetch)
@@ -150,11 +145,11 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 
 func TestCheckSteps(t *testing.T) {
 	p := start(t)
-	steps := drive.Call[[]protocol.Step](t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: host("box")}, Phase: "reach", Root: "nope"})
+	steps := drive.Call[[]protocol.Step](t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "reach", Root: "nope"})
 	if len(steps) != 2 || steps[0].OK != protocol.StepPassed || steps[1].OK != protocol.StepWarn {
 		t.Fatalf("steps %s", testutil.JSON(steps))
 	}
-	steps = drive.Call[[]protocol.Step](t, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: host("box")}, Phase: "agent"})
+	steps = drive.Call[[]protocol.Step](t, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "agent"})
 	if len(steps) != 1 || steps[0].OK != protocol.StepPassed {
 		t.Fatalf("job steps %s", testutil.JSON(steps))
 	}

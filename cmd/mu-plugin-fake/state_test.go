@@ -77,7 +77,7 @@ func TestStateTwoInvocationsAtOnce(t *testing.T) {
 	p := start(t, "--state", state)
 	for i := 0; i < 2; i++ {
 		for k := 0; k < n; k++ {
-			l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: host("pool")}, Key: fmt.Sprintf("p%d-k%d", i, k)})
+			l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: fmt.Sprintf("p%d-k%d", i, k)})
 			if l.Found == nil {
 				t.Fatalf("p%d-k%d: %s", i, k, testutil.JSON(l))
 			}

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
+
+	"github.com/mu-org/mu-plugins/internal/testutil"
 )
 
 // The cluster runs a pod of the test image, execs into it over the
@@ -78,15 +80,12 @@ func TestPodRunsExecsAndIsDeleted(t *testing.T) {
 	if err := cs.CoreV1().Pods(c.Namespace).Delete(ctx, pod, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete %s: %v", pod, err)
 	}
-	for {
-		_, err := cs.CoreV1().Pods(c.Namespace).Get(ctx, pod, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("pod %s still there after delete: %v", pod, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var err error
+	if !testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
+		_, err = cs.CoreV1().Pods(c.Namespace).Get(ctx, pod, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}) {
+		t.Fatalf("pod %s still there after delete: %v", pod, err)
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package testutil holds the helpers the test packages share, defined
 // once: a locked buffer (LockedBuffer), waiting for an outcome
 // (Eventually, Poll, Context), a value as JSON (JSON), a writer into the
-// test's log (LogWriter), git and processes (Git, Alive, Procs), and the
+// test's log (LogWriter), git, docker and processes (Git, Repo, ShQuote,
+// RandHex, Docker, DockerCLI, Alive, Procs), a crash
+// drill's parts (ParallelAtMost, Trials, KillPoint, Tally), and the
 // one way a test gets a program to run:
 //
 //   - this test binary itself, as a named command (Main and Command, on

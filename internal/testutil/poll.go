@@ -36,6 +36,20 @@ func Poll(d time.Duration, cond func() bool) bool {
 	return true
 }
 
+// PollContext waits until cond holds or ctx ends, and reports whether
+// cond held. cond is called at once, then every pause (a wait whose
+// cond is costly, a command run on a loaded host, says how often).
+func PollContext(ctx context.Context, pause time.Duration, cond func() bool) bool {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(pause):
+		}
+	}
+	return true
+}
+
 // Context is a context that ends after d, or when the test ends.
 func Context(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)

@@ -2,8 +2,11 @@ package testutil
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +27,36 @@ func Git(t testing.TB, dir string, args ...string) string {
 		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// RandHex is n random bytes in hex: a name no other test run uses.
+func RandHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// ShQuote quotes s as one POSIX sh word.
+func ShQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Repo makes dir (created if need be) a git repository on branch main
+// with one commit per content, each the file f holding it (commit
+// messages c0, c1, ...), and returns dir and HEAD: a local repository
+// for link.push.
+func Repo(t testing.TB, dir string, contents ...string) (string, string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	Git(t, dir, "init", "-q", "-b", "main")
+	for i, c := range contents {
+		if err := os.WriteFile(filepath.Join(dir, "f"), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		Git(t, dir, "add", "f")
+		Git(t, dir, "commit", "-q", "-m", "c"+strconv.Itoa(i))
+	}
+	return dir, Git(t, dir, "rev-parse", "HEAD")
 }
 
 // Alive reports whether process pid is alive: it exists and is no zombie.

@@ -1,9 +1,11 @@
 package testutil
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -82,6 +84,28 @@ func TestPoll(t *testing.T) {
 	}
 }
 
+// PollContext calls cond until it holds, and stops when its context
+// ends.
+func TestPollContext(t *testing.T) {
+	n := 0
+	if !PollContext(context.Background(), time.Millisecond, func() bool { n++; return n == 3 }) || n != 3 {
+		t.Fatalf("PollContext stopped after %d calls", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	if PollContext(ctx, time.Millisecond, func() bool {
+		if calls++; calls == 2 {
+			cancel()
+		}
+		return false
+	}) {
+		t.Fatal("PollContext reported a condition that never held")
+	}
+	if calls != 2 {
+		t.Fatalf("cond called %d times, want 2 (the context ended after the second)", calls)
+	}
+}
+
 func TestLockedBuffer(t *testing.T) {
 	var b LockedBuffer
 	var wg sync.WaitGroup
@@ -145,5 +169,40 @@ func TestParallelJSONLogWriter(t *testing.T) {
 	}
 	if n, err := LogWriter(t, "p: ").Write([]byte("line\n")); n != 5 || err != nil {
 		t.Fatalf("LogWriter.Write: %d %v", n, err)
+	}
+}
+
+// Repo makes a repository on main with one commit per content, in a
+// directory it creates (a path with a space too).
+func TestRepo(t *testing.T) {
+	dir, rev := Repo(t, filepath.Join(t.TempDir(), "a repo"), "x", "xx", "xxx")
+	if head := Git(t, dir, "rev-parse", "main"); head != rev {
+		t.Fatalf("main is %s, HEAD %s", head, rev)
+	}
+	if log := Git(t, dir, "log", "--format=%s"); log != "c2\nc1\nc0" {
+		t.Fatalf("log %q", log)
+	}
+	for i, want := range []string{"xxx", "xx", "x"} {
+		if got := Git(t, dir, "show", fmt.Sprintf("HEAD~%d:f", i)); got != want {
+			t.Errorf("HEAD~%d:f is %q, want %q", i, got, want)
+		}
+	}
+}
+
+// ShQuote's word is s to sh, whatever s holds.
+func TestShQuote(t *testing.T) {
+	for _, s := range []string{"", "plain", "it's", `a "b" $(c) \d`, "'", "''\n'"} {
+		out, err := exec.Command("sh", "-c", "printf %s "+ShQuote(s)).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("%q: sh read %q (%v)", s, out, err)
+		}
+	}
+}
+
+// RandHex is n random bytes in hex, different each time.
+func TestRandHex(t *testing.T) {
+	a, b := RandHex(6), RandHex(6)
+	if len(a) != 12 || strings.Trim(a, "0123456789abcdef") != "" || a == b {
+		t.Fatalf("RandHex(6): %q then %q", a, b)
 	}
 }

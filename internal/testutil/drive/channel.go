@@ -10,6 +10,11 @@ import (
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
+// HostTarget is the target of the host name (no handle, no job).
+func HostTarget(name string) protocol.Target {
+	return protocol.Target{Host: protocol.HostRef{Name: name}}
+}
+
 // JobTarget is host's target naming a job of kind (its key, and its
 // handle: "" where the kind's start gives none) and its agent ws/name, at
 // incarnation 1.
@@ -55,4 +60,22 @@ func Settled(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.Ta
 		t.Fatalf("watch ended with %+v, not settled", n)
 	}
 	return n.Settled.Observation
+}
+
+// Reattach is a spawn's view killed and re-attached, as mu does it: the
+// pane view (a job's view in tm) killed, job jt still runs (job.status
+// through p), and job.attach's view, opened as the pane again, shows
+// want.
+func Reattach(t testing.TB, ctx context.Context, p *caller.Plugin, tm *testutil.Panes, jt protocol.Target, view, again, want string) {
+	t.Helper()
+	tm.Run(t, "kill-session", "-t", "="+view)
+	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
+		t.Fatalf("job.status after the view was killed: %+v %v", st, err)
+	}
+	v, err := p.JobAttach(ctx, jt)
+	if err != nil {
+		t.Fatalf("job.attach: %v", err)
+	}
+	tm.Open(t, again, v.Command, v.Env)
+	tm.Shows(t, again, want)
 }

@@ -3,6 +3,8 @@ package sandboxtest
 import (
 	"context"
 	"fmt"
+	"maps"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -90,6 +92,31 @@ func ExecTimeoutStops(t *testing.T, p *Plugin, h string, ps func(args ...string)
 	if out := ps("-eo", "args"); strings.Contains(out, "sleep 305") {
 		t.Errorf("a finished run left a background process:\n%s", out)
 	}
+}
+
+// AcquireWithTerms acquires key with ttl 2h, idle 30m, maxJobs 3 and a
+// provider's own params (extra), checks that the result carries those
+// terms (deadlineAt the acquire's time + 2 h, idleReclaimMs and maxJobs
+// as asked) and that an unfenced lookup finds the same result, and
+// returns it with the params it sent.
+func AcquireWithTerms(t *testing.T, p *Plugin, key string, extra map[string]string) (protocol.AcquireResult, map[string]string) {
+	t.Helper()
+	params := map[string]string{"ttl": "2h", "idle": "30m", "maxJobs": "3"}
+	maps.Copy(params, extra)
+	before := time.Now()
+	res := p.Acquire(t, key, params)
+	if res.DeadlineAt == nil || *res.DeadlineAt < before.Add(2*time.Hour).UnixMilli() || *res.DeadlineAt > time.Now().Add(2*time.Hour).UnixMilli() {
+		t.Errorf("deadlineAt %v is not acquire time + 2h", res.DeadlineAt)
+	}
+	if res.IdleReclaimMs == nil || *res.IdleReclaimMs != 30*60*1000 || res.MaxJobs == nil || *res.MaxJobs != 3 {
+		t.Errorf("result %+v", res)
+	}
+	var lk protocol.HostLookupResult
+	p.Must(t, "host.lookup", LookupParams(key, false), &lk)
+	if lk.Found == nil || !reflect.DeepEqual(*lk.Found, res) {
+		t.Errorf("lookup: %+v, want found %+v", lk, res)
+	}
+	return res, params
 }
 
 // FencedNone: a fenced lookup of a key never acquired answers none, a

@@ -48,3 +48,13 @@ func ExecParams(handle, script, cwd string, timeoutMs int64) map[string]any {
 	return map[string]any{"deadline": time.Now().Add(time.Duration(timeoutMs)*time.Millisecond + 30*time.Second).UnixMilli(),
 		"target": HostTarget(handle), "script": script, "cwd": cwd, "timeoutMs": timeoutMs}
 }
+
+// PushParams are link.push's: rev of local into remote on handle.
+func PushParams(handle, local, remote, rev string) map[string]any {
+	return map[string]any{"deadline": Deadline(), "target": HostTarget(handle), "localRepo": local, "remoteRepo": remote, "rev": rev, "timeoutMs": 60_000}
+}
+
+// FetchParams are link.fetch's: remote's HEAD on handle into local.
+func FetchParams(handle, local, remote string) map[string]any {
+	return map[string]any{"deadline": Deadline(), "target": HostTarget(handle), "localRepo": local, "remoteCwd": remote, "timeoutMs": 60_000}
+}

@@ -1,22 +1,24 @@
 // Package sandboxtest is how the tests of a sandbox provider's plugin
 // (mu-plugin-docker, mu-plugin-k8s: internal/sandbox) drive it, defined
 // once: a run's labels and a test's name prefix, the plugin through
-// drive as mu runs it, the params of every call, and the checks of what
-// the providers share (the link's exec, the fence, the contract suite,
-// the benchmarks' plugin half), run by each provider's tests against its
-// real hosts.
+// drive as mu runs it, the params of every call, a crash drill's kill
+// and span (KillDuring, TimeAcquire), the local repository the link tests
+// push (LocalRepo), and the checks of what the providers share (the
+// link's exec, the fence, the contract suite, the benchmarks' plugin
+// half), run by each provider's tests against its real hosts.
 package sandboxtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -24,18 +26,10 @@ import (
 
 // RunID labels one test binary's hosts (org.mu-plugins.testrun), so that
 // its cleanup removes only its own.
-func RunID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func RunID() string { return testutil.RandHex(6) }
 
 // NewPrefix gives each test its own host-name prefix.
-func NewPrefix() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "mutest-" + hex.EncodeToString(b[:])
-}
+func NewPrefix() string { return "mutest-" + testutil.RandHex(4) }
 
 // Plugin is a provider's plugin as a test drives it: a drive.Plugin
 // (the same fields: its caller.Plugin, stderr, wire and budget) with the
@@ -138,6 +132,27 @@ func (p *Plugin) Kill() {
 	<-p.Done()
 }
 
+// KillDuring is a crash drill's kill: it sends method with params, waits
+// after, and SIGKILLs the plugin under the call (its answer, if any, is
+// never read).
+func (p *Plugin) KillDuring(method string, params any, after time.Duration) {
+	p.SendAway(method, params)
+	time.Sleep(after)
+	p.Kill()
+}
+
+// TimeAcquire acquires a host for key, releases it, and returns how long
+// the whole acquire took: the span a drill's kills of host.acquire spread
+// over.
+func (p *Plugin) TimeAcquire(t testing.TB, key string, params map[string]string) time.Duration {
+	t.Helper()
+	t0 := time.Now()
+	p.Acquire(t, key, params)
+	d := time.Since(t0)
+	p.Must(t, "host.release", KeyParams(key), nil)
+	return d
+}
+
 // Acquire acquires a host for key and returns its result.
 func (p *Plugin) Acquire(t testing.TB, key string, params map[string]string) protocol.AcquireResult {
 	t.Helper()
@@ -149,12 +164,32 @@ func (p *Plugin) Acquire(t testing.TB, key string, params map[string]string) pro
 	return res
 }
 
+// Lookup looks key up (host.lookup, fenced or not) and returns the
+// answer.
+func (p *Plugin) Lookup(t testing.TB, key string, fence bool) protocol.HostLookupResult {
+	t.Helper()
+	var lk protocol.HostLookupResult
+	p.Must(t, "host.lookup", LookupParams(key, fence), &lk)
+	return lk
+}
+
 // Run runs script on handle (cwd ".") and returns its result.
 func (p *Plugin) Run(t testing.TB, handle, script string) protocol.ExecResult {
 	t.Helper()
 	var r protocol.ExecResult
 	p.Must(t, "link.exec", ExecParams(handle, script, ".", 60_000), &r)
 	return r
+}
+
+// LocalRepo is a local repository with n commits, in a path with a space
+// (the link's ext:: escaping under test), and its HEAD.
+func LocalRepo(t testing.TB, n int) (string, string) {
+	t.Helper()
+	contents := make([]string, n)
+	for i := range contents {
+		contents[i] = strings.Repeat("x", i+1)
+	}
+	return testutil.Repo(t, filepath.Join(t.TempDir(), "local repo"), contents...)
 }
 
 // ExitCode is a run's exit code as text ("null" for none).
