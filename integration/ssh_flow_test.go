@@ -116,7 +116,7 @@ Host b-via-w
   ProxyCommand ssh -F %[1]s -W %%h:%%p bastion
 Host b-via-relay
   HostName host-b
-  ProxyCommand docker exec -i %[2]s bash -c 'exec 3<>/dev/tcp/$0/$1; cat <&3 & cat >&3; kill $!' %%h %%p
+  ProxyCommand docker exec -i %[2]s bash -c 'exec 3<>/dev/tcp/$0/$1; cat <&3 & cat >&3; kill $! 2>/dev/null' %%h %%p
 `, e.SSHConfig, bastion)
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
@@ -134,8 +134,13 @@ func TestSSHProxyCommand(t *testing.T) {
 	id, _ := containerID(e.Project, "host-b")
 	for _, host := range []string{"b-via-w", "b-via-relay"} {
 		t.Run(host, func(t *testing.T) {
-			if out, err := exec.Command("ssh", "-F", cfg, host, "hostname").CombinedOutput(); err != nil || !strings.HasPrefix(id, strings.TrimSpace(string(out))) {
-				t.Fatalf("ssh %s: %v: %s", host, err, out)
+			// The host's name on stdout; stderr (the ProxyCommand's own, too)
+			// only for the failure's message.
+			var stderr strings.Builder
+			ssh := exec.Command("ssh", "-F", cfg, host, "hostname")
+			ssh.Stderr = &stderr
+			if out, err := ssh.Output(); err != nil || !strings.HasPrefix(id, strings.TrimSpace(string(out))) {
+				t.Fatalf("ssh %s: %v: %s%s", host, err, out, stderr.String())
 			}
 			logf := filepath.Join(t.TempDir(), "plugin.log")
 			p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg, "--log-file", logf, "--log-level", "debug"}})

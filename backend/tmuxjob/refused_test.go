@@ -65,7 +65,7 @@ func TestStartRefusedOnlyForLength(t *testing.T) {
 func TestStartArgBound(t *testing.T) {
 	t.Run("agent", func(t *testing.T) {
 		h := newHost(t)
-		pre := "exec sh " + shq(h.agent) + " #"
+		pre := "exec sh " + testutil.ShQuote(h.agent) + " #"
 		pad := func(n int) string { return pre + strings.Repeat("x", n-len(pre)) }
 		refusedForLength(t, h.jobs, h.root, spec(pad(tmuxjob.MaxArg+1)), tmuxjob.MaxArg)
 		if _, err := h.jobs.Start(testutil.Context(t, time.Minute), protocol.JobStartParams{Base: base("at"), Key: "at", Spec: spec(pad(tmuxjob.MaxArg))}); err != nil {
