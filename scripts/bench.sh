@@ -14,7 +14,9 @@ else
 	echo "bench: no test cluster ${MU_K8S_NAME:-dev} up: mu-plugin-k8s left out (integration/k8s/up.sh)"
 fi
 echo "bench: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r), $(go version | cut -d' ' -f3)"
-go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-1s}" -timeout 30m "${pkgs[@]}" | tee "$out" | grep -E '^(Benchmark|ok|FAIL)' || true
+# -p 1: one package at a time, so that no other package's build shares the
+# cores with a benchmark (it doubled the round trip's p50 in a run).
+go test -p 1 -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-1s}" -timeout 30m "${pkgs[@]}" | tee "$out" | grep -E '^(Benchmark|ok|FAIL)' || true
 echo
 go run ./internal/benchtab -pair BenchmarkLinkExecTrue=BenchmarkShTrue <"$out"
 rm -f "$out"
