@@ -36,12 +36,17 @@ func requireTools(t testing.TB) {
 
 func newHost(t testing.TB, mod ...func(*tmuxjob.Options)) *host {
 	t.Helper()
+	return newHostOn(t, tmuxjob.LocalRunner{}, mod...)
+}
+
+// newHostOn is newHost over runner r (a LocalRunner with its own Env).
+func newHostOn(t testing.TB, r tmuxjob.LocalRunner, mod ...func(*tmuxjob.Options)) *host {
+	t.Helper()
 	requireTools(t)
 	root, err := os.MkdirTemp("", "tj")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := tmuxjob.LocalRunner{}
 	opts := tmuxjob.Options{Root: root, Kind: "tmux", Channel: "tmux-test", Poll: 50 * time.Millisecond}
 	for _, m := range mod {
 		m(&opts)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +257,37 @@ func TestWatchSpansManyWaitRuns(t *testing.T) {
 	cancel()
 	if method, _ := run(cctx); method != "" {
 		t.Fatalf("a cancelled watch notified %s", method)
+	}
+}
+
+// The watch wakes on tail's stderr too: polling (a FUSE root, as in
+// Docker's fuse-overlayfs), GNU tail says the state "has been replaced" one
+// look before it prints the new file. Here the only tail on PATH polls as
+// it does there (---disable-inotify) and its stdout goes nowhere, and each
+// wait run's bound (100 looks of a minute) outlasts the test: the watch
+// settles only if that message wakes it.
+func TestWatchWakesOnTailsStderr(t *testing.T) {
+	real, err := exec.LookPath("tail")
+	if err != nil {
+		t.Skip("no tail")
+	}
+	bin := t.TempDir()
+	shim := "#!/bin/sh\ncase $1 in --version) exec " + testutil.ShQuote(real) + " \"$@\" ;; esac\nexec " + testutil.ShQuote(real) + " ---disable-inotify \"$@\" >/dev/null\n"
+	if err := os.WriteFile(filepath.Join(bin, "tail"), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(tmuxjob.MinimalEnv(), "PATH="+bin+":"+os.Getenv("PATH"))
+	h := newHostOn(t, tmuxjob.LocalRunner{Env: env}, func(o *tmuxjob.Options) { o.Poll = time.Minute })
+	key := "quiet"
+	h.startAgent(t, key, nil, "")
+	ctx := testutil.Context(t, 2*time.Minute)
+	zero := int64(0)
+	_, run, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.send(t, key, "m1", "hi [[ms:300]]")
+	if method, p := run(ctx); method != protocol.NotifyWatchSettled || p.(protocol.WatchSettled).Observation.LastText != "agent: hi [[ms:300]]" {
+		t.Fatalf("%s %+v", method, p)
 	}
 }
