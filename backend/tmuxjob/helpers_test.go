@@ -39,6 +39,17 @@ func newHost(t testing.TB, mod ...func(*tmuxjob.Options)) *host {
 	return newHostOn(t, tmuxjob.LocalRunner{}, mod...)
 }
 
+// shimmed is a LocalRunner whose PATH finds the sh script body as name
+// first (a host tool that acts otherwise).
+func shimmed(t testing.TB, name, body string) tmuxjob.LocalRunner {
+	t.Helper()
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return tmuxjob.LocalRunner{Env: append(tmuxjob.MinimalEnv(), "PATH="+bin+":"+os.Getenv("PATH"))}
+}
+
 // newHostOn is newHost over runner r (a LocalRunner with its own Env).
 func newHostOn(t testing.TB, r tmuxjob.LocalRunner, mod ...func(*tmuxjob.Options)) *host {
 	t.Helper()

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -271,13 +269,8 @@ func TestWatchWakesOnTailsStderr(t *testing.T) {
 	if err != nil {
 		t.Skip("no tail")
 	}
-	bin := t.TempDir()
-	shim := "#!/bin/sh\ncase $1 in --version) exec " + testutil.ShQuote(real) + " \"$@\" ;; esac\nexec " + testutil.ShQuote(real) + " ---disable-inotify \"$@\" >/dev/null\n"
-	if err := os.WriteFile(filepath.Join(bin, "tail"), []byte(shim), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env := append(tmuxjob.MinimalEnv(), "PATH="+bin+":"+os.Getenv("PATH"))
-	h := newHostOn(t, tmuxjob.LocalRunner{Env: env}, func(o *tmuxjob.Options) { o.Poll = time.Minute })
+	shim := "case $1 in --version) exec " + testutil.ShQuote(real) + " \"$@\" ;; esac\nexec " + testutil.ShQuote(real) + " ---disable-inotify \"$@\" >/dev/null\n"
+	h := newHostOn(t, shimmed(t, "tail", shim), func(o *tmuxjob.Options) { o.Poll = time.Minute })
 	key := "quiet"
 	h.startAgent(t, key, nil, "")
 	ctx := testutil.Context(t, 2*time.Minute)
