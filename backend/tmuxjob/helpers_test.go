@@ -36,12 +36,28 @@ func requireTools(t testing.TB) {
 
 func newHost(t testing.TB, mod ...func(*tmuxjob.Options)) *host {
 	t.Helper()
+	return newHostOn(t, tmuxjob.LocalRunner{}, mod...)
+}
+
+// shimmed is a LocalRunner whose PATH finds the sh script body as name
+// first (a host tool that acts otherwise).
+func shimmed(t testing.TB, name, body string) tmuxjob.LocalRunner {
+	t.Helper()
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return tmuxjob.LocalRunner{Env: append(tmuxjob.MinimalEnv(), "PATH="+bin+":"+os.Getenv("PATH"))}
+}
+
+// newHostOn is newHost over runner r (a LocalRunner with its own Env).
+func newHostOn(t testing.TB, r tmuxjob.LocalRunner, mod ...func(*tmuxjob.Options)) *host {
+	t.Helper()
 	requireTools(t)
 	root, err := os.MkdirTemp("", "tj")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := tmuxjob.LocalRunner{}
 	opts := tmuxjob.Options{Root: root, Kind: "tmux", Channel: "tmux-test", Poll: 50 * time.Millisecond}
 	for _, m := range mod {
 		m(&opts)

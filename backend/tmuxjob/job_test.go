@@ -419,6 +419,17 @@ func TestCheckStepsSayHowAWatchWaits(t *testing.T) {
 	}
 }
 
+// On a FUSE state root (Docker's fuse-overlayfs) GNU tail polls, inotify
+// or not, and the check step says so (here a stat that says fuseblk).
+func TestCheckStepsSayAFuseRootIsPolled(t *testing.T) {
+	h := newHostOn(t, shimmed(t, "stat", "echo fuseblk\n"))
+	steps, err := h.jobs.CheckSteps(testutil.Context(t, 2*time.Minute), protocol.PhaseReach)
+	if err != nil || len(steps) != 4 || steps[3].Step != "watch" || steps[3].OK != protocol.StepPassed ||
+		!strings.HasPrefix(steps[3].Detail, "a look every 10 ms") || !strings.Contains(steps[3].Detail, "fuseblk") {
+		t.Fatalf("%+v %v", steps, err)
+	}
+}
+
 // A start racing the stop of the server's last session (the server exits as
 // the start connects: "server exited unexpectedly") still starts: found by
 // the integration suite's SIGKILL drill for job.stop.

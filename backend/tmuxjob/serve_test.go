@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -235,6 +236,38 @@ func TestEveryReplyMatchesTheSchema(t *testing.T) {
 func TestWatchSpansManyWaitRuns(t *testing.T) {
 	h := newHost(t, func(o *tmuxjob.Options) { o.Poll = 5 * time.Millisecond }) // a run: ~0.5 s
 	key := "long"
+	ctx := watchFirstTurn(t, h, key, "slow [[ms:2500]]")
+	// A cancelled watch returns nothing.
+	cctx, cancel := context.WithCancel(ctx)
+	one := int64(1)
+	_, run, _ := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &one})
+	cancel()
+	if method, _ := run(cctx); method != "" {
+		t.Fatalf("a cancelled watch notified %s", method)
+	}
+}
+
+// The watch wakes on tail's stderr too: polling (a FUSE root, as in
+// Docker's fuse-overlayfs), GNU tail says the state "has been replaced" one
+// look before it prints the new file. Here the only tail on PATH polls as
+// it does there (---disable-inotify) and its stdout goes nowhere, and each
+// wait run's bound (100 looks of a minute) outlasts the test: the watch
+// settles only if that message wakes it.
+func TestWatchWakesOnTailsStderr(t *testing.T) {
+	real, err := exec.LookPath("tail")
+	if err != nil {
+		t.Skip("no tail")
+	}
+	shim := "case $1 in --version) exec " + testutil.ShQuote(real) + " \"$@\" ;; esac\nexec " + testutil.ShQuote(real) + " ---disable-inotify \"$@\" >/dev/null\n"
+	h := newHostOn(t, shimmed(t, "tail", shim), func(o *tmuxjob.Options) { o.Poll = time.Minute })
+	watchFirstTurn(t, h, "quiet", "hi [[ms:300]]")
+}
+
+// watchFirstTurn starts the test agent as job key on h, watches for its
+// first turn, sends text and wants the watch settled with the agent's
+// answer; it returns the test's context.
+func watchFirstTurn(t *testing.T, h *host, key, text string) context.Context {
+	t.Helper()
 	h.startAgent(t, key, nil, "")
 	ctx := testutil.Context(t, 2*time.Minute)
 	zero := int64(0)
@@ -242,17 +275,9 @@ func TestWatchSpansManyWaitRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.send(t, key, "m1", "slow [[ms:2500]]")
-	method, p := run(ctx)
-	if method != protocol.NotifyWatchSettled || p.(protocol.WatchSettled).Observation.LastText != "agent: slow [[ms:2500]]" {
+	h.send(t, key, "m1", text)
+	if method, p := run(ctx); method != protocol.NotifyWatchSettled || p.(protocol.WatchSettled).Observation.LastText != "agent: "+text {
 		t.Fatalf("%s %+v", method, p)
 	}
-	// A cancelled watch returns nothing.
-	cctx, cancel := context.WithCancel(ctx)
-	one := int64(1)
-	_, run, _ = h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &one})
-	cancel()
-	if method, _ := run(cctx); method != "" {
-		t.Fatalf("a cancelled watch notified %s", method)
-	}
+	return ctx
 }

@@ -23,11 +23,21 @@ fi
 if mkdir -p "$root/jobs" 2>/dev/null && [ -w "$root/jobs" ]; then step state-root ok "$root"; else step state-root fail "$root/jobs is not writable"; fi
 # watch: how a channel.watch waits for a turn (scripts/wait.sh).
 if command -v timeout >/dev/null 2>&1 && case $(tail --version 2>/dev/null) in *GNU*) true ;; *) false ;; esac; then
-	if [ -d /proc/sys/fs/inotify ]; then
-		step watch ok "inotify: GNU tail -F wakes on the harness's rename of its state"
-	else
-		step watch ok "a look every 10 ms by GNU tail -F (no inotify on this host)"
-	fi
+	# GNU tail polls a file it takes for a remote one, inotify or not: FUSE
+	# (Docker's fuse-overlayfs root) and network filesystems.
+	fs=$(stat -f -c %T "$root" 2>/dev/null)
+	case $fs in
+	fuse* | nfs* | smb* | cifs | ceph | afs | coda | lustre | gpfs | ocfs2 | vboxsf | vmhgfs | prl_fs)
+		step watch ok "a look every 10 ms by GNU tail -F (the state root is on $fs, which GNU tail does not follow by inotify)"
+		;;
+	*)
+		if [ -d /proc/sys/fs/inotify ]; then
+			step watch ok "inotify: GNU tail -F wakes on the harness's rename of its state"
+		else
+			step watch ok "a look every 10 ms by GNU tail -F (no inotify on this host)"
+		fi
+		;;
+	esac
 else
 	step watch ok "a look every ${every}s (no GNU tail and timeout on this host)"
 fi

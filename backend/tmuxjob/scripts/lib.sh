@@ -9,17 +9,16 @@
 # are kept aside for a helper that must die with the run (marked_bg).
 mk_plugin=${MU_PLUGIN_RUN-} mk_exec=${MU_EXEC_RUN-}
 unset MU_PLUGIN_RUN MU_EXEC_RUN
-# marked_bg OUT CMD ARGS...: CMD in the background, its stdout to OUT (opened
-# there, so a FIFO's open does not block this shell) and its stderr to
-# /dev/null, with the run's marks back: a run that is stopped or cancelled
-# stops it too.
+# marked_bg OUT CMD ARGS...: CMD in the background, its stdout and stderr
+# to OUT (opened there, so a FIFO's open does not block this shell), with
+# the run's marks back: a run that is stopped or cancelled stops it too.
 marked_bg() {
 	(
 		o=$1
 		shift
 		[ -z "$mk_plugin" ] || export MU_PLUGIN_RUN="$mk_plugin"
 		[ -z "$mk_exec" ] || export MU_EXEC_RUN="$mk_exec"
-		exec "$@" >"$o" 2>/dev/null
+		exec "$@" >"$o" 2>&1
 	) &
 }
 umask 077

@@ -7,8 +7,14 @@
 # It wakes on the change itself where it can: GNU tail -F follows
 # out/state through inotify, so the harness's rename of the state wakes it
 # within a millisecond or two (where inotify cannot be used, tail itself
-# looks every 10 ms, without a fork per look); each line tail prints is
-# only a wake-up, the state is then read from the file. Without GNU tail
+# looks every 10 ms, without a fork per look: on a FUSE root, e.g. Docker's
+# fuse-overlayfs, GNU tail takes the file for a remote one; with
+# --max-unchanged-stats=0 each look also checks whether the name is now
+# another file, where by default only every sixth does: a rename was seen
+# 11-66 ms late); each line tail prints is only a wake-up, the state is
+# then read from the file. Its stderr is a wake-up too: polling, tail says
+# the state "has been replaced" one look (10 ms) before it reads the new
+# file. Without GNU tail
 # and timeout it looks every $4 seconds (one sleep per look).
 inc=$1 n=$2 polls=$3 every=$4 secs=$5 inl=$6
 [ -e "$d/started" ] || { say "nojob 1"; exit 0; }
@@ -25,7 +31,7 @@ if command -v timeout >/dev/null 2>&1 && case $(tail --version 2>/dev/null) in *
 	tmpdir
 	mkfifo "$T/wake" || { say "ERR mkfifo failed"; exit 1; }
 	# --foreground: timeout stays in the run's process group.
-	marked_bg "$T/wake" timeout --foreground "$secs" tail -n +1 -F -s 0.01 "$c/out/state"
+	marked_bg "$T/wake" timeout --foreground "$secs" tail -n +1 -F -s 0.01 --max-unchanged-stats=0 "$c/out/state"
 	tp=$!
 	# The fifo open at both ends (this open waits for tail's), its
 	# directory goes now, while nothing has changed: not on the wake's
