@@ -45,7 +45,7 @@ agent-image: ## build an agent-ready job image (Dockerfile.agent: tmux, flock, g
 	docker build -f Dockerfile.agent -t $(or $(AGENT_IMAGE),mu-plugins-agent:latest) .
 
 e2e-agents: ## the harness adapters against the real agent CLIs on PATH (claude, codex), with their keys from the environment; a skip line each otherwise
-	MU_E2E_AGENTS=1 $(GO) test -count=1 -v -run 'TestRealAgents' ./backend/tmuxjob/
+	MU_E2E_AGENTS=1 $(GO) test -count=1 -v -run 'TestRealAgents' ./internal/tmuxjob/
 
 k8s-up: ## bring up the test cluster by hand (NAME=dev; builds Kubernetes once); KUBECONFIG=/var/lib/mu-k8s/dev/kubeconfig
 	@integration/k8s/up.sh $(or $(NAME),dev)

@@ -55,7 +55,7 @@ type Options struct {
 	// JobCmd is the spec.cmd of the jobs the job and channel checks start
 	// (default "true"): for a backend that runs a real command, one that
 	// runs an agent following its channel's contract (for
-	// mu-plugin-docker, backend/tmuxjob/agent's test agent).
+	// mu-plugin-docker, internal/tmuxjob/agent's test agent).
 	JobCmd string
 	// JobHarness is the spec.harness of those jobs (default "contract"):
 	// for a kind that wires known agent CLIs itself (tmuxjob's adapters),

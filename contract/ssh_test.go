@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
 // TestSSHPlugin runs the whole suite against mu-plugin-ssh on a real sshd:

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/contract"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
 // runContract runs the whole contract suite and fails on any FAIL and on

@@ -56,7 +56,7 @@ joined() {
 }
 
 # Joined as the Go code joins them.
-tmux=backend/tmuxjob/scripts
+tmux=internal/tmuxjob/scripts
 for op in "$tmux"/*.sh; do
 	case $op in */lib.sh | */wrapper.sh | */turn.sh) continue ;; esac
 	# turn.sh: the fragment read and wait take (turn.go's fragments).
@@ -69,12 +69,12 @@ joined internal/execchan/scripts/kill.sh internal/execchan/scripts/agent.sh
 joined internal/execchan/scripts/kill.sh internal/execchan/scripts/stop.sh
 joined backend/ssh/scripts/arm.sh backend/ssh/scripts/exec.sh backend/ssh/scripts/disarm.sh
 # tmuxjob's harness adapters (adapters.go) and the doubles of their CLIs.
-ad=backend/tmuxjob/adapters
+ad=internal/tmuxjob/adapters
 for a in codex claude-print; do
 	joined "$ad/lib.sh" "$ad/$a.sh" "$ad/print.sh"
 done
 joined "$ad/lib.sh" "$ad/claude.sh"
-db=backend/tmuxjob/agent/doubles
+db=internal/tmuxjob/agent/doubles
 joined "$db/lib.sh" "$db/codex.sh"
 joined "$db/lib.sh" "$db/claude-tui.sh" "$db/claude.sh"
 

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/contract"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
 // The contract suite's job and channel checks (and its secrets canary)

@@ -1,7 +1,7 @@
 // Package docker is mu-plugin-docker's backend: Docker containers as mu's
 // provider hosts (host.acquire, lookup, status, release), their link
 // (link.exec, fetch, push, checkSteps), and detached agent jobs in them
-// with their channel (backend/tmuxjob over the container's pooled exec
+// with their channel (internal/tmuxjob over the container's pooled exec
 // channels), over the Engine API with github.com/moby/moby/client.
 package docker
 

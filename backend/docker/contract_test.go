@@ -3,10 +3,10 @@ package docker_test
 import (
 	"testing"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/contract"
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
 // The contract suite against mu-plugin-docker on the real Engine, every

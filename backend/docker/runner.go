@@ -1,7 +1,7 @@
 package docker
 
 import (
-	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 )
 
 // Runner is the tmuxjob.Runner for container ctr, over its pooled exec

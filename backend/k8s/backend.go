@@ -1,7 +1,7 @@
 // Package k8s is mu-plugin-k8s's backend: Kubernetes pods as mu's provider
 // hosts (host.acquire, lookup, status, release), their link over the pods/exec
 // subresource (link.exec, fetch, push, checkSteps), and detached agent jobs
-// in them with their channel (backend/tmuxjob over the pod's pooled exec
+// in them with their channel (internal/tmuxjob over the pod's pooled exec
 // channels, internal/execchan), with k8s.io/client-go.
 package k8s
 

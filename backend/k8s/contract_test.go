@@ -3,10 +3,10 @@ package k8s_test
 import (
 	"testing"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/contract"
 	"github.com/mu-org/mu-plugins/internal/testk8s"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
 // The contract suite against mu-plugin-k8s on the real cluster, every

@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/client-go/tools/remotecommand"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 )
 
 // View is the view sub-command: `view --pod POD --root ROOT HANDLE`

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/contract"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
 // TestContractSuite runs the plugin contract suite against mu-plugin-ssh

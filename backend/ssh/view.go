@@ -5,7 +5,7 @@ import (
 	"flag"
 	"os"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 )
 
 // View is the view sub-command: `view [--config F] [--known-hosts F]

@@ -3,7 +3,7 @@ package sandbox
 import (
 	"context"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 

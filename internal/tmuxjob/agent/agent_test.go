@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob"
-	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
 func TestInstallWritesTheScript(t *testing.T) {

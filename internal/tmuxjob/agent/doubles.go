@@ -5,7 +5,7 @@ import (
 	"embed"
 	"fmt"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 )
 
 // The test doubles of the agent CLIs tmuxjob's adapters wire

@@ -6,7 +6,7 @@ import (
 	"context"
 	_ "embed"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 )
 
 // Script is mu-test-agent.sh.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/backend/tmuxjob"
-	"github.com/mu-org/mu-plugins/backend/tmuxjob/agent"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
 // cli runs the installed double name with args and stdin, in a home of
