@@ -195,7 +195,7 @@ func checkChannelFresh(t *T, ch *chanSession) {
 	before := ch.read().Incarnation
 	msg := t.Unique("msg")
 	r, err := ch.p.ChannelFresh(t.Ctx(), protocol.FreshParams{Base: ch.base(), Text: textHello, MsgID: msg})
-	ch.judgeSend(protocol.MethodChannelFresh, r, err, msg)
+	ch.judgeSend(protocol.MethodChannelFresh.Name, r, err, msg)
 	if after := ch.read(); after.Incarnation == before {
 		// The spec leaves the incarnation to the channel: a fresh
 		// context in place may keep it (tmuxjob), and its turn then
@@ -213,7 +213,7 @@ func checkChannelCommand(t *T, ch *chanSession) {
 	}
 	ch.settledBaseline()
 	r, err := ch.p.ChannelCommand(t.Ctx(), protocol.CommandParams{Base: ch.base(), Name: "compact"})
-	ch.judgeSend(protocol.MethodChannelCommand, r, err, "")
+	ch.judgeSend(protocol.MethodChannelCommand.Name, r, err, "")
 }
 
 // checkChannelInterrupt (channel/interrupt): `channel.interrupt` of a busy
@@ -275,7 +275,7 @@ func checkChannelDedupe(t *T, ch *chanSession) {
 	}
 	b := ch.settledBaseline()
 	msg := t.Unique("msg")
-	first, second := t.sendTwice(ch.p, protocol.MethodChannelSend, protocol.SendParams{
+	first, second := t.sendTwice(ch.p, protocol.MethodChannelSend.Name, protocol.SendParams{
 		Base: ch.base(), Text: textHello, MsgID: msg, Mode: protocol.ModeFollowUp})
 	t.Check(sameJSON(first, second), "a repeat of channel.send inside the dedupe window answered %s; the first answer was %s", second, first)
 	ch.waitSettled(b)
@@ -354,7 +354,7 @@ func (ch *chanSession) settledBaseline() int64 {
 // send delivers text and checks the reply's echo.
 func (ch *chanSession) send(mode, text, msg string) protocol.SendResult {
 	r, err := ch.p.ChannelSend(ch.t.Ctx(), protocol.SendParams{Base: ch.base(), Text: text, MsgID: msg, Mode: mode})
-	return ch.judgeSend(protocol.MethodChannelSend, r, err, msg)
+	return ch.judgeSend(protocol.MethodChannelSend.Name, r, err, msg)
 }
 
 // judgeSend checks a delivery's reply (the caller side has checked its
@@ -474,7 +474,7 @@ func checkEarlierIncarnation(t *T, ch *chanSession, b int64, inc string) {
 	ch.settledBaseline()
 	msg := t.Unique("msg")
 	r, err := ch.p.ChannelFresh(t.Ctx(), protocol.FreshParams{Base: ch.base(), Text: textHello, MsgID: msg})
-	ch.judgeSend(protocol.MethodChannelFresh, r, err, msg)
+	ch.judgeSend(protocol.MethodChannelFresh.Name, r, err, msg)
 	now := ch.read().Incarnation
 	if now == inc {
 		return // the fresh kept the incarnation: no earlier one to ask about

@@ -92,7 +92,7 @@ func checkHostRelease(t *T) {
 	key := t.Unique("host")
 	h := t.acquire(p, key)
 	for i := 1; i <= 2; i++ {
-		raw, err := p.Call(t.Ctx(), protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: h.target(t)}, Key: key}, 0)
+		raw, err := p.Call(t.Ctx(), protocol.MethodHostRelease.Name, protocol.KeyParams{Base: protocol.Base{Target: h.target(t)}, Key: key}, 0)
 		if err != nil {
 			t.Failf("host.release (time %d): %v", i, err)
 		}
@@ -110,7 +110,7 @@ func checkHostDedupe(t *T) {
 	}
 	p := t.Start()
 	key := t.Unique("host")
-	first, second := t.sendTwice(p, protocol.MethodHostAcquire, t.acquireParams(key))
+	first, second := t.sendTwice(p, protocol.MethodHostAcquire.Name, t.acquireParams(key))
 	t.releaseLater(p, key)
 	t.Check(sameJSON(first, second), "a repeat of host.acquire inside the dedupe window answered %s; the first answer was %s", second, first)
 	if caps.Lookup {
@@ -147,7 +147,7 @@ func (t *T) acquire(p *caller.Plugin, key string) acquired {
 
 func (t *T) releaseLater(p *caller.Plugin, key string) {
 	t.Cleanup(func() {
-		_, _ = p.Call(t.Ctx(), protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key}, 0)
+		_, _ = p.Call(t.Ctx(), protocol.MethodHostRelease.Name, protocol.KeyParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key}, 0)
 	})
 }
 

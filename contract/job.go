@@ -105,7 +105,7 @@ func checkJobStop(t *T) {
 	p := t.Start()
 	j := t.startJob(p)
 	for i := 1; i <= 2; i++ {
-		raw, err := p.Call(t.Ctx(), protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: j.target()}, Key: j.key}, 0)
+		raw, err := p.Call(t.Ctx(), protocol.MethodJobStop.Name, protocol.KeyParams{Base: protocol.Base{Target: j.target()}, Key: j.key}, 0)
 		if err != nil {
 			t.Failf("job.stop (time %d): %v", i, err)
 		}
@@ -127,7 +127,7 @@ func checkJobDedupe(t *T) {
 	}
 	p := t.Start()
 	j := t.newJob(p)
-	first, second := t.sendTwice(p, protocol.MethodJobStart, j.startParams())
+	first, second := t.sendTwice(p, protocol.MethodJobStart.Name, j.startParams())
 	t.stopLater(p, j)
 	t.Check(sameJSON(first, second), "a repeat of job.start inside the dedupe window answered %s; the first answer was %s", second, first)
 }
@@ -195,7 +195,7 @@ func (t *T) startJob(p *caller.Plugin) *job {
 
 func (t *T) stopLater(p *caller.Plugin, j *job) {
 	t.Cleanup(func() {
-		_, _ = p.Call(t.Ctx(), protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: j.target()}, Key: j.key}, 0)
+		_, _ = p.Call(t.Ctx(), protocol.MethodJobStop.Name, protocol.KeyParams{Base: protocol.Base{Target: j.target()}, Key: j.key}, 0)
 	})
 }
 

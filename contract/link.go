@@ -97,7 +97,7 @@ func checkLinkCheckSteps(t *T) {
 	}
 	p, tg := t.linkSession()
 	for _, ph := range d.Seams.Link.Checks {
-		steps, err := p.CheckSteps(t.Ctx(), protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{
+		steps, err := p.CheckSteps(t.Ctx(), protocol.MethodLinkCheckSteps.Name, protocol.CheckStepsParams{
 			Base: protocol.Base{Target: tg}, Phase: ph, Root: "."})
 		var re *caller.RemoteError
 		if err != nil && !(errors.As(err, &re) && re.Kind == protocol.Human) {

@@ -31,7 +31,7 @@ func (t *T) linkTarget(p *caller.Plugin) protocol.Target {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), caller.DefaultReadTimeout)
 		defer cancel()
-		_, _ = p.Call(ctx, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key}, 0)
+		_, _ = p.Call(ctx, protocol.MethodHostRelease.Name, protocol.KeyParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key}, 0)
 	})
 	return protocol.Target{Host: protocol.HostRef{Name: t.s.opts.Host, Handle: res.Handle, Instance: d.Instance}}
 }

@@ -164,7 +164,7 @@ func (t *T) probeIfAlone() {
 	}
 	if d.Seams.Link != nil {
 		for _, ph := range d.Seams.Link.Checks {
-			_, _ = p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{
+			_, _ = p.CheckSteps(ctx, protocol.MethodLinkCheckSteps.Name, protocol.CheckStepsParams{
 				Base: protocol.Base{Target: t.hostTarget()}, Phase: ph})
 		}
 	}

@@ -92,13 +92,13 @@ func TestDrillKillJobStart(t *testing.T) { drillKillJobStart(t, newJobDrill(t), 
 func drillKillJobStart(t *testing.T, d *jobDrill, name string) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
-		return effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, func() error {
+		return effectCall{protocol.MethodJobStart.Name, key, d.startParams(key, name)}, func() error {
 			return d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name))
 		}, nil
 	})
 	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("js-%s-%d", d.run, i), fmt.Sprintf("a%d", i)
-		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, killAfter)
+		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodJobStart.Name, key, d.startParams(key, name)}, killAfter)
 		if err != nil {
 			t.Errorf("%s: %v", key, err)
 			return "error", false
@@ -144,7 +144,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 			return effectCall{}, nil, err
 		}
 		_, err := d.agents(key, 1)
-		return effectCall{protocol.MethodJobStop, key, d.stopParams(key, name)}, nil, err
+		return effectCall{protocol.MethodJobStop.Name, key, d.stopParams(key, name)}, nil, err
 	})
 	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("jx-%s-%d", d.run, i), fmt.Sprintf("b%d", i)
@@ -156,7 +156,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 			t.Errorf("%s: the started job: %v", key, err)
 			return "error", false
 		}
-		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodJobStop, key, d.stopParams(key, name)}, killAfter)
+		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodJobStop.Name, key, d.stopParams(key, name)}, killAfter)
 		if err != nil {
 			t.Errorf("%s: %v", key, err)
 			return "error", false
@@ -219,7 +219,7 @@ func drillKillChannelSend(t *testing.T, d *jobDrill, drill string) {
 	}
 	span := measureSpan(t, 5, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		msgID := fmt.Sprintf("probe-%s-%d", d.run, i)
-		return effectCall{protocol.MethodChannelSend, msgID, send(msgID)}, nil, nil
+		return effectCall{protocol.MethodChannelSend.Name, msgID, send(msgID)}, nil, nil
 	})
 	deliveries := func(msgID string, want int) (int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -234,7 +234,7 @@ func drillKillChannelSend(t *testing.T, d *jobDrill, drill string) {
 	)
 	trial := func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		msgID := fmt.Sprintf("m-%s-%d", d.run, i)
-		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodChannelSend, msgID, send(msgID)}, killAfter)
+		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodChannelSend.Name, msgID, send(msgID)}, killAfter)
 		if err != nil {
 			t.Errorf("%s: %v", msgID, err)
 			return "error", false

@@ -28,7 +28,7 @@ func (b *Backend) reachSteps() []string {
 // what chose it), Engine ping (bounded by ReachTimeout), API version,
 // image present, container running, git present. Other phases have no
 // steps of this plugin's.
-func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
+func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) ([]protocol.Step, error) {
 	s := gitlink.NewSteps(b.reachSteps()...)
 	if p.Phase != protocol.PhaseReach {
 		return s.List(), nil

@@ -16,7 +16,7 @@ import (
 // ready), none, or unknown. With fence, a none is made final by a
 // never-started placeholder under the key's name: a late acquire's create
 // then conflicts and refuses.
-func (b *Backend) lookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (any, error) {
+func (b *Backend) lookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (protocol.HostLookupResult, error) {
 	name := b.containerName(p.Key)
 	for attempt := 0; attempt < 100; attempt++ {
 		ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})

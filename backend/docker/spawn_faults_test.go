@@ -169,7 +169,7 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 		}
 		done := make(chan effect, 1)
 		go func() {
-			_, in, err := j.Effect(ctx, p, protocol.MethodChannelSend, "", params)
+			_, in, err := j.Effect(ctx, p, protocol.MethodChannelSend.Name, "", params)
 			done <- effect{in, err}
 		}()
 		if !lines.Scan() || lines.Text() != "stopped" {

@@ -17,7 +17,7 @@ var reachSteps = []string{"cluster", "api", "pod", "git"}
 // what chose it), the API server's answer (bounded by ReachTimeout), the
 // host's pod running, git present in it. Other phases have no steps of
 // this plugin's.
-func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
+func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) ([]protocol.Step, error) {
 	s := gitlink.NewSteps(reachSteps...)
 	if p.Phase != protocol.PhaseReach {
 		return s.List(), nil

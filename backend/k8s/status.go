@@ -15,10 +15,10 @@ import (
 // exists); needs-human when it cannot run without a person (an image that
 // cannot be pulled, no node with room, a container that cannot start);
 // unknown when the cluster does not say.
-func (b *Backend) status(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
+func (b *Backend) status(ctx context.Context, call *protocol.Call, p protocol.Base) (protocol.HostStatus, error) {
 	st, pod, why, err := b.podState(ctx, p.Target)
 	if err != nil {
-		return nil, err
+		return protocol.HostStatus{}, err
 	}
 	switch st {
 	case podUp:

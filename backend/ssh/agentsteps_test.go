@@ -53,11 +53,11 @@ func TestAgentStepsMissingTools(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(filepath.Join(s.Home, root)) })
 	p := startJobsPlugin(t, s, root)
 	params := protocol.CheckStepsParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}, Phase: protocol.PhaseAgent}
-	job, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps, params)
+	job, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps.Name, params)
 	if err != nil || len(job) != 5 {
 		t.Fatalf("job.checkSteps: %+v %v", job, err)
 	}
-	link, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, params)
+	link, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps.Name, params)
 	if err != nil {
 		t.Fatalf("link.checkSteps: %v", err)
 	}

@@ -17,7 +17,7 @@ func (d *driver) steps(host string) []protocol.Step {
 	d.t.Helper()
 	p := base(host, 10*time.Second)
 	p["phase"] = "reach"
-	return drive.Call[[]protocol.Step](d.t, d.Plugin, protocol.MethodLinkCheckSteps, p)
+	return drive.Call[[]protocol.Step](d.t, d.Plugin, protocol.MethodLinkCheckSteps.Name, p)
 }
 
 func stepMap(steps []protocol.Step) (names []string, ok map[string]string, detail map[string]string) {

@@ -63,7 +63,7 @@ func (d *driver) link(method string, params map[string]any) (protocol.ExecResult
 
 func (d *driver) exec(host, script, cwd string, timeout time.Duration) (protocol.ExecResult, *caller.RemoteError) {
 	d.t.Helper()
-	return d.link(protocol.MethodLinkExec, execParams(host, script, cwd, timeout))
+	return d.link(protocol.MethodLinkExec.Name, execParams(host, script, cwd, timeout))
 }
 
 // mustExec runs a script that must succeed with exit 0.

@@ -32,7 +32,7 @@ func TestFilesOverSFTP(t *testing.T) {
 		t.Fatalf("ReadFileAt at the end: %q %v %v", data, ok, err)
 	}
 	p := h.start(t)
-	steps, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: h.host()}, Phase: protocol.PhaseAgent})
+	steps, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps.Name, protocol.CheckStepsParams{Base: protocol.Base{Target: h.host()}, Phase: protocol.PhaseAgent})
 	if err != nil || len(steps) != 5 {
 		t.Fatalf("job.checkSteps: %+v %v", steps, err)
 	}
@@ -62,7 +62,7 @@ func TestNoSFTPFallsBack(t *testing.T) {
 		t.Fatalf("sshd started an sftp subsystem it does not have:\n%s", drive.Tail(log))
 	}
 	p := h.start(t)
-	steps, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: h.host()}, Phase: protocol.PhaseAgent})
+	steps, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps.Name, protocol.CheckStepsParams{Base: protocol.Base{Target: h.host()}, Phase: protocol.PhaseAgent})
 	if err != nil || len(steps) != 5 {
 		t.Fatalf("job.checkSteps: %+v %v", steps, err)
 	}
@@ -89,7 +89,7 @@ func TestCheckStepsStateRoot(t *testing.T) {
 	ctx := testutil.Context(t, 2*time.Minute)
 	s := testsshd.Start(t, testsshd.Options{})
 	p := startJobsPlugin(t, s, "/proc/mu-jobs")
-	steps, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}, Phase: protocol.PhaseAgent})
+	steps, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps.Name, protocol.CheckStepsParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}, Phase: protocol.PhaseAgent})
 	if err != nil || len(steps) != 5 {
 		t.Fatalf("job.checkSteps: %+v %v", steps, err)
 	}

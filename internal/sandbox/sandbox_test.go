@@ -15,10 +15,10 @@ import (
 // state alone, as docker's and k8s's job tests see them on real hosts.
 func TestJobAnswersOnAHostNotRunning(t *testing.T) {
 	want := map[string]map[State]string{
-		protocol.MethodJobStatus: {Stopped: `{"state":"lost","reason":"why"}`, Gone: `{"state":"lost","reason":"why"}`, Unclear: `{"state":"unknown","reason":"why"}`},
-		protocol.MethodJobStop:   {Stopped: `null`, Gone: `null`, Unclear: `retryable`},
-		protocol.MethodJobLookup: {Stopped: `{"unknown":"why"}`, Gone: `{"none":true}`, Unclear: `{"unknown":"why"}`},
-		protocol.MethodJobStart:  {Stopped: `permanent`, Gone: `permanent`, Unclear: `retryable`},
+		protocol.MethodJobStatus.Name: {Stopped: `{"state":"lost","reason":"why"}`, Gone: `{"state":"lost","reason":"why"}`, Unclear: `{"state":"unknown","reason":"why"}`},
+		protocol.MethodJobStop.Name:   {Stopped: `null`, Gone: `null`, Unclear: `retryable`},
+		protocol.MethodJobLookup.Name: {Stopped: `{"unknown":"why"}`, Gone: `{"none":true}`, Unclear: `{"unknown":"why"}`},
+		protocol.MethodJobStart.Name:  {Stopped: `permanent`, Gone: `permanent`, Unclear: `retryable`},
 	}
 	for method, byState := range want {
 		for st, w := range byState {
@@ -47,28 +47,28 @@ func TestGateAnswersReadsUnknown(t *testing.T) {
 	down := Gate{What: "the Engine", Reach: func(context.Context) error {
 		return protocol.Errorf(protocol.Retryable, "the Engine is down")
 	}}
-	res, err := down.wrap(protocol.MethodHostStatus, next)(context.Background(), &protocol.Call{})
+	res, err := down.wrap(protocol.MethodHostStatus.Name, next)(context.Background(), &protocol.Call{})
 	if st, ok := res.(protocol.HostStatus); err != nil || !ok || st.State != protocol.HostUnknown || st.Reason != "the Engine is down" {
 		t.Errorf("host.status with the provider down: %+v %v", res, err)
 	}
-	if _, err := down.wrap(protocol.MethodHostAcquire, next)(context.Background(), &protocol.Call{}); err == nil {
+	if _, err := down.wrap(protocol.MethodHostAcquire.Name, next)(context.Background(), &protocol.Call{}); err == nil {
 		t.Errorf("host.acquire with the provider down succeeded")
 	}
 	human := Gate{Reach: func(context.Context) error { return protocol.HumanError("fix it", "a bad key") }}
 	var pe *protocol.Error
-	if _, err := human.wrap(protocol.MethodHostLookup, next)(context.Background(), &protocol.Call{}); !errors.As(err, &pe) || pe.Kind != protocol.Human {
+	if _, err := human.wrap(protocol.MethodHostLookup.Name, next)(context.Background(), &protocol.Call{}); !errors.As(err, &pe) || pe.Kind != protocol.Human {
 		t.Errorf("a person's reach error on a read: %v, want it as it is", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := down.wrap(protocol.MethodHostLookup, next)(ctx, &protocol.Call{}); !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
+	if _, err := down.wrap(protocol.MethodHostLookup.Name, next)(ctx, &protocol.Call{}); !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
 		t.Errorf("a cancelled call: %v, want retryable", err)
 	}
 	if served {
 		t.Errorf("a call was served before the provider was reached")
 	}
 	up := Gate{Reach: func(context.Context) error { return nil }}
-	if res, _ := up.wrap(protocol.MethodHostLookup, next)(context.Background(), &protocol.Call{}); res != "served" {
+	if res, _ := up.wrap(protocol.MethodHostLookup.Name, next)(context.Background(), &protocol.Call{}); res != "served" {
 		t.Errorf("with the provider up: %v", res)
 	}
 }
@@ -121,16 +121,16 @@ func TestHostEffectsRequireTheirKey(t *testing.T) {
 	h := NewHosts(Provider{}, "i", "/bin/true", 1, creator.This())
 	served := map[string]bool{}
 	m := h.Methods(HostMethods{
-		Acquire: serveAs[protocol.AcquireParams](served),
-		Lookup:  serveAs[protocol.LookupParams](served),
-		Status:  serveAs[protocol.Base](served),
-		Release: serveAs[protocol.KeyParams](served),
+		Acquire: serveAs[protocol.AcquireParams, protocol.AcquireResult](served),
+		Lookup:  serveAs[protocol.LookupParams, protocol.HostLookupResult](served),
+		Status:  serveAs[protocol.Base, protocol.HostStatus](served),
+		Release: serveAs[protocol.KeyParams, protocol.Null](served),
 	}, nil, Gate{Reach: func(context.Context) error { return nil }})
 	call := func(method, params string) error {
 		_, err := m[method](context.Background(), &protocol.Call{Method: method, Params: []byte(params)})
 		return err
 	}
-	for _, method := range []string{protocol.MethodHostAcquire, protocol.MethodHostLookup, protocol.MethodHostRelease} {
+	for _, method := range []string{protocol.MethodHostAcquire.Name, protocol.MethodHostLookup.Name, protocol.MethodHostRelease.Name} {
 		var pe *protocol.Error
 		err := call(method, `{"key":""}`)
 		if !errors.As(err, &pe) || pe.Kind != protocol.Permanent || pe.Message != method+": key is required" || served[method] {
@@ -140,15 +140,16 @@ func TestHostEffectsRequireTheirKey(t *testing.T) {
 			t.Errorf("%s with a key: %v (served %v)", method, err, served[method])
 		}
 	}
-	if err := call(protocol.MethodHostStatus, `{}`); err != nil || !served[protocol.MethodHostStatus] {
-		t.Errorf("host.status: %v (served %v)", err, served[protocol.MethodHostStatus])
+	if err := call(protocol.MethodHostStatus.Name, `{}`); err != nil || !served[protocol.MethodHostStatus.Name] {
+		t.Errorf("host.status: %v (served %v)", err, served[protocol.MethodHostStatus.Name])
 	}
 }
 
 // serveAs is a host method that notes its call's method in served.
-func serveAs[P any](served map[string]bool) func(context.Context, *protocol.Call, P) (any, error) {
-	return func(_ context.Context, c *protocol.Call, _ P) (any, error) {
+func serveAs[P, R any](served map[string]bool) func(context.Context, *protocol.Call, P) (R, error) {
+	return func(_ context.Context, c *protocol.Call, _ P) (R, error) {
 		served[c.Method] = true
-		return nil, nil
+		var zero R
+		return zero, nil
 	}
 }

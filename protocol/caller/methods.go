@@ -26,7 +26,7 @@ func Invoke[T any](ctx context.Context, p *Plugin, method string, params any, ti
 // call's deadline is timeout plus one grace.
 func (p *Plugin) Exec(ctx context.Context, target protocol.Target, script, cwd string, timeout time.Duration) (protocol.ExecResult, error) {
 	timeout = runTimeout(timeout)
-	return p.run(ctx, protocol.MethodLinkExec, protocol.ExecParams{
+	return p.run(ctx, protocol.MethodLinkExec.Name, protocol.ExecParams{
 		Base: protocol.Base{Target: target}, Script: script, Cwd: cwd, TimeoutMs: timeout.Milliseconds(),
 	}, timeout)
 }
@@ -34,7 +34,7 @@ func (p *Plugin) Exec(ctx context.Context, target protocol.Target, script, cwd s
 // Fetch runs link.fetch, timed as Exec.
 func (p *Plugin) Fetch(ctx context.Context, target protocol.Target, remoteCwd, localRepo string, timeout time.Duration) (protocol.ExecResult, error) {
 	timeout = runTimeout(timeout)
-	return p.run(ctx, protocol.MethodLinkFetch, protocol.FetchParams{
+	return p.run(ctx, protocol.MethodLinkFetch.Name, protocol.FetchParams{
 		Base: protocol.Base{Target: target}, RemoteCwd: remoteCwd, LocalRepo: localRepo, TimeoutMs: timeout.Milliseconds(),
 	}, timeout)
 }
@@ -42,7 +42,7 @@ func (p *Plugin) Fetch(ctx context.Context, target protocol.Target, remoteCwd, l
 // Push runs link.push, timed as Exec.
 func (p *Plugin) Push(ctx context.Context, target protocol.Target, localRepo, remoteRepo, rev string, timeout time.Duration) (protocol.ExecResult, error) {
 	timeout = runTimeout(timeout)
-	return p.run(ctx, protocol.MethodLinkPush, protocol.PushParams{
+	return p.run(ctx, protocol.MethodLinkPush.Name, protocol.PushParams{
 		Base: protocol.Base{Target: target}, LocalRepo: localRepo, RemoteRepo: remoteRepo, Rev: rev, TimeoutMs: timeout.Milliseconds(),
 	}, timeout)
 }
@@ -68,12 +68,12 @@ func (p *Plugin) CheckSteps(ctx context.Context, method string, params protocol.
 
 // HostStatus runs host.status.
 func (p *Plugin) HostStatus(ctx context.Context, target protocol.Target) (protocol.HostStatus, error) {
-	return Invoke[protocol.HostStatus](ctx, p, protocol.MethodHostStatus, protocol.Base{Target: target}, 0)
+	return Invoke[protocol.HostStatus](ctx, p, protocol.MethodHostStatus.Name, protocol.Base{Target: target}, 0)
 }
 
 // JobStatus runs job.status.
 func (p *Plugin) JobStatus(ctx context.Context, target protocol.Target) (protocol.JobStatus, error) {
-	return Invoke[protocol.JobStatus](ctx, p, protocol.MethodJobStatus, protocol.Base{Target: target}, 0)
+	return Invoke[protocol.JobStatus](ctx, p, protocol.MethodJobStatus.Name, protocol.Base{Target: target}, 0)
 }
 
 // Run starts the plugin, runs fn, and always stops the plugin (the stop

@@ -58,7 +58,7 @@ func mismatch(method, rule, format string, args ...any) error {
 
 // CheckJobStart checks a job.start result against the job seam.
 func CheckJobStart(job *protocol.JobSeam, res protocol.JobStartResult) error {
-	const m = protocol.MethodJobStart
+	m := protocol.MethodJobStart.Name
 	if job == nil {
 		return nil
 	}
@@ -75,7 +75,7 @@ func CheckJobStart(job *protocol.JobSeam, res protocol.JobStartResult) error {
 
 // CheckJobFound checks a job.lookup found against the job seam.
 func CheckJobFound(job *protocol.JobSeam, f *protocol.JobFound) error {
-	const m = protocol.MethodJobLookup
+	m := protocol.MethodJobLookup.Name
 	if f == nil || job == nil {
 		return nil
 	}
@@ -112,7 +112,7 @@ func CheckHostFound(method string, res *protocol.AcquireResult) error {
 // CheckReceipt checks that a receipt echoes the asked msgId.
 func CheckReceipt(msgID string, rc protocol.Receipt) error {
 	if rc.ID != msgID {
-		return mismatch(protocol.MethodChannelReceipt, MismatchMsgID, "asked for msgId %q, the receipt is for %q", msgID, rc.ID)
+		return mismatch(protocol.MethodChannelReceipt.Name, MismatchMsgID, "asked for msgId %q, the receipt is for %q", msgID, rc.ID)
 	}
 	return nil
 }
@@ -125,7 +125,7 @@ func CheckReadStates(targets []protocol.AgentName, got map[string]protocol.Readi
 		k := protocol.AgentRef{Workstream: t.Workstream, Name: t.Name}.Key()
 		r, ok := got[k]
 		if !ok {
-			return nil, mismatch(protocol.MethodChannelReadStates, MismatchAgent, "no reading for the asked agent %q", k)
+			return nil, mismatch(protocol.MethodChannelReadStates.Name, MismatchAgent, "no reading for the asked agent %q", k)
 		}
 		out[k] = r
 	}
@@ -149,7 +149,7 @@ func CheckSend(method string, ch *protocol.ChannelSeam, msgID string, res protoc
 // one, against the one sent.
 func CheckInterrupt(msgID string, res protocol.InterruptResult) error {
 	if res.MsgID != "" && res.MsgID != msgID {
-		return mismatch(protocol.MethodChannelInterrupt, MismatchMsgID, "sent msgId %q, the reply names %q", msgID, res.MsgID)
+		return mismatch(protocol.MethodChannelInterrupt.Name, MismatchMsgID, "sent msgId %q, the reply names %q", msgID, res.MsgID)
 	}
 	return nil
 }
@@ -164,31 +164,31 @@ func CheckReply(decl protocol.InitializeResult, method string, params, result js
 	}
 	s := decl.Seams
 	switch method {
-	case protocol.MethodJobStart:
+	case protocol.MethodJobStart.Name:
 		var r protocol.JobStartResult
 		if err := json.Unmarshal(result, &r); err != nil {
 			return bad(err)
 		}
 		return CheckJobStart(s.Job, r)
-	case protocol.MethodJobLookup:
+	case protocol.MethodJobLookup.Name:
 		var r protocol.JobLookupResult
 		if err := json.Unmarshal(result, &r); err != nil {
 			return bad(err)
 		}
 		return CheckJobFound(s.Job, r.Found)
-	case protocol.MethodHostAcquire:
+	case protocol.MethodHostAcquire.Name:
 		var r protocol.AcquireResult
 		if err := json.Unmarshal(result, &r); err != nil {
 			return bad(err)
 		}
 		return CheckHostFound(method, &r)
-	case protocol.MethodHostLookup:
+	case protocol.MethodHostLookup.Name:
 		var r protocol.HostLookupResult
 		if err := json.Unmarshal(result, &r); err != nil {
 			return bad(err)
 		}
 		return CheckHostFound(method, r.Found)
-	case protocol.MethodChannelReceipt:
+	case protocol.MethodChannelReceipt.Name:
 		var p protocol.ReceiptParams
 		var r protocol.Receipt
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -198,7 +198,7 @@ func CheckReply(decl protocol.InitializeResult, method string, params, result js
 			return bad(err)
 		}
 		return CheckReceipt(p.MsgID, r)
-	case protocol.MethodChannelReadStates:
+	case protocol.MethodChannelReadStates.Name:
 		var p protocol.ReadStatesParams
 		var r map[string]protocol.Reading
 		if err := json.Unmarshal(params, &p); err != nil {
@@ -209,7 +209,7 @@ func CheckReply(decl protocol.InitializeResult, method string, params, result js
 		}
 		_, err := CheckReadStates(p.Targets, r)
 		return err
-	case protocol.MethodChannelSend, protocol.MethodChannelFresh, protocol.MethodChannelCommand:
+	case protocol.MethodChannelSend.Name, protocol.MethodChannelFresh.Name, protocol.MethodChannelCommand.Name:
 		var p struct {
 			MsgID string `json:"msgId"`
 		}
@@ -221,7 +221,7 @@ func CheckReply(decl protocol.InitializeResult, method string, params, result js
 			return bad(err)
 		}
 		return CheckSend(method, s.Channel, p.MsgID, r)
-	case protocol.MethodChannelInterrupt:
+	case protocol.MethodChannelInterrupt.Name:
 		var p protocol.InterruptParams
 		var r protocol.InterruptResult
 		if err := json.Unmarshal(params, &p); err != nil {

@@ -44,14 +44,14 @@ func runWrongPlugin(name string) int {
 		return r
 	}
 	h := map[string]protocol.Handler{
-		protocol.MethodJobStart: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodJobStart.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.JobStartParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
 			}
 			return start(p.Spec.Name), nil
 		},
-		protocol.MethodJobLookup: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodJobLookup.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.LookupParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -66,7 +66,7 @@ func runWrongPlugin(name string) int {
 			}
 			return protocol.JobLookupResult{Found: f}, nil
 		},
-		protocol.MethodChannelReceipt: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodChannelReceipt.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.ReceiptParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -77,7 +77,7 @@ func runWrongPlugin(name string) int {
 			}
 			return protocol.Receipt{State: protocol.ReceiptAccepted, ID: id}, nil
 		},
-		protocol.MethodChannelReadStates: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodChannelReadStates.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.ReadStatesParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -91,7 +91,7 @@ func runWrongPlugin(name string) int {
 			}
 			return out, nil
 		},
-		protocol.MethodChannelSend: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodChannelSend.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.SendParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -105,7 +105,7 @@ func runWrongPlugin(name string) int {
 			}
 			return r, nil
 		},
-		protocol.MethodHostAcquire: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodHostAcquire.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			return protocol.AcquireResult{Handle: "host-1"}, nil
 		},
 	}
@@ -232,18 +232,18 @@ func TestCheckReplyRaw(t *testing.T) {
 	cases := []struct {
 		method, params, result, rule string
 	}{
-		{protocol.MethodJobStart, `{}`, `{"view":{"command":"v","env":{}},"baseline":{"runs":0}}`, MismatchHandle},
-		{protocol.MethodJobStart, `{}`, `{"view":{"command":"v","env":{}},"handle":"h","baseline":{"runs":2}}`, MismatchBaseline},
-		{protocol.MethodJobStart, `{}`, `{"view":{"command":"v","env":{}},"handle":"h","baseline":{"runs":0}}`, ""},
-		{protocol.MethodJobLookup, `{}`, `{"found":{"handle":"h","baseline":{"runs":0}}}`, MismatchView},
-		{protocol.MethodJobLookup, `{}`, `{"none":true}`, ""},
-		{protocol.MethodChannelReceipt, `{"msgId":"a"}`, `{"state":"accepted","id":"b"}`, MismatchMsgID},
-		{protocol.MethodChannelReadStates, `{"targets":[{"workstream":"w","name":"n"}]}`, `{"w/m":{"state":"idle","since":1,"runs":0,"incarnation":"i"}}`, MismatchAgent},
-		{protocol.MethodChannelSend, `{"msgId":"a"}`, `{"channel":"tchan","ack":"confirmed","msgId":"b"}`, MismatchMsgID},
-		{protocol.MethodChannelFresh, `{"msgId":"a"}`, `{"channel":"other","ack":"confirmed"}`, MismatchChannel},
-		{protocol.MethodChannelInterrupt, `{"msgId":"a"}`, `{"wasBusy":false,"pending":false,"msgId":"c"}`, MismatchMsgID},
-		{protocol.MethodHostLookup, `{}`, `{"found":{"handle":""}}`, MismatchHandle},
-		{protocol.MethodLinkExec, `{}`, `{}`, ""},
+		{protocol.MethodJobStart.Name, `{}`, `{"view":{"command":"v","env":{}},"baseline":{"runs":0}}`, MismatchHandle},
+		{protocol.MethodJobStart.Name, `{}`, `{"view":{"command":"v","env":{}},"handle":"h","baseline":{"runs":2}}`, MismatchBaseline},
+		{protocol.MethodJobStart.Name, `{}`, `{"view":{"command":"v","env":{}},"handle":"h","baseline":{"runs":0}}`, ""},
+		{protocol.MethodJobLookup.Name, `{}`, `{"found":{"handle":"h","baseline":{"runs":0}}}`, MismatchView},
+		{protocol.MethodJobLookup.Name, `{}`, `{"none":true}`, ""},
+		{protocol.MethodChannelReceipt.Name, `{"msgId":"a"}`, `{"state":"accepted","id":"b"}`, MismatchMsgID},
+		{protocol.MethodChannelReadStates.Name, `{"targets":[{"workstream":"w","name":"n"}]}`, `{"w/m":{"state":"idle","since":1,"runs":0,"incarnation":"i"}}`, MismatchAgent},
+		{protocol.MethodChannelSend.Name, `{"msgId":"a"}`, `{"channel":"tchan","ack":"confirmed","msgId":"b"}`, MismatchMsgID},
+		{protocol.MethodChannelFresh.Name, `{"msgId":"a"}`, `{"channel":"other","ack":"confirmed"}`, MismatchChannel},
+		{protocol.MethodChannelInterrupt.Name, `{"msgId":"a"}`, `{"wasBusy":false,"pending":false,"msgId":"c"}`, MismatchMsgID},
+		{protocol.MethodHostLookup.Name, `{}`, `{"found":{"handle":""}}`, MismatchHandle},
+		{protocol.MethodLinkExec.Name, `{}`, `{}`, ""},
 	}
 	for _, c := range cases {
 		err := CheckReply(decl, c.method, []byte(c.params), []byte(c.result))
@@ -271,13 +271,13 @@ func TestExpectInstanceRefusesBeforeWriting(t *testing.T) {
 	if ie.Recorded != "prod-eu" || ie.Current != "test" || !strings.Contains(err.Error(), RuleStopChanged) {
 		t.Fatalf("err = %v (%+v)", err, ie)
 	}
-	if _, err := p.Call(ctx, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: tgt}, Key: "k"}, 0); !errors.Is(err, ErrInstanceChanged) {
+	if _, err := p.Call(ctx, protocol.MethodJobStop.Name, protocol.KeyParams{Base: protocol.Base{Target: tgt}, Key: "k"}, 0); !errors.Is(err, ErrInstanceChanged) {
 		t.Fatalf("Call under another instance: %v", err)
 	}
-	if l := h.tr.Containing(Out, protocol.MethodChannelReceipt); len(l) != 0 {
+	if l := h.tr.Containing(Out, protocol.MethodChannelReceipt.Name); len(l) != 0 {
 		t.Fatalf("a call under another instance was written: %q", l)
 	}
-	if l := h.tr.Containing(Out, protocol.MethodJobStop); len(l) != 0 {
+	if l := h.tr.Containing(Out, protocol.MethodJobStop.Name); len(l) != 0 {
 		t.Fatalf("a call under another instance was written: %q", l)
 	}
 	// Under the plugin's own instance it goes.

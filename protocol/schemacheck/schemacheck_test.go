@@ -58,7 +58,7 @@ func TestEveryMethodCovered(t *testing.T) {
 		if !ok || len(c.params) == 0 {
 			t.Errorf("%s: no params example", m)
 		}
-		if m == protocol.MethodCancel {
+		if m == protocol.MethodCancel.Name {
 			if err := Result(m, json.RawMessage("null")); err == nil {
 				t.Errorf("Result(%q) accepted a result: $/cancel is a notification", m)
 			}
@@ -95,15 +95,15 @@ func TestDeclarationIsInitializeResult(t *testing.T) {
 }
 
 func TestResultMissing(t *testing.T) {
-	err := Result(protocol.MethodJobStop, nil)
+	err := Result(protocol.MethodJobStop.Name, nil)
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("an absent result: %v", err)
 	}
 	// null is the result of a method that answers nothing, and no other.
-	if err := Result(protocol.MethodJobStop, json.RawMessage("null")); err != nil {
+	if err := Result(protocol.MethodJobStop.Name, json.RawMessage("null")); err != nil {
 		t.Fatalf("job.stop null: %v", err)
 	}
-	if err := Result(protocol.MethodLinkExec, json.RawMessage("null")); err == nil {
+	if err := Result(protocol.MethodLinkExec.Name, json.RawMessage("null")); err == nil {
 		t.Fatal("link.exec accepted a null result")
 	}
 }
@@ -181,7 +181,7 @@ func TestErrorObject(t *testing.T) {
 		protocol.NotStarted(context.Canceled, "nothing ran"),
 		context.DeadlineExceeded, // a cut run: unknown-outcome
 	} {
-		for _, method := range []string{protocol.MethodHostStatus, protocol.MethodHostAcquire, protocol.MethodLinkExec} {
+		for _, method := range []string{protocol.MethodHostStatus.Name, protocol.MethodHostAcquire.Name, protocol.MethodLinkExec.Name} {
 			raw := json.RawMessage(testutil.JSON(protocol.ToWire(e, method)))
 			if err := ErrorObject(raw); err != nil {
 				t.Errorf("ToWire(%v): %s: %v", e, raw, err)
