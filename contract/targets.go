@@ -24,7 +24,7 @@ func (t *T) linkTarget(p *caller.Plugin) protocol.Target {
 		return t.hostTarget()
 	}
 	key := t.Unique("host")
-	res, err := p.HostAcquire(t.Ctx(), t.acquireParams(key))
+	res, err := caller.Invoke(t.Ctx(), p, protocol.MethodHostAcquire, t.acquireParams(key))
 	if err != nil {
 		t.Failf("host.acquire (to have a host to run on): %v", err)
 	}

@@ -45,7 +45,7 @@ func TestDrillKillHostAcquire(t *testing.T) {
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
 		return effectCall{protocol.MethodHostAcquire.Name, key, acquireParams(key)}, func() error {
-			return p.HostRelease(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
+			return caller.Invoke(testutil.Context(t, time.Minute), p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
 		}, nil
 	})
 	runDrill(t, "kill-host.acquire", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -98,7 +98,7 @@ func releaseKey(t *testing.T, s spec, key string) {
 		return
 	}
 	defer q.Stop()
-	if err := q.HostRelease(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}); err != nil {
+	if _, err := caller.Invoke(testutil.Context(t, time.Minute), q, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}); err != nil {
 		t.Errorf("release %s: %v", key, err)
 	}
 }
@@ -110,7 +110,7 @@ func TestDrillKillHostRelease(t *testing.T) {
 	e, s, j, run, p := d.e, d.s, d.j, d.run, d.p
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
-		_, err := p.HostAcquire(testutil.Context(t, time.Minute), acquireParams(key))
+		_, err := caller.Invoke(testutil.Context(t, time.Minute), p, protocol.MethodHostAcquire, acquireParams(key))
 		return effectCall{protocol.MethodHostRelease.Name, key, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}}, nil, err
 	})
 	runDrill(t, "kill-host.release", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -120,7 +120,7 @@ func TestDrillKillHostRelease(t *testing.T) {
 			t.Errorf("%s: %v", key, err)
 			return "error", false
 		}
-		_, err = q.HostAcquire(testutil.Context(t, time.Minute), acquireParams(key))
+		_, err = caller.Invoke(testutil.Context(t, time.Minute), q, protocol.MethodHostAcquire, acquireParams(key))
 		q.Stop()
 		if err != nil {
 			t.Errorf("%s: acquire: %v", key, err)

@@ -93,7 +93,7 @@ func drillKillJobStart(t *testing.T, d *jobDrill, name string) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
 		return effectCall{protocol.MethodJobStart.Name, key, d.startParams(key, name)}, func() error {
-			return d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name))
+			return caller.Invoke(testutil.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name))
 		}, nil
 	})
 	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -124,7 +124,7 @@ func drillKillJobStart(t *testing.T, d *jobDrill, name string) {
 		} else if n != want {
 			good = false
 		}
-		if err := d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
+		if _, err := caller.Invoke(testutil.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name)); err != nil {
 			t.Errorf("%s: job.stop: %v", key, err)
 			good = false
 		}
@@ -140,7 +140,7 @@ func TestDrillKillJobStop(t *testing.T) { drillKillJobStop(t, newJobDrill(t), "k
 func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
-		if _, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name)); err != nil {
+		if _, err := caller.Invoke(testutil.Context(t, time.Minute), d.p, protocol.MethodJobStart, d.startParams(key, name)); err != nil {
 			return effectCall{}, nil, err
 		}
 		_, err := d.agents(key, 1)
@@ -148,7 +148,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 	})
 	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("jx-%s-%d", d.run, i), fmt.Sprintf("b%d", i)
-		if _, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name)); err != nil {
+		if _, err := caller.Invoke(testutil.Context(t, time.Minute), d.p, protocol.MethodJobStart, d.startParams(key, name)); err != nil {
 			t.Errorf("%s: job.start: %v", key, err)
 			return "error", false
 		}
@@ -168,7 +168,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 				t.Errorf("%s: stop never sent, and %v", key, err)
 				return out.how, false
 			}
-			if err := d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
+			if _, err := caller.Invoke(testutil.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name)); err != nil {
 				t.Errorf("%s: job.stop: %v", key, err)
 				return out.how, false
 			}
@@ -181,7 +181,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 			t.Errorf("%s: stopped (%s), and %v", key, out.how, err)
 			good = false
 		}
-		st, err := d.p.JobStatus(testutil.Context(t, time.Minute), d.target(key, "", name))
+		st, err := caller.Invoke(testutil.Context(t, time.Minute), d.p, protocol.MethodJobStatus, protocol.Base{Target: d.target(key, "", name)})
 		if err != nil || st.State != protocol.JobEnded {
 			t.Errorf("%s: stopped (%s), and job.status %+v %v", key, out.how, st, err)
 			good = false
@@ -208,7 +208,7 @@ func TestDrillKillChannelSend(t *testing.T) {
 
 func drillKillChannelSend(t *testing.T, d *jobDrill, drill string) {
 	key, name := "chan-"+d.run, "chan"
-	res, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name))
+	res, err := caller.Invoke(testutil.Context(t, time.Minute), d.p, protocol.MethodJobStart, d.startParams(key, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func drillKillChannelSend(t *testing.T, d *jobDrill, drill string) {
 		return d.neverDelivered(t, never, ids)
 	}
 	runDrillThen(t, drill, 4, span, trial, after)
-	if err := d.p.JobStop(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctxFor(t, time.Minute), d.p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Errorf("job.stop: %v", err)
 	}
 }

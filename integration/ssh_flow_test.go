@@ -77,7 +77,7 @@ cd %[3]s && echo work > work.txt && git add work.txt && git commit -q -m work &&
 	}
 
 	// checkSteps (reach): every step passes, but tcp, which ProxyJump skips.
-	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps.Name, protocol.CheckStepsParams{Base: protocol.Base{Target: tg}, Phase: protocol.PhaseReach})
+	steps, err := caller.Invoke(ctx, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: tg}, Phase: protocol.PhaseReach})
 	if err != nil {
 		t.Fatalf("checkSteps: %v", err)
 	}
@@ -163,7 +163,7 @@ func TestSSHProxyCommand(t *testing.T) {
 			if got := fetchHead(t, local); got != strings.TrimSpace(res.Stdout) {
 				t.Fatalf("FETCH_HEAD %s, want %s", got, strings.TrimSpace(res.Stdout))
 			}
-			steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps.Name, protocol.CheckStepsParams{Base: protocol.Base{Target: tg}, Phase: protocol.PhaseReach})
+			steps, err := caller.Invoke(ctx, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: tg}, Phase: protocol.PhaseReach})
 			if err != nil {
 				t.Fatalf("checkSteps: %v", err)
 			}
@@ -227,7 +227,7 @@ func TestSSHIdentityAgent(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg}})
 	ctx := testutil.Context(t, time.Minute)
-	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps.Name, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("a-agent")}, Phase: protocol.PhaseReach})
+	steps, err := caller.Invoke(ctx, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("a-agent")}, Phase: protocol.PhaseReach})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,8 +143,9 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 	host := spawnHost(t, ctx, p)
 
 	key, name := "job-"+sandboxtest.NewPrefix(), "remote"
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
 		Spec: jobSpec(name, ".", map[string]string{"MU_TEST_AGENT_MS": "100"})})
+
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
@@ -157,14 +158,14 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 	tm.Open(t, "sshview", v.Command, v.Env)
 	tm.Shows(t, "sshview", "mu test agent: ready")
 	drive.Baseline(t, ctx, p, jt)
-	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "over ssh", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "over ssh", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}
 	if o := drive.Settled(t, ctx, p, jt, 0); o.Runs != 1 || o.LastText != "agent: over ssh" {
 		t.Fatalf("the settled turn: %+v", o)
 	}
 	tm.Shows(t, "sshview", "[settled turn 1]")
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
 	tm.Shows(t, "sshview", "[mu: the job")

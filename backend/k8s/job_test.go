@@ -14,6 +14,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // startJob starts the test agent as a job on host and returns its target
@@ -22,7 +23,7 @@ func startJob(t *testing.T, p *plugin, host protocol.Target, key string) (protoc
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec(key)})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec(key)})
 	if err != nil {
 		t.Fatalf("job.start: %v\n%s", err, p.Stderr.String())
 	}
@@ -49,7 +50,7 @@ func jobState(t *testing.T, p *plugin, jt protocol.Target) protocol.JobStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	st, err := p.JobStatus(ctx, jt)
+	st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt})
 	if err != nil {
 		t.Fatalf("job.status: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 func openssh(b *testing.B, s *testsshd.Server, extra ...string) {
@@ -205,7 +206,7 @@ func BenchmarkFetch(b *testing.B) {
 			b.StopTimer()
 			dir := fresh()
 			b.StartTimer()
-			res, r := d.link("link.fetch", fetchParams("box", "bench-src", dir, 60*time.Second))
+			res, r := link(d, protocol.MethodLinkFetch, fetchParams("box", "bench-src", dir, 60*time.Second))
 			if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				b.Fatalf("fetch: %+v %+v", res, r)
 			}
@@ -276,7 +277,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		warm.openssh += measure(func() { openssh(b, s, "-S", ctl) })
 		dir := fresh()
 		fetch.plugin += measure(func() {
-			res, r := d.link("link.fetch", fetchParams("box", "sbs-src", dir, 60*time.Second))
+			res, r := link(d, protocol.MethodLinkFetch, fetchParams("box", "sbs-src", dir, 60*time.Second))
 			if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				b.Fatalf("fetch: %+v %+v", res, r)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // startMaster runs `ssh -M -N` for alias with cfg (which names the
@@ -76,7 +77,7 @@ func TestControlMaster(t *testing.T) {
 		head := remoteRepo(t, d, "cm-src", 3)
 		local := filepath.Join(t.TempDir(), "r")
 		testutil.Git(t, "/", "init", "-q", local)
-		if res, r := d.link("link.fetch", fetchParams("box", "cm-src", local, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		if res, r := link(d, protocol.MethodLinkFetch, fetchParams("box", "cm-src", local, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("fetch: %+v %+v", res, r)
 		}
 		if fh, _ := os.ReadFile(filepath.Join(local, ".git", "FETCH_HEAD")); !strings.HasPrefix(string(fh), head) {
@@ -84,7 +85,7 @@ func TestControlMaster(t *testing.T) {
 		}
 		testutil.Git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
 		rev := testutil.Git(t, local, "rev-parse", "HEAD")
-		if res, r := d.link("link.push", pushParams("box", local, "cm-dst", rev, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		if res, r := link(d, protocol.MethodLinkPush, pushParams("box", local, "cm-dst", rev, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("push: %+v %+v", res, r)
 		}
 	})

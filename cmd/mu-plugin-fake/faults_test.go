@@ -84,14 +84,14 @@ func TestErrorFaultsOfEachKind(t *testing.T) {
 	}
 	p := start(t, "--scenario", scenario(t, strings.Join(faults, ",")))
 	for _, k := range kinds {
-		re := drive.Err(t, p, protocol.MethodHostAcquire.Name, acquireP("k", nil))
+		re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k", nil))
 		if re == nil || re.Kind != k || (k == protocol.Human && re.Remedy != "do the thing") {
 			t.Fatalf("want %s: %+v", k, re)
 		}
 	}
 	// The fifth call has no fault, and no injected error made an effect:
 	// this is the first acquire, so its handle is the world's first.
-	a := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire.Name, acquireP("k", nil))
+	a := drive.Call(t, p, protocol.MethodHostAcquire, acquireP("k", nil))
 	if a.Handle != "host-1" {
 		t.Fatalf("handle %s: an injected error made an effect", a.Handle)
 	}
@@ -101,13 +101,13 @@ func TestDelayHangAndReplyFaults(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","call":1,"fault":"delay","ms":100},
 		{"method":"job.status","fault":"reply","result":{"state":"lost","reason":"injected"}},
 		{"method":"host.lookup","fault":"reply","result":{"unknown":"the cloud is down"}}`))
-	if r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, execP("box", "echo ok", ".", 5000)); r.Stdout != "ok\n" {
+	if r := drive.Call(t, p, protocol.MethodLinkExec, execP("box", "echo ok", ".", 5000)); r.Stdout != "ok\n" {
 		t.Fatalf("a delayed call: %+v", r)
 	}
-	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus.Name, protocol.Base{Target: agentTarget("box", "ws", "a", "k", "h")}); s.State != protocol.JobLost || s.Reason != "injected" {
+	if s := drive.Call(t, p, protocol.MethodJobStatus, protocol.Base{Target: agentTarget("box", "ws", "a", "k", "h")}); s.State != protocol.JobLost || s.Reason != "injected" {
 		t.Fatalf("reply fault: %+v", s)
 	}
-	if l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup.Name, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k"}); l.Unknown != "the cloud is down" {
+	if l := drive.Call(t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k"}); l.Unknown != "the cloud is down" {
 		t.Fatalf("reply fault: %+v", l)
 	}
 
@@ -140,7 +140,7 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 			t.Fatalf("%s: %v, want unanswered", c.fault, err)
 		}
 		q := start(t, "--state", state)
-		l := drive.Call[protocol.HostLookupResult](t, q, protocol.MethodHostLookup.Name, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k", Fence: true})
+		l := drive.Call(t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k", Fence: true})
 		if (l.Found != nil) != c.found || (!c.found && !l.None) {
 			t.Fatalf("%s: lookup %s", c.fault, testutil.JSON(l))
 		}
@@ -149,7 +149,7 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 
 func TestCanaryToStderr(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"canary-stderr"}`))
-	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, execP("box", "true", ".", 5000))
+	drive.Call(t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	p.Stop()
 	if !strings.Contains(p.Stderr.String(), canary) {
 		t.Fatalf("stderr %q does not hold the canary", p.Stderr.String())
@@ -158,7 +158,7 @@ func TestCanaryToStderr(t *testing.T) {
 
 func TestEscapeGroup(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"escape-group"}`))
-	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, execP("box", "true", ".", 5000))
+	drive.Call(t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	pgid := p.Pgid()
 	var escaped []int
 	testutil.Poll(testutil.Patience, func() bool { escaped = outsiders(pgid); return len(escaped) > 0 })
@@ -188,7 +188,7 @@ func outsiders(pgid int) []int {
 
 func TestIgnoreEOF(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"fault":"ignore-eof"}`))
-	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, execP("box", "true", ".", 5000))
+	drive.Call(t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	rep := p.Stop()
 	if rep.Graceful || rep.Killed < 1 {
 		t.Fatalf("a plugin that ignores EOF left by itself: %+v", rep)

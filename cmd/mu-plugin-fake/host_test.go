@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -17,65 +16,61 @@ func acquireP(key string, params map[string]string) protocol.AcquireParams {
 func TestHostAcquireLookupStatusRelease(t *testing.T) {
 	p := start(t)
 	params := map[string]string{"ttl": "2h", "idle": "15m", "maxJobs": "3"}
-	a := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire.Name, acquireP("k1", params))
+	a := drive.Call(t, p, protocol.MethodHostAcquire, acquireP("k1", params))
 	if a.Handle == "" || a.DeadlineAt == nil || a.IdleReclaimMs == nil || *a.IdleReclaimMs != 900000 || a.MaxJobs == nil || *a.MaxJobs != 3 {
 		t.Fatalf("acquire: %s", testutil.JSON(a))
 	}
 	// An exact repeat (only the deadline differs) returns the first result.
-	b := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire.Name, acquireP("k1", params))
+	b := drive.Call(t, p, protocol.MethodHostAcquire, acquireP("k1", params))
 	if testutil.JSON(a) != testutil.JSON(b) {
 		t.Fatalf("repeat: %s, want %s", testutil.JSON(b), testutil.JSON(a))
 	}
-	if re := drive.Err(t, p, protocol.MethodHostAcquire.Name, acquireP("k1", map[string]string{"ttl": "1h"})); re == nil || re.Kind != protocol.Permanent {
+	if re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k1", map[string]string{"ttl": "1h"})); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("the key with other params: %v, want permanent", re)
 	}
-	if re := drive.Err(t, p, protocol.MethodHostAcquire.Name, acquireP("k9", map[string]string{"color": "red"})); re == nil || re.Kind != protocol.Permanent {
+	if re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k9", map[string]string{"color": "red"})); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("an unknown param: %v, want permanent", re)
 	}
-	found := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup.Name, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k1", Fence: true})
+	found := drive.Call(t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k1", Fence: true})
 	if found.Found == nil || found.Found.Handle != a.Handle {
 		t.Fatalf("lookup k1: %s", testutil.JSON(found))
 	}
-	none := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup.Name, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k2", Fence: true})
+	none := drive.Call(t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k2", Fence: true})
 	if !none.None {
 		t.Fatalf("lookup k2: %s", testutil.JSON(none))
 	}
-	if re := drive.Err(t, p, protocol.MethodHostAcquire.Name, acquireP("k2", nil)); re == nil || re.Kind != protocol.Permanent {
+	if re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k2", nil)); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("acquire after a fenced none: %v, want refused", re)
 	}
 
 	ht := protocol.Target{Host: protocol.HostRef{Name: "pool", Handle: a.Handle, Instance: "fake"}}
-	st := drive.Call[json.RawMessage](t, p, protocol.MethodHostStatus.Name, protocol.Base{Target: ht})
-	var facts map[string]any
-	json.Unmarshal(st, &facts)
-	if facts["state"] != "up" || facts["handle"] != a.Handle || facts["maxJobs"] != float64(3) {
-		t.Fatalf("status %s", st)
+	st := drive.Call(t, p, protocol.MethodHostStatus, protocol.Base{Target: ht})
+	if st.State != protocol.HostUp || st.Handle != a.Handle || string(st.Facts["maxJobs"]) != "3" {
+		t.Fatalf("status %s", testutil.JSON(st))
 	}
 	// A host without a fact sends it as null: the patch clears it.
-	c := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire.Name, acquireP("k3", nil))
-	st = drive.Call[json.RawMessage](t, p, protocol.MethodHostStatus.Name, protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "pool", Handle: c.Handle}}})
-	var raw map[string]json.RawMessage
-	json.Unmarshal(st, &raw)
-	if string(raw["deadlineAt"]) != "null" {
-		t.Fatalf("status without a ttl: %s, want deadlineAt null", st)
+	c := drive.Call(t, p, protocol.MethodHostAcquire, acquireP("k3", nil))
+	st = drive.Call(t, p, protocol.MethodHostStatus, protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "pool", Handle: c.Handle}}})
+	if string(st.Facts["deadlineAt"]) != "null" {
+		t.Fatalf("status without a ttl: %s, want deadlineAt null", testutil.JSON(st))
 	}
 	// A provider host's link runs in its own directory.
-	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: "basename $PWD", Cwd: ".", TimeoutMs: 5000})
+	r := drive.Call(t, p, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: "basename $PWD", Cwd: ".", TimeoutMs: 5000})
 	if r.Stdout != a.Handle+"\n" {
 		t.Fatalf("exec on the provider host ran in %q", r.Stdout)
 	}
 
 	for i := 0; i < 2; i++ { // idempotent
-		drive.Call[json.RawMessage](t, p, protocol.MethodHostRelease.Name, protocol.KeyParams{Base: protocol.Base{Target: ht}, Key: "k1"})
+		drive.Call(t, p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: ht}, Key: "k1"})
 	}
-	gone := drive.Call[protocol.HostStatus](t, p, protocol.MethodHostStatus.Name, protocol.Base{Target: ht})
+	gone := drive.Call(t, p, protocol.MethodHostStatus, protocol.Base{Target: ht})
 	if gone.State != protocol.HostGone {
 		t.Fatalf("status after release: %s", testutil.JSON(gone))
 	}
-	if re := drive.Err(t, p, protocol.MethodLinkExec.Name, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: "true", Cwd: ".", TimeoutMs: 5000}); re == nil {
+	if re := drive.Err(t, p, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: "true", Cwd: ".", TimeoutMs: 5000}); re == nil {
 		t.Fatal("exec on a released host succeeded")
 	}
-	drive.Call[json.RawMessage](t, p, protocol.MethodHostRelease.Name, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "never-acquired"})
+	drive.Call(t, p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "never-acquired"})
 }
 
 // A host whose acquire is still being made reads pending to another
@@ -92,7 +87,7 @@ func TestHostLookupPendingThenNone(t *testing.T) {
 	lp := protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "slow"}
 	var l protocol.HostLookupResult
 	if !testutil.Poll(30*time.Second, func() bool {
-		l = drive.Call[protocol.HostLookupResult](t, other, protocol.MethodHostLookup.Name, lp)
+		l = drive.Call(t, other, protocol.MethodHostLookup, lp)
 		if !l.Pending && !l.None {
 			t.Fatalf("lookup during the acquire: %s", testutil.JSON(l))
 		}
@@ -102,7 +97,7 @@ func TestHostLookupPendingThenNone(t *testing.T) {
 	}
 	slow.Stop()
 	<-done
-	l = drive.Call[protocol.HostLookupResult](t, other, protocol.MethodHostLookup.Name, lp)
+	l = drive.Call(t, other, protocol.MethodHostLookup, lp)
 	if !l.None {
 		t.Fatalf("lookup after the acquirer died: %s, want none", testutil.JSON(l))
 	}

@@ -24,7 +24,7 @@ func execP(h, script, cwd string, timeoutMs int64) protocol.ExecParams {
 func TestExecRunsInTheHostDirWithACleanEnv(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
-	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, execP("box", "mkdir -p sub; echo out; echo err >&2; pwd; env; exit 7", ".", 10000))
+	r := drive.Call(t, p, protocol.MethodLinkExec, execP("box", "mkdir -p sub; echo out; echo err >&2; pwd; env; exit 7", ".", 10000))
 	if r.ExitCode == nil || *r.ExitCode != 7 {
 		t.Fatalf("exit %v, want 7", r.ExitCode)
 	}
@@ -34,16 +34,16 @@ func TestExecRunsInTheHostDirWithACleanEnv(t *testing.T) {
 	if strings.Contains(r.Stdout, canary) || strings.Contains(r.Stdout, markEnv) {
 		t.Fatalf("the plugin's own environment reached the script:\n%s", r.Stdout)
 	}
-	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, execP("box", "pwd", "sub", 10000))
+	r = drive.Call(t, p, protocol.MethodLinkExec, execP("box", "pwd", "sub", 10000))
 	if r.Stdout != filepath.Join(root, "hosts", "box", "sub")+"\n" {
 		t.Fatalf("cwd sub: pwd %q", r.Stdout)
 	}
-	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, execP("box", "kill -9 $$", ".", 10000))
+	r = drive.Call(t, p, protocol.MethodLinkExec, execP("box", "kill -9 $$", ".", 10000))
 	if r.ExitCode == nil || *r.ExitCode != 137 {
 		t.Fatalf("a script killed by SIGKILL: exit %v, want 137", r.ExitCode)
 	}
 	big := strings.Repeat("x", 64<<10+1)
-	if re := drive.Err(t, p, protocol.MethodLinkExec.Name, execP("box", big, ".", 10000)); re == nil || re.Kind != protocol.Permanent {
+	if re := drive.Err(t, p, protocol.MethodLinkExec, execP("box", big, ".", 10000)); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("a script past maxScriptBytes: %v, want a permanent error", re)
 	}
 }
@@ -53,7 +53,7 @@ func TestExecTimeoutKillsTheTreeBeforeAnswering(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
 	script := `sleep 300 & echo $! > bg.pid; sh -c 'sleep 300' & echo $! > bg2.pid; echo started; wait`
-	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, execP("box", script, ".", 1500))
+	r := drive.Call(t, p, protocol.MethodLinkExec, execP("box", script, ".", 1500))
 	if r.ExitCode != nil {
 		t.Fatalf("exitCode %d, want null", *r.ExitCode)
 	}
@@ -103,7 +103,7 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 	local, rev := testutil.Repo(t, t.TempDir(), "one\n")
 
 	push := protocol.PushParams{Base: protocol.Base{Target: drive.HostTarget("box")}, LocalRepo: local, RemoteRepo: "repos/new", Rev: rev, TimeoutMs: 20000}
-	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush.Name, push)
+	r := drive.Call(t, p, protocol.MethodLinkPush, push)
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("push: %+v", r)
 	}
@@ -112,14 +112,14 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 		t.Fatalf("the created repo does not hold %s", rev)
 	}
 	refs := testutil.Git(t, remote, "for-each-ref")
-	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush.Name, push)
+	r = drive.Call(t, p, protocol.MethodLinkPush, push)
 	if r.ExitCode == nil || *r.ExitCode != 0 || testutil.Git(t, remote, "for-each-ref") != refs {
 		t.Fatalf("a second push was not an untouched success: %+v", r)
 	}
 
 	// A repo on the host with its own HEAD, made through the link itself.
 	mk := `git init -q work && cd work && echo two > g && git add g && git -c user.name=h -c user.email=h@h commit -qm two && git rev-parse HEAD`
-	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, execP("box", mk, ".", 20000))
+	r = drive.Call(t, p, protocol.MethodLinkExec, execP("box", mk, ".", 20000))
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("making the host repo: %+v", r)
 	}
@@ -127,7 +127,7 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 	fetch := protocol.FetchParams{Base: protocol.Base{Target: drive.HostTarget("box")}, RemoteCwd: "work", LocalRepo: local, TimeoutMs: 20000}
 	for i := 0; i < 2; i++ {
 		os.Remove(filepath.Join(local, ".git", "FETCH_HEAD")) // mu deletes it before a fetch
-		r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkFetch.Name, fetch)
+		r = drive.Call(t, p, protocol.MethodLinkFetch, fetch)
 		if r.ExitCode == nil || *r.ExitCode != 0 {
 			t.Fatalf("fetch %d: %+v", i, r)
 		}
@@ -137,7 +137,7 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 		}
 	}
 	fetch.RemoteCwd = "missing"
-	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkFetch.Name, fetch)
+	r = drive.Call(t, p, protocol.MethodLinkFetch, fetch)
 	if r.ExitCode == nil || *r.ExitCode == 0 {
 		t.Fatalf("a fetch from nowhere succeeded: %+v", r)
 	}
@@ -145,11 +145,11 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 
 func TestCheckSteps(t *testing.T) {
 	p := start(t)
-	steps := drive.Call[[]protocol.Step](t, p, protocol.MethodLinkCheckSteps.Name, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "reach", Root: "nope"})
+	steps := drive.Call(t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "reach", Root: "nope"})
 	if len(steps) != 2 || steps[0].OK != protocol.StepPassed || steps[1].OK != protocol.StepWarn {
 		t.Fatalf("steps %s", testutil.JSON(steps))
 	}
-	steps = drive.Call[[]protocol.Step](t, p, protocol.MethodJobCheckSteps.Name, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "agent"})
+	steps = drive.Call(t, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "agent"})
 	if len(steps) != 1 || steps[0].OK != protocol.StepPassed {
 		t.Fatalf("job steps %s", testutil.JSON(steps))
 	}
@@ -166,7 +166,7 @@ func TestExecLeavesNoEscapeRunning(t *testing.T) {
 		var left []string
 		for i := 0; i < 15; i++ {
 			n++
-			r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec.Name, execP("box", fmt.Sprintf(pat, n), ".", 10000))
+			r := drive.Call(t, p, protocol.MethodLinkExec, execP("box", fmt.Sprintf(pat, n), ".", 10000))
 			if r.ExitCode == nil || *r.ExitCode != 0 {
 				t.Fatalf("%s: exit %v: %s", pat, r.ExitCode, r.Stderr)
 			}

@@ -31,11 +31,11 @@ func TestStateSurvivesInvocations(t *testing.T) {
 	if n := a.watch(t, &zero); n.Settled == nil || n.Settled.Observation.LastText != "fake: done: remember me" {
 		t.Fatalf("the next invocation's watch: %s", n.Params)
 	}
-	rc := drive.Call[protocol.Receipt](t, p2, protocol.MethodChannelReceipt.Name, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
+	rc := drive.Call(t, p2, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
 	if rc.State != protocol.ReceiptAccepted {
 		t.Fatalf("receipt in the next invocation: %s", testutil.JSON(rc))
 	}
-	if s := drive.Call[protocol.JobStatus](t, p2, protocol.MethodJobStatus.Name, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
+	if s := drive.Call(t, p2, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
 		t.Fatalf("job status in the next invocation: %s", testutil.JSON(s))
 	}
 }
@@ -77,7 +77,7 @@ func TestStateTwoInvocationsAtOnce(t *testing.T) {
 	p := start(t, "--state", state)
 	for i := 0; i < 2; i++ {
 		for k := 0; k < n; k++ {
-			l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup.Name, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: fmt.Sprintf("p%d-k%d", i, k)})
+			l := drive.Call(t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: fmt.Sprintf("p%d-k%d", i, k)})
 			if l.Found == nil {
 				t.Fatalf("p%d-k%d: %s", i, k, testutil.JSON(l))
 			}
@@ -122,6 +122,6 @@ func TestViewRunsInATerminalAndShowsTheTranscript(t *testing.T) {
 	if !strings.Contains(s, "SECRET_TOKEN") {
 		t.Fatalf("the spec's env names are not shown:\n%s", s)
 	}
-	drive.Call[json.RawMessage](t, p, protocol.MethodJobStop.Name, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
+	drive.Call(t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
 	waitFor("VIEW-EXITED")
 }

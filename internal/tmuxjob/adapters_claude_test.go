@@ -70,7 +70,7 @@ func TestClaudeTUIBlockedAnswer(t *testing.T) {
 		if !strings.Contains(r.Pending, "Bash") {
 			t.Fatalf("pending %q", r.Pending)
 		}
-		drive.Call[protocol.AnswerResult](t, a.p, protocol.MethodChannelAnswer.Name, protocol.AnswerParams{Base: base(key), Keys: []string{k.keys}})
+		drive.Call(t, a.p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: base(key), Keys: []string{k.keys}})
 		if o := a.settled(t, jt, int64(i)); o.LastText != claudeReply(i+1, "[[block:rm-it]]")+k.want {
 			t.Fatalf("answered %s: %q", k.keys, o.LastText)
 		}

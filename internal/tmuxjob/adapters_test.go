@@ -71,10 +71,10 @@ func (a *adapterHost) start(t *testing.T, c printCase, key, role string) protoco
 // startSpec starts the job s under key and waits for its first state.
 func (a *adapterHost) startSpec(t *testing.T, key string, s protocol.JobSpec) protocol.Target {
 	t.Helper()
-	drive.Call[protocol.JobStartResult](t, a.p, protocol.MethodJobStart.Name, protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
+	drive.Call(t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
 	jt := base(key).Target
 	t.Cleanup(func() {
-		_ = drive.Err(t, a.p, protocol.MethodJobStop.Name, protocol.KeyParams{Base: base(key), Key: key})
+		_ = drive.Err(t, a.p, protocol.MethodJobStop, protocol.KeyParams{Base: base(key), Key: key})
 	})
 	drive.Baseline(t, context.Background(), a.p.Plugin, jt)
 	return jt
@@ -82,18 +82,18 @@ func (a *adapterHost) startSpec(t *testing.T, key string, s protocol.JobSpec) pr
 
 func (a *adapterHost) send(t *testing.T, key, msgID, text string) protocol.SendResult {
 	t.Helper()
-	return drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelSend.Name,
+	return drive.Call(t, a.p, protocol.MethodChannelSend,
 		protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
 }
 
 func (a *adapterHost) fresh(t *testing.T, key, msgID, text string) {
 	t.Helper()
-	drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelFresh.Name, protocol.FreshParams{Base: base(key), Text: text, MsgID: msgID})
+	drive.Call(t, a.p, protocol.MethodChannelFresh, protocol.FreshParams{Base: base(key), Text: text, MsgID: msgID})
 }
 
 func (a *adapterHost) command(t *testing.T, key, name, instructions string) {
 	t.Helper()
-	drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelCommand.Name, protocol.CommandParams{Base: base(key), Name: name, Instructions: instructions})
+	drive.Call(t, a.p, protocol.MethodChannelCommand, protocol.CommandParams{Base: base(key), Name: name, Instructions: instructions})
 }
 
 // interrupt starts a long turn (after `after` settled turns), interrupts it
@@ -102,7 +102,7 @@ func (a *adapterHost) interrupt(t *testing.T, key string, jt protocol.Target, af
 	t.Helper()
 	a.send(t, key, "long", "long [[ms:60000]]")
 	testutil.Eventually(t, "busy", func() bool { return a.reading(t, key).State == protocol.TurnBusy })
-	res := drive.Call[protocol.InterruptResult](t, a.p, protocol.MethodChannelInterrupt.Name,
+	res := drive.Call(t, a.p, protocol.MethodChannelInterrupt,
 		protocol.InterruptParams{Base: base(key), Text: text, MsgID: "intr", TimeoutMs: 30000})
 	if res.Pending {
 		t.Fatalf("interrupt: %+v", res)
@@ -232,7 +232,7 @@ func TestReadOnlyRefusedWithoutAnAdapter(t *testing.T) {
 	a := newAdapterHost(t)
 	s := spec("exec sh " + testutil.ShQuote(a.agent))
 	s.Role = "read-only"
-	re := drive.Err(t, a.p, protocol.MethodJobStart.Name, protocol.JobStartParams{Base: base("ro"), Key: "ro", Spec: s})
+	re := drive.Err(t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base("ro"), Key: "ro", Spec: s})
 	if re == nil || re.Kind != protocol.Permanent || !strings.Contains(string(re.Data), `"remedy"`) || !strings.Contains(re.Message, "read-only") {
 		t.Fatalf("job.start read-only with the test agent: %+v", re)
 	}

@@ -154,83 +154,88 @@ func CheckInterrupt(msgID string, res protocol.InterruptResult) error {
 	return nil
 }
 
-// CheckReply checks a result (already through the schema) against its
-// request's params and the plugin's declaration, for any method: the typed
-// helpers' checks, for callers that hold raw JSON (the replay journal).
-// Methods without a per-request rule pass.
-func CheckReply(decl protocol.InitializeResult, method string, params, result json.RawMessage) error {
-	bad := func(err error) error {
-		return mismatch(method, "decode", "%v", err)
-	}
-	s := decl.Seams
-	switch method {
-	case protocol.MethodJobStart.Name:
-		var r protocol.JobStartResult
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckJobStart(s.Job, r)
-	case protocol.MethodJobLookup.Name:
-		var r protocol.JobLookupResult
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckJobFound(s.Job, r.Found)
-	case protocol.MethodHostAcquire.Name:
-		var r protocol.AcquireResult
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckHostFound(method, &r)
-	case protocol.MethodHostLookup.Name:
-		var r protocol.HostLookupResult
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
+// checkReply checks res, a pointer to method's decoded result, against
+// its request's params and the plugin's seams: the checks above, chosen by
+// the result's type. A readStates answer is narrowed to the asked agents'.
+func checkReply(s protocol.Seams, method string, params, res any) error {
+	switch r := res.(type) {
+	case *protocol.AcquireResult:
+		return CheckHostFound(method, r)
+	case *protocol.HostLookupResult:
 		return CheckHostFound(method, r.Found)
-	case protocol.MethodChannelReceipt.Name:
-		var p protocol.ReceiptParams
-		var r protocol.Receipt
-		if err := json.Unmarshal(params, &p); err != nil {
-			return bad(err)
+	case *protocol.JobStartResult:
+		return CheckJobStart(s.Job, *r)
+	case *protocol.JobLookupResult:
+		return CheckJobFound(s.Job, r.Found)
+	case *protocol.Receipt:
+		return CheckReceipt(msgID(params), *r)
+	case *map[string]protocol.Reading:
+		p, _ := params.(protocol.ReadStatesParams)
+		kept, err := CheckReadStates(p.Targets, *r)
+		if err == nil {
+			*r = kept
 		}
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckReceipt(p.MsgID, r)
-	case protocol.MethodChannelReadStates.Name:
-		var p protocol.ReadStatesParams
-		var r map[string]protocol.Reading
-		if err := json.Unmarshal(params, &p); err != nil {
-			return bad(err)
-		}
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		_, err := CheckReadStates(p.Targets, r)
 		return err
-	case protocol.MethodChannelSend.Name, protocol.MethodChannelFresh.Name, protocol.MethodChannelCommand.Name:
-		var p struct {
-			MsgID string `json:"msgId"`
-		}
-		var r protocol.SendResult
-		if err := json.Unmarshal(params, &p); err != nil {
-			return bad(err)
-		}
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckSend(method, s.Channel, p.MsgID, r)
-	case protocol.MethodChannelInterrupt.Name:
-		var p protocol.InterruptParams
-		var r protocol.InterruptResult
-		if err := json.Unmarshal(params, &p); err != nil {
-			return bad(err)
-		}
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckInterrupt(p.MsgID, r)
+	case *protocol.SendResult:
+		return CheckSend(method, s.Channel, msgID(params), *r)
+	case *protocol.InterruptResult:
+		return CheckInterrupt(msgID(params), *r)
 	}
 	return nil
+}
+
+// msgID is the msgId a request's params carry ("" for none).
+func msgID(params any) string {
+	switch p := params.(type) {
+	case protocol.ReceiptParams:
+		return p.MsgID
+	case protocol.SendParams:
+		return p.MsgID
+	case protocol.FreshParams:
+		return p.MsgID
+	case protocol.InterruptParams:
+		return p.MsgID
+	}
+	return ""
+}
+
+// CheckReply checks a result (already through the schema) against its
+// request's params and the plugin's declaration, for any method: Invoke's
+// checks, for callers that hold raw JSON (the replay journal). Methods
+// without a per-request rule pass.
+func CheckReply(decl protocol.InitializeResult, method string, params, result json.RawMessage) error {
+	check, ok := rawChecks[method]
+	if !ok {
+		return nil
+	}
+	return check(decl.Seams, params, result)
+}
+
+// rawChecks are the methods with a reply check, each reading its raw
+// params and result as its own types.
+var rawChecks = map[string]func(s protocol.Seams, params, result json.RawMessage) error{
+	protocol.MethodHostAcquire.Name:       rawCheck(protocol.MethodHostAcquire),
+	protocol.MethodHostLookup.Name:        rawCheck(protocol.MethodHostLookup),
+	protocol.MethodJobStart.Name:          rawCheck(protocol.MethodJobStart),
+	protocol.MethodJobLookup.Name:         rawCheck(protocol.MethodJobLookup),
+	protocol.MethodChannelReceipt.Name:    rawCheck(protocol.MethodChannelReceipt),
+	protocol.MethodChannelReadStates.Name: rawCheck(protocol.MethodChannelReadStates),
+	protocol.MethodChannelSend.Name:       rawCheck(protocol.MethodChannelSend),
+	protocol.MethodChannelFresh.Name:      rawCheck(protocol.MethodChannelFresh),
+	protocol.MethodChannelCommand.Name:    rawCheck(protocol.MethodChannelCommand),
+	protocol.MethodChannelInterrupt.Name:  rawCheck(protocol.MethodChannelInterrupt),
+}
+
+func rawCheck[P, R any](m protocol.Method[P, R]) func(protocol.Seams, json.RawMessage, json.RawMessage) error {
+	return func(s protocol.Seams, params, result json.RawMessage) error {
+		var p P
+		var r R
+		if err := json.Unmarshal(params, &p); err != nil {
+			return mismatch(m.Name, "decode", "%v", err)
+		}
+		if err := json.Unmarshal(result, &r); err != nil {
+			return mismatch(m.Name, "decode", "%v", err)
+		}
+		return checkReply(s, m.Name, p, &r)
+	}
 }

@@ -151,13 +151,13 @@ func TestReplyCheckJobStart(t *testing.T) {
 	for how, rule := range map[string]string{
 		"no-handle": MismatchHandle, "no-view": MismatchView, "no-baseline": MismatchBaseline, "runs-1": MismatchBaseline,
 	} {
-		res, err := p.JobStart(ctx, sp(how))
+		res, err := Invoke(ctx, p, protocol.MethodJobStart, sp(how))
 		wantMismatch(t, p, err, rule)
 		if res.Handle != "" {
 			t.Fatalf("%s: a failed start handed out a handle %q", how, res.Handle)
 		}
 	}
-	res, err := p.JobStart(ctx, sp("good"))
+	res, err := Invoke(ctx, p, protocol.MethodJobStart, sp("good"))
 	if err != nil || res.Handle != "h1" || res.Baseline == nil || res.Baseline.Runs != 0 {
 		t.Fatalf("good start: %+v, %v", res, err)
 	}
@@ -170,13 +170,13 @@ func TestReplyCheckJobLookupFound(t *testing.T) {
 		return protocol.LookupParams{Base: protocol.Base{Target: tgt}, Key: key, Fence: true}
 	}
 	for key, rule := range map[string]string{"no-view": MismatchView, "no-baseline": MismatchBaseline, "runs-1": MismatchBaseline} {
-		res, err := p.JobLookup(ctx, lp(key))
+		res, err := Invoke(ctx, p, protocol.MethodJobLookup, lp(key))
 		wantMismatch(t, p, err, rule)
 		if res.Found != nil {
 			t.Fatalf("%s: a failed lookup handed out found", key)
 		}
 	}
-	if res, err := p.JobLookup(ctx, lp("good")); err != nil || res.Found == nil || res.Found.Handle != "h1" {
+	if res, err := Invoke(ctx, p, protocol.MethodJobLookup, lp("good")); err != nil || res.Found == nil || res.Found.Handle != "h1" {
 		t.Fatalf("good lookup: %+v, %v", res, err)
 	}
 }
@@ -184,9 +184,9 @@ func TestReplyCheckJobLookupFound(t *testing.T) {
 func TestReplyCheckReceiptEchoesMsgID(t *testing.T) {
 	p, _ := wrongPlugin(t)
 	ctx := context.Background()
-	_, err := p.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "wrong"})
+	_, err := Invoke(ctx, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "wrong"})
 	wantMismatch(t, p, err, MismatchMsgID)
-	rc, err := p.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m7"})
+	rc, err := Invoke(ctx, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m7"})
 	if err != nil || rc.ID != "m7" || rc.State != protocol.ReceiptAccepted {
 		t.Fatalf("good receipt: %+v, %v", rc, err)
 	}
@@ -198,9 +198,9 @@ func TestReplyCheckReadStatesKeepsTheAskedAgent(t *testing.T) {
 	ask := func(name string) protocol.ReadStatesParams {
 		return protocol.ReadStatesParams{Base: protocol.Base{Target: tgt}, Targets: []protocol.AgentName{{Workstream: "ws", Name: name}}}
 	}
-	_, err := p.ReadStates(ctx, ask("missing"))
+	_, err := Invoke(ctx, p, protocol.MethodChannelReadStates, ask("missing"))
 	wantMismatch(t, p, err, MismatchAgent)
-	got, err := p.ReadStates(ctx, ask("a"))
+	got, err := Invoke(ctx, p, protocol.MethodChannelReadStates, ask("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestReplyCheckSendChannelAndMsgID(t *testing.T) {
 	p, _ := wrongPlugin(t)
 	ctx := context.Background()
 	send := func(id string) (protocol.SendResult, error) {
-		return p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: tgt}, Text: "x", MsgID: id, Mode: protocol.ModeFollowUp})
+		return Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: tgt}, Text: "x", MsgID: id, Mode: protocol.ModeFollowUp})
 	}
 	_, err := send("wrong-channel")
 	wantMismatch(t, p, err, MismatchChannel)
@@ -263,7 +263,7 @@ func TestCheckReplyRaw(t *testing.T) {
 func TestExpectInstanceRefusesBeforeWriting(t *testing.T) {
 	p, h := wrongPlugin(t)
 	ctx := ExpectInstance(context.Background(), "prod-eu")
-	_, err := p.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m1"})
+	_, err := Invoke(ctx, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m1"})
 	var ie *InstanceError
 	if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrInstanceChanged) || !errors.As(err, &ie) {
 		t.Fatalf("err = %v, want not sent, instance changed", err)
@@ -282,7 +282,7 @@ func TestExpectInstanceRefusesBeforeWriting(t *testing.T) {
 	}
 	// Under the plugin's own instance it goes.
 	ok := ExpectInstance(context.Background(), "test")
-	if _, err := p.Receipt(ok, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m1"}); err != nil {
+	if _, err := Invoke(ok, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m1"}); err != nil {
 		t.Fatalf("under the same instance: %v", err)
 	}
 	if p.Broken() != nil {

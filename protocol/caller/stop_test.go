@@ -80,7 +80,7 @@ func TestExecDeadlineIsTimeoutPlusGrace(t *testing.T) {
 	if _, err := p.Exec(context.Background(), tgt, "true", ".", 7*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.JobStatus(context.Background(), tgt); err != nil {
+	if _, err := Invoke(context.Background(), p, protocol.MethodJobStatus, protocol.Base{Target: tgt}); err != nil {
 		t.Fatal(err)
 	}
 	after := time.Now()

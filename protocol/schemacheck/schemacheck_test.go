@@ -9,6 +9,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/schemas"
 )
 
 func TestGoValuesValidate(t *testing.T) {
@@ -212,5 +213,38 @@ func TestErrorObject(t *testing.T) {
 	// remedy is allowed (not required) beside the other kinds.
 	if err := ErrorObject(json.RawMessage(`{"code":1,"message":"m","data":{"kind":"permanent","remedy":"x"}}`)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestEffectsAreTheSchemas ties the method table's effects to the schema,
+// whose description of an effect's params says "(an effect": a method
+// declared an effect that the schema does not call one, or the reverse,
+// fails here.
+func TestEffectsAreTheSchemas(t *testing.T) {
+	var doc struct {
+		Defs map[string]struct {
+			Description string `json:"description"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(schemas.V1, &doc); err != nil {
+		t.Fatal(err)
+	}
+	effects := 0
+	for _, m := range protocol.MethodNames() {
+		d, ok := doc.Defs[m+".params"]
+		if !ok {
+			t.Errorf("%s: no params in the schema", m)
+			continue
+		}
+		schema := strings.Contains(d.Description, "(an effect")
+		if protocol.IsEffect(m) != schema {
+			t.Errorf("%s: declared effect %v, the schema says %q", m, protocol.IsEffect(m), d.Description)
+		}
+		if schema {
+			effects++
+		}
+	}
+	if effects != 10 {
+		t.Errorf("%d effects, the spec has 10", effects)
 	}
 }

@@ -63,7 +63,7 @@ func (p *Plugin) Stop(t testing.TB) {
 // error reply.
 func (p *Plugin) Ask(t testing.TB, method string, params any, out any) *caller.RemoteError {
 	t.Helper()
-	res, re := drive.Try[json.RawMessage](t, (*drive.Plugin)(p), method, params)
+	res, re := drive.TryRaw(t, (*drive.Plugin)(p), method, params)
 	if re == nil && out != nil {
 		if err := json.Unmarshal(res, out); err != nil {
 			t.Fatalf("%s: decoding %s: %v", method, res, err)
@@ -92,7 +92,7 @@ type Reply struct {
 // Send sends one request and returns its answer with its line.
 func (p *Plugin) Send(t testing.TB, method string, params any) Reply {
 	t.Helper()
-	res, re := drive.Try[json.RawMessage](t, (*drive.Plugin)(p), method, params)
+	res, re := drive.TryRaw(t, (*drive.Plugin)(p), method, params)
 	return Reply{Result: res, Error: re, Raw: p.lastReply(t, method)}
 }
 

@@ -250,7 +250,7 @@ func (j *Journal) resolveDelivery(ctx context.Context, p *caller.Plugin, in *Int
 		return unresolved(ReasonNoMsgID, nil)
 	}
 	if ch.Caps.Receipt == "exact" {
-		rc, err := p.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: f.Target}, MsgID: f.MsgID})
+		rc, err := caller.Invoke(ctx, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: f.Target}, MsgID: f.MsgID})
 		if err != nil {
 			return unresolved(ReasonCall, err)
 		}
