@@ -26,10 +26,10 @@ func (b *Backend) containerName(key string) string {
 	return b.cfg.Prefix + "-" + hex.EncodeToString(sum[:16])
 }
 
-// acquire serves host.acquire: create (or find) the key's container, start
+// Acquire serves host.acquire: create (or find) the key's container, start
 // it, and answer once an exec in it answers. Repeating it converges on the
 // same container and the same result.
-func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (protocol.AcquireResult, error) {
+func (b *Backend) Acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (protocol.AcquireResult, error) {
 	spec, err := parseParams(p.Params, b.cfg.Image)
 	if err != nil {
 		return protocol.AcquireResult{}, err

@@ -136,7 +136,7 @@ func sameResult(a, b protocol.AcquireResult) bool {
 // container, every time. A fresh plugin of the same instance resolves the
 // key at once: its first lookup answers none (not pending until
 // inFlightMs), a fenced one leaves the fence alone, and nothing the killed
-// acquire created is left.
+// Acquire created is left.
 func TestKillBetweenCreateAndStart(t *testing.T) {
 	testimage.Ensure(t)
 	proxy, host := startHoldingProxy(t, "/containers/create")

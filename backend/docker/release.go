@@ -10,11 +10,11 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// release serves host.release: force-remove the key's container with its
+// Release serves host.release: force-remove the key's container with its
 // anonymous volumes. A container already gone resolves to null. A fence
 // placeholder stays: the fence is forever (see docs/docker.md for removing
 // placeholders by label).
-func (b *Backend) release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (protocol.Null, error) {
+func (b *Backend) Release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (protocol.Null, error) {
 	name := b.containerName(p.Key)
 	ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
 	if cerrdefs.IsNotFound(err) {

@@ -10,10 +10,10 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// status serves host.status: up with its facts, gone only as proof (the
+// Status serves host.status: up with its facts, gone only as proof (the
 // container does not exist), needs-human when it stopped, unknown when the
 // Engine does not say.
-func (b *Backend) status(ctx context.Context, call *protocol.Call, p protocol.Base) (protocol.HostStatus, error) {
+func (b *Backend) Status(ctx context.Context, call *protocol.Call, p protocol.Base) (protocol.HostStatus, error) {
 	ctr, err := b.hosts.Handle(p.Target)
 	if err != nil {
 		return protocol.HostStatus{}, err

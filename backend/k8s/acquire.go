@@ -13,12 +13,12 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// acquire serves host.acquire: create (or find) the key's pod and answer
+// Acquire serves host.acquire: create (or find) the key's pod and answer
 // once it is ready and an exec in it answers. Repeating it converges on the
 // same pod and the same result. A pod that cannot become ready (an image
 // that cannot be pulled, no node with room) is deleted, and the answer is
 // a hand-back: nothing is held.
-func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (protocol.AcquireResult, error) {
+func (b *Backend) Acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (protocol.AcquireResult, error) {
 	spec, err := parseParams(p.Params, b.cfg)
 	if err != nil {
 		return protocol.AcquireResult{}, err

@@ -13,11 +13,11 @@ import (
 // SIGTERM at once.
 const releaseGrace = 2
 
-// release serves host.release: delete the key's pod and answer once it is
+// Release serves host.release: delete the key's pod and answer once it is
 // gone (the kubelet stopped its containers). A pod already gone resolves to
 // null. A fence placeholder stays: the fence is forever (docs/k8s.md says
 // how to remove placeholders by label).
-func (b *Backend) release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (protocol.Null, error) {
+func (b *Backend) Release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (protocol.Null, error) {
 	name := b.podName(p.Key)
 	pod, err := b.cs.CoreV1().Pods(b.ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -36,7 +36,7 @@ type JobView struct {
 // host's pooled exec channels (kind and channel as declared), with
 // job.start, lookup, status and stop answering from the host's state
 // (state) first when it is not running.
-func (h *Hosts) JobHandlers(kind, channel string, view func() JobView, state func(ctx context.Context, t protocol.Target) (State, string, error)) map[string]protocol.Handler {
+func (h *Hosts) JobHandlers(kind, channel string, view func() JobView, state func(ctx context.Context, t protocol.Target) (State, string, error)) protocol.Methods {
 	m := tmuxjob.Handlers(func(ctx context.Context, t protocol.Target) (*tmuxjob.Jobs, error) {
 		return h.jobsFor(ctx, t, kind, channel, view)
 	})
@@ -120,5 +120,5 @@ func (h *Hosts) jobsFor(ctx context.Context, t protocol.Target, kind, channel st
 // JobsRoot is host's jobs directory: JobsDir under the login directory of
 // the host's user (asked once per host per invocation).
 func (h *Hosts) JobsRoot(ctx context.Context, host string) (string, error) {
-	return h.roots.Get(ctx, host, h.Pool(host), JobsDir, h.p.Name(host))
+	return h.roots.Get(ctx, host, h.Pool(host), JobsDir, h.p.HostName(host))
 }

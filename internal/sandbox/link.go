@@ -90,7 +90,7 @@ func (h *Hosts) Push(ctx context.Context, call *protocol.Call, p protocol.PushPa
 	start := time.Now()
 	res, ready, err := gitlink.Prepare(ctx, timeout, p, execchan.HomeScript, func(ctx context.Context, argv []string) (int, []byte, error) {
 		return h.p.ExecOnce(ctx, host, argv)
-	}, func(err error) error { return h.p.Err(err, "preparing the remote repository") })
+	}, func(err error) error { return h.p.APIError(err, "preparing the remote repository") })
 	switch {
 	case err != nil:
 		return protocol.ExecResult{}, err

@@ -7,23 +7,23 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// HostMethods are the provider's own host methods and its link.checkSteps.
-// Acquire, Lookup and Release are called only with a key (Methods refuses
-// a call without one).
-type HostMethods struct {
-	Acquire    func(context.Context, *protocol.Call, protocol.AcquireParams) (protocol.AcquireResult, error)
-	Lookup     func(context.Context, *protocol.Call, protocol.LookupParams) (protocol.HostLookupResult, error)
-	Status     func(context.Context, *protocol.Call, protocol.Base) (protocol.HostStatus, error)
-	Release    func(context.Context, *protocol.Call, protocol.KeyParams) (protocol.Null, error)
-	CheckSteps func(context.Context, *protocol.Call, protocol.CheckStepsParams) ([]protocol.Step, error)
+// HostMethods are the provider's own host methods and its
+// link.checkSteps. Acquire, Lookup and Release are called only with a key
+// (Methods refuses a call without one).
+type HostMethods interface {
+	Acquire(context.Context, *protocol.Call, protocol.AcquireParams) (protocol.AcquireResult, error)
+	Lookup(context.Context, *protocol.Call, protocol.LookupParams) (protocol.HostLookupResult, error)
+	Status(context.Context, *protocol.Call, protocol.Base) (protocol.HostStatus, error)
+	Release(context.Context, *protocol.Call, protocol.KeyParams) (protocol.Null, error)
+	CheckSteps(context.Context, *protocol.Call, protocol.CheckStepsParams) ([]protocol.Step, error)
 }
 
 // Gate is how the method table waits for the provider: Reach makes sure
-// it answers (once per plugin's life, bounded), What names it in the
-// error of a call cancelled before ("the Engine", "the API server").
-type Gate struct {
-	Reach func(ctx context.Context) error
-	What  string
+// it answers (once per plugin's life, bounded); ProviderName names it in
+// the error of a call cancelled before ("the Engine", "the API server").
+type Gate interface {
+	Reach(ctx context.Context) error
+	ProviderName() string
 }
 
 // Methods is the method table: the provider's host methods, the link's
@@ -32,8 +32,9 @@ type Gate struct {
 // params are decoded, a job or channel method's before its host or its
 // Jobs are looked at; then a host effect's key (keyed). Every method but
 // link.checkSteps, whose steps say what is wrong, waits for the provider
-// (gate).
-func (h *Hosts) Methods(own HostMethods, jobs map[string]protocol.Handler, gate Gate) protocol.Methods {
+// (gated).
+func (h *Hosts) Methods(jobs protocol.Methods) protocol.Methods {
+	own := h.p
 	m := protocol.NewMethods(
 		protocol.MethodHostAcquire.Serve(checked(h, keyed(own.Acquire))),
 		protocol.MethodHostLookup.Serve(checked(h, keyed(own.Lookup))),
@@ -49,7 +50,7 @@ func (h *Hosts) Methods(own HostMethods, jobs map[string]protocol.Handler, gate 
 	}
 	for method, f := range m {
 		if method != protocol.MethodLinkCheckSteps.Name { // its steps say what is wrong
-			m[method] = gate.wrap(method, f)
+			m[method] = gated(h.p, method, f)
 		}
 	}
 	return m
@@ -106,17 +107,18 @@ func (h *Hosts) CheckInstance(t protocol.Target) error {
 	return nil
 }
 
-// wrap serves method only once the provider was reached. When it was not,
-// a read answers what it answers for a provider that is down (unknown),
-// and any other call fails with the reach error: nothing was done.
-func (g Gate) wrap(method string, next protocol.Handler) protocol.Handler {
+// gated serves method only once the provider was reached. When it was
+// not, a read answers what it answers for a provider that is down
+// (unknown), and any other call fails with the reach error: nothing was
+// done.
+func gated(g Gate, method string, next protocol.Handler) protocol.Handler {
 	return func(ctx context.Context, call *protocol.Call) (any, error) {
 		err := g.Reach(ctx)
 		if err == nil {
 			return next(ctx, call)
 		}
 		if ctx.Err() != nil {
-			return nil, protocol.Wrap(protocol.Retryable, err, "cancelled before "+g.What+" was reached: nothing was done")
+			return nil, protocol.Wrap(protocol.Retryable, err, "cancelled before "+g.ProviderName()+" was reached: nothing was done")
 		}
 		var pe *protocol.Error
 		if !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
