@@ -48,7 +48,7 @@ func TestCrashDrillAcquire(t *testing.T) {
 	q := startOn(t, prefix)
 	defer q.Stop(t)
 	for i := 0; i < trials; i++ {
-		q.Must(t, "host.release", sandboxtest.KeyParams(fmt.Sprintf("drill-%d", i)), nil)
+		sandboxtest.Must(t, q, protocol.MethodHostRelease, sandboxtest.KeyParams(fmt.Sprintf("drill-%d", i)))
 	}
 	left := labelled("org.mu-plugins.plugin=docker")
 	var hosts int
@@ -106,7 +106,7 @@ func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (st
 		t.Errorf("%s: a fenced none left %d containers, want the fence alone", key, len(ids))
 	}
 	var res protocol.AcquireResult
-	err := q.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}), &res)
+	res, err := sandboxtest.Ask(t, q, protocol.MethodHostAcquire, sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}))
 	wasFenced := false
 	switch {
 	case fence && lk.None:

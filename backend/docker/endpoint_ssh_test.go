@@ -86,8 +86,7 @@ func TestSSHEndpoint(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var r protocol.ExecResult
-			if err := p.Ask(t, "link.exec", sandboxtest.ExecParams(h, fmt.Sprintf("sleep 0.3; echo %d", i), ".", 60_000), &r); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
+			if r, err := sandboxtest.Ask(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, fmt.Sprintf("sleep 0.3; echo %d", i), ".", 60_000)); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
 				t.Errorf("exec %d: %v %+v", i, err, r)
 			}
 		}()
@@ -112,7 +111,7 @@ func TestSSHEndpoint(t *testing.T) {
 			t.Errorf("%s step: %+v", name, steps[name])
 		}
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-ssh-pool"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-ssh-pool"))
 	p.Stop(t)
 	log, _ := os.ReadFile(logFile)
 	if !strings.Contains(string(log), "connected to the Docker endpoint over SSH") || !strings.Contains(string(log), e.host) {
@@ -234,7 +233,7 @@ func TestSSHEndpointErrors(t *testing.T) {
 			}
 			p := startEnv(t, e.env(), e.flags...)
 			key := "key-ssh-" + c.name
-			err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, nil), nil)
+			err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams(key, nil))
 			if err == nil || string(err.Kind) != c.want.kind {
 				t.Fatalf("acquire: %v, want %s", err, c.want.kind)
 			}
@@ -313,7 +312,7 @@ func TestSSHEndpointRedials(t *testing.T) {
 		ok := false
 		for try := 0; try < 3 && !ok; try++ {
 			var r protocol.ExecResult
-			err := p.Ask(t, "link.exec", sandboxtest.ExecParams(h, "echo after", ".", 60_000), &r)
+			r, err := sandboxtest.Ask(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, "echo after", ".", 60_000))
 			switch {
 			case err == nil:
 				ok = r.Stdout == "after\n"
@@ -328,7 +327,7 @@ func TestSSHEndpointRedials(t *testing.T) {
 	if n := relay.conns.Load(); n != 3 {
 		t.Errorf("%d SSH connections, want 3 (one, and one after each cut)", n)
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-ssh-redial"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-ssh-redial"))
 }
 
 // The socket look travels inside single quotes on the remote command line.
@@ -421,8 +420,7 @@ func TestSSHEndpointThroughAControlMaster(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var r protocol.ExecResult
-			if err := p.Ask(t, "link.exec", sandboxtest.ExecParams(h, fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60_000), &r); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
+			if r, err := sandboxtest.Ask(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60_000)); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
 				t.Errorf("exec %d: %v %+v", i, err, r)
 			}
 		}()
@@ -431,7 +429,7 @@ func TestSSHEndpointThroughAControlMaster(t *testing.T) {
 	if s := reachSteps(t, p, h)["ssh"]; s.OK != protocol.StepPassed || !strings.Contains(s.Detail, "ControlMaster") {
 		t.Errorf("ssh step: %+v", s)
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-ssh-master-pool"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-ssh-master-pool"))
 	if n := s.Logins(); n != 1 {
 		t.Errorf("%d SSH logins, want the master's alone", n)
 	}

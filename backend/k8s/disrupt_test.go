@@ -35,5 +35,5 @@ func TestKubeletRestartJobSurvives(t *testing.T) {
 	if r := p.Run(t, res.Handle, "echo alive"); r.Stdout != "alive\n" {
 		t.Errorf("link after the kubelet restarted: %q %q", r.Stdout, r.Stderr)
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-kubelet"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-kubelet"))
 }

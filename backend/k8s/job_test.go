@@ -107,7 +107,7 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 	}
 	var hs protocol.HostStatus
 	testutil.Poll(10*time.Second, func() bool { // a forced delete removes the object at once; poll a little in case it lags
-		q.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
+		hs = sandboxtest.Must(t, q, protocol.MethodHostStatus, sandboxtest.StatusParams(res.Handle))
 		return hs.State == protocol.HostGone
 	})
 	if hs.State != protocol.HostGone {

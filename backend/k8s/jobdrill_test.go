@@ -65,8 +65,7 @@ func resolveJobStart(t *testing.T, q *plugin, host protocol.Target, key string) 
 	t.Helper()
 	params := jobStartParams(host, key)
 	jt := jobTargetOf(host, key, "")
-	var lk protocol.JobLookupResult
-	q.Must(t, "job.lookup", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt, "key": key, "fence": true}, &lk)
+	lk := sandboxtest.Must(t, q, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: jt}, Key: key, Fence: true})
 	if n := agentsOf(t, q, host.Host.Handle, key); (lk.Found == nil) != (n == 0) {
 		t.Errorf("%s: %d processes of its job running, want them only when found (lookup %+v)", key, n, lk)
 	}
@@ -75,7 +74,7 @@ func resolveJobStart(t *testing.T, q *plugin, host protocol.Target, key string) 
 		stopJob(t, q, jobTargetOf(host, key, lk.Found.Handle))
 		return "found"
 	case lk.None:
-		if err := q.Ask(t, "job.start", params, nil); err == nil {
+		if err := sandboxtest.Err(t, q, protocol.MethodJobStart, params); err == nil {
 			t.Errorf("%s: a job.start after a fenced none succeeded", key)
 		}
 		return "none"
