@@ -68,7 +68,7 @@ func BenchmarkCold(b *testing.B) {
 
 // proxyConfig is s's Host block reached through a relay ProxyCommand.
 func proxyConfig(b testing.TB, s *testsshd.Server) string {
-	return writeConfig(b, s.HostBlock("box")+"  ControlPath none\n  ProxyCommand busybox nc %h %p\n")
+	return testsshd.WriteConfig(b, s.HostBlock("box")+"  ControlPath none\n  ProxyCommand busybox nc %h %p\n")
 }
 
 // BenchmarkColdProxyCommand: a cold call through a ProxyCommand, against
@@ -108,7 +108,7 @@ func BenchmarkWarmProxyCommand(b *testing.B) {
 	})
 	b.Run("openssh-controlmaster", func(b *testing.B) {
 		ctl := filepath.Join(b.TempDir(), "ctl")
-		startMaster(b, cfg, ctl, "box")
+		testsshd.StartMaster(b, cfg, ctl, "box")
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			sshTrue(b, cfg, "-S", ctl)
@@ -122,8 +122,8 @@ func BenchmarkWarmProxyCommand(b *testing.B) {
 func BenchmarkColdThroughMaster(b *testing.B) {
 	s := testsshd.Start(b, testsshd.Options{})
 	ctl := filepath.Join(b.TempDir(), "ctl")
-	cfg := writeConfig(b, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
-	startMaster(b, cfg, ctl, "box")
+	cfg := testsshd.WriteConfig(b, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
+	testsshd.StartMaster(b, cfg, ctl, "box")
 	coldPair(b, cfg)
 }
 
@@ -247,8 +247,8 @@ func BenchmarkSideBySide(b *testing.B) {
 	remoteRepo(b, d, "sbs-src", 200)
 	proxyCfg := proxyConfig(b, s)
 	mctl := filepath.Join(b.TempDir(), "mctl")
-	masterCfg := writeConfig(b, s.HostBlock("box")+"  ControlPath "+mctl+"\n")
-	startMaster(b, masterCfg, mctl, "box")
+	masterCfg := testsshd.WriteConfig(b, s.HostBlock("box")+"  ControlPath "+mctl+"\n")
+	testsshd.StartMaster(b, masterCfg, mctl, "box")
 	type pair struct{ plugin, openssh time.Duration }
 	// Each measurement starts once the previous one's leftovers settled (a
 	// cold plugin's remote sessions end just after it exits): untimed.

@@ -189,7 +189,7 @@ func TestProxyJumpFirstHopProxyCommand(t *testing.T) {
 	kh := filepath.Join(t.TempDir(), "kh")
 	os.WriteFile(kh, []byte("jump-alias "+jump.HostKeyPub+"\n"), 0o600)
 	jumpBlock = strings.Replace(jumpBlock, "UserKnownHostsFile "+jump.KnownHosts, "UserKnownHostsFile "+kh, 1)
-	cfg := writeConfig(t, target.HostBlock("box")+"  ProxyJump jump\n"+jumpBlock)
+	cfg := testsshd.WriteConfig(t, target.HostBlock("box")+"  ProxyJump jump\n"+jumpBlock)
 	if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
 		t.Fatalf("ssh: %v: %s", err, out)
 	}

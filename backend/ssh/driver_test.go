@@ -93,10 +93,10 @@ func local(t testing.TB, cfg Config) (caller.Config, *Backend) {
 	if cfg.ShimExe == "" {
 		cfg.ShimExe = pluginBin(t)
 	}
-	b := New(cfg, testLogger(t))
+	b := New(cfg, testutil.Logger(t))
 	opts := b.Options()
 	opts.Name, opts.Version = "ssh", "test"
-	opts.Logger = testLogger(t)
+	opts.Logger = testutil.Logger(t)
 	return caller.Config{Name: "ssh", Local: &opts, SkipParamsCheck: true, Retries: -1, StopGrace: 30 * time.Second}, b
 }
 

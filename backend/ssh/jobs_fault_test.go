@@ -106,7 +106,7 @@ func cutConfig(t *testing.T, s *testsshd.Server, r *cutRelay) string {
 	if err := os.WriteFile(kh, []byte(fmt.Sprintf("[127.0.0.1]:%d %s\n", r.port(), s.HostKeyPub)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return writeConfig(t, fmt.Sprintf("Host cut\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
+	return testsshd.WriteConfig(t, fmt.Sprintf("Host cut\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
 		"  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  BatchMode yes\n"+
 		"  ServerAliveInterval 1\n  ServerAliveCountMax 2\n  ConnectTimeout 2\n", r.port(), s.User, s.UserKey, kh))
 }

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -18,4 +19,9 @@ type logWriter struct {
 func (w logWriter) Write(p []byte) (int, error) {
 	w.t.Log(w.prefix + strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// Logger is a logger at info level into t's log.
+func Logger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(LogWriter(t, ""), &slog.HandlerOptions{Level: slog.LevelInfo}))
 }

@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"context"
@@ -78,16 +78,16 @@ func (d *Dialer) sshCommand(args ...string) string {
 	return d.res.sshCommand(append(extra, args...)...)
 }
 
-// stageError marks which stage of the connection failed (never on the
+// StageError marks which stage of the connection failed (never on the
 // wire), with what was learnt before it: the host key when authentication
 // failed.
-type stageError struct {
+type StageError struct {
 	stage   error
-	hostKey string
+	HostKey string // the verified host key, when a later stage failed
 }
 
-func (e *stageError) Error() string { return e.stage.Error() }
-func (e *stageError) Unwrap() error { return e.stage }
+func (e *StageError) Error() string { return e.stage.Error() }
+func (e *StageError) Unwrap() error { return e.stage }
 
 func macName(a gossh.DirectionAlgorithms) string {
 	if strings.Contains(a.Cipher, "gcm") || strings.Contains(a.Cipher, "chacha20") {
@@ -109,11 +109,11 @@ func (d *Dialer) handshakeError(ctx context.Context, r *Resolved, tr *trust, au 
 			return d.res.toolCommand("ssh-copy-id", "-i", key, r.Alias)
 		})
 		key, how := tr.presented()
-		f.Err = &stageError{stage: errAuth, hostKey: fmt.Sprintf("%s %s, %s", key.Type(), fingerprint(key, r.FingerprintHash), how)}
+		f.Err = &StageError{stage: ErrAuth, HostKey: fmt.Sprintf("%s %s, %s", key.Type(), fingerprint(key, r.FingerprintHash), how)}
 		d.log.Debug("authentication refused", "host", r.Alias, "offered", strings.Join(au.tried, ", "), "error", f.Message)
 		return f
 	}
-	what := fmt.Sprintf("SSH handshake with %s (%s)", safeName(r.Alias), route)
+	what := fmt.Sprintf("SSH handshake with %s (%s)", SafeName(r.Alias), route)
 	if p, ok := nc.(*proxyConn); ok {
 		if st := p.status(); st != "" {
 			err = fmt.Errorf("%v; the ProxyCommand %s", err, st)
@@ -136,9 +136,9 @@ func (d *Dialer) logResolved(r *Resolved, via *Client) {
 	case via != nil:
 		route = "through jump host " + via.Resolved.Alias
 	case r.ProxyCommand != "":
-		route = "ProxyCommand " + r.ProxyCommand + " (" + r.where("ProxyCommand") + ")"
+		route = "ProxyCommand " + r.ProxyCommand + " (" + r.Where("ProxyCommand") + ")"
 	case len(r.ProxyJump) > 0:
-		route = "ProxyJump " + strings.Join(r.ProxyJump, ",") + " (" + r.where("ProxyJump") + ")"
+		route = "ProxyJump " + strings.Join(r.ProxyJump, ",") + " (" + r.Where("ProxyJump") + ")"
 	}
 	d.log.Debug("resolved", "host", r.Alias, "via", r.Via, "configFiles", strings.Join(r.Files(), ", "),
 		"options", strings.Join(d.res.options, " "), "user", r.User, "hostname", r.HostName, "port", r.Port, "route", route)

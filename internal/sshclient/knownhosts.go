@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"bytes"
@@ -39,10 +39,10 @@ type trust struct {
 
 var appendMu sync.Mutex
 
-// errHostKey and errAuth mark a connection failure's stage (never on the wire).
+// ErrHostKey and ErrAuth mark a connection failure's stage (never on the wire).
 var (
-	errHostKey = errors.New("host key not verified")
-	errAuth    = errors.New("authentication refused")
+	ErrHostKey = errors.New("host key not verified")
+	ErrAuth    = errors.New("authentication refused")
 )
 
 // newTrust loads the known_hosts files for r (or knownHostsFlag alone).
@@ -138,7 +138,7 @@ func (t *trust) callback() gossh.HostKeyCallback {
 		if perr == nil {
 			return nil
 		}
-		perr.Err = errHostKey
+		perr.Err = ErrHostKey
 		t.mu.Lock()
 		t.failure = perr
 		t.mu.Unlock()
@@ -225,7 +225,7 @@ func rsaSizeOK(key gossh.PublicKey, min int) error {
 }
 
 func (t *trust) verdict(key gossh.PublicKey, err error) *protocol.Error {
-	alias := safeName(t.r.Alias)
+	alias := SafeName(t.r.Alias)
 	fp := fingerprint(key, t.r.FingerprintHash)
 	pattern := t.pattern()
 	file := t.r.show(t.writeTo)
@@ -247,7 +247,7 @@ func (t *trust) verdict(key gossh.PublicKey, err error) *protocol.Error {
 		}
 		return protocol.HumanError(fmt.Sprintf("the host now presents %s %s, which does not match %s. "+
 			"If the change is expected (verify the fingerprint with the host's administrator), remove the old entry with `ssh-keygen -R '%s' -f %s` and %s",
-			keyTypeName(key), fp, where, pattern, file, add),
+			KeyTypeName(key), fp, where, pattern, file, add),
 			"HOST KEY CHANGED for %s (%s): refusing to connect", alias, pattern)
 	case knownhosts.IsHostUnknown(err):
 		if t.r.StrictHostKeyChecking == "accept-new" || t.r.StrictHostKeyChecking == "no" {
@@ -260,10 +260,10 @@ func (t *trust) verdict(key gossh.PublicKey, err error) *protocol.Error {
 		}
 		more := ""
 		if t.r.get("verifyhostkeydns") == "true" || t.r.get("verifyhostkeydns") == "yes" {
-			more = fmt.Sprintf(" (VerifyHostKeyDNS, %s, is not done by the plugin: it reads no SSHFP records)", t.r.where("VerifyHostKeyDNS"))
+			more = fmt.Sprintf(" (VerifyHostKeyDNS, %s, is not done by the plugin: it reads no SSHFP records)", t.r.Where("VerifyHostKeyDNS"))
 		}
 		return protocol.HumanError(fmt.Sprintf("the host presents %s %s. Verify this fingerprint with the host's administrator, then %s (or run `%s` once and answer yes)",
-			keyTypeName(key), fp, add, t.sshCmd),
+			KeyTypeName(key), fp, add, t.sshCmd),
 			"host key of %s (%s) is not known%s", alias, pattern, more)
 	}
 	return protocol.HumanError("check the known_hosts files "+strings.Join(t.shownFiles(), ", "), "host key of %s not verified: %v", alias, err)
@@ -286,7 +286,7 @@ func (t *trust) addRemedy(key gossh.PublicKey) string {
 		if t.r.HashKnownHosts {
 			h = "-H "
 		}
-		return fmt.Sprintf("add it with `ssh-keyscan %s-t %s -p %d %s >> %s`", h, keyTypeName(key), t.r.Port, t.r.HostName, t.r.show(t.writeTo))
+		return fmt.Sprintf("add it with `ssh-keyscan %s-t %s -p %d %s >> %s`", h, KeyTypeName(key), t.r.Port, t.r.HostName, t.r.show(t.writeTo))
 	}
 	return fmt.Sprintf("append this line to %s: `%s`", t.r.show(t.writeTo), knownHostsLine(t.pattern(), key, false))
 }
@@ -346,7 +346,8 @@ func fingerprint(k gossh.PublicKey, hash string) string {
 	return gossh.FingerprintSHA256(k)
 }
 
-func keyTypeName(k gossh.PublicKey) string {
+// KeyTypeName is a key's type as ssh-keygen and ssh-keyscan -t name it: ed25519, ecdsa, rsa.
+func KeyTypeName(k gossh.PublicKey) string {
 	typ := k.Type()
 	if c, ok := k.(*gossh.Certificate); ok {
 		typ = c.Key.Type()

@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"context"
@@ -37,17 +37,17 @@ const (
 	muxVersion    = 4
 )
 
-// master is a running ControlMaster found for a destination.
-type master struct {
+// Master is a running ControlMaster found for a destination.
+type Master struct {
 	path     string // for messages
 	dialPath string // the socket
 	pid      int
 }
 
-// probeMaster connects to path and runs an alive check. No master (no
+// ProbeMaster connects to path and runs an alive check. No master (no
 // socket, or a stale one nobody listens on) is (nil, nil), as for ssh,
 // which then connects by itself.
-func probeMaster(ctx context.Context, path string) (*master, error) {
+func ProbeMaster(ctx context.Context, path string) (*Master, error) {
 	nc, err := (&net.Dialer{}).DialContext(ctx, "unix", path)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOTSOCK) {
@@ -81,13 +81,13 @@ func probeMaster(ctx context.Context, path string) (*master, error) {
 	if typ != muxSAlive || len(body) < 8 || binary.BigEndian.Uint32(body) != 1 {
 		return nil, fmt.Errorf("unexpected mux reply %#x to the alive check", typ)
 	}
-	return &master{path: path, dialPath: path, pid: int(binary.BigEndian.Uint32(body[4:]))}, nil
+	return &Master{path: path, dialPath: path, pid: int(binary.BigEndian.Uint32(body[4:]))}, nil
 }
 
-// runningMaster probes r's ControlPath; the master is named by the path
+// RunningMaster probes r's ControlPath; the master is named by the path
 // as the config shows it (never an environment value).
-func (r *Resolved) runningMaster(ctx context.Context) (*master, error) {
-	m, err := probeMaster(ctx, r.ControlPath)
+func (r *Resolved) RunningMaster(ctx context.Context) (*Master, error) {
+	m, err := ProbeMaster(ctx, r.ControlPath)
 	if m != nil {
 		m.dialPath, m.path = m.path, r.show(r.ControlPath)
 	}
@@ -96,7 +96,7 @@ func (r *Resolved) runningMaster(ctx context.Context) (*master, error) {
 
 // dial opens a proxy-mode connection to the master and returns a client
 // over it.
-func (m *master) dial(ctx context.Context) (*gossh.Client, error) {
+func (m *Master) dial(ctx context.Context) (*gossh.Client, error) {
 	nc, err := (&net.Dialer{}).DialContext(ctx, "unix", m.dialPath)
 	if err != nil {
 		return nil, errors.New(strings.ReplaceAll(err.Error(), m.dialPath, m.path))
@@ -115,7 +115,7 @@ func (m *master) dial(ctx context.Context) (*gossh.Client, error) {
 	return gossh.NewClient(c, chans, reqs), nil
 }
 
-func (m *master) String() string {
+func (m *Master) String() string {
 	return fmt.Sprintf("the ControlMaster at %s (pid %d)", m.path, m.pid)
 }
 

@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"bytes"
@@ -95,9 +95,9 @@ func (a *auth) openAgent(r *Resolved) (agent.ExtendedAgent, []*agent.Key) {
 		a.agentSrc = "none (IdentityAgent none)"
 		return nil, nil
 	case strings.HasPrefix(v, "$") && !strings.HasPrefix(v, "${"):
-		sock, src = os.Getenv(v[1:]), "IdentityAgent "+v+" ("+r.where("IdentityAgent")+")"
+		sock, src = os.Getenv(v[1:]), "IdentityAgent "+v+" ("+r.Where("IdentityAgent")+")"
 	default:
-		sock, src = v, "IdentityAgent "+r.show(v)+" ("+r.where("IdentityAgent")+")"
+		sock, src = v, "IdentityAgent "+r.show(v)+" ("+r.Where("IdentityAgent")+")"
 	}
 	a.agentSrc = src
 	if sock == "" {
@@ -211,9 +211,9 @@ func indexKey(ids []identity, k gossh.PublicKey) int {
 }
 
 func agentKeyName(k gossh.PublicKey, comment string) string {
-	n := "agent key " + strings.ToUpper(keyTypeName(k)) + " " + gossh.FingerprintSHA256(k)
+	n := "agent key " + strings.ToUpper(KeyTypeName(k)) + " " + gossh.FingerprintSHA256(k)
 	if comment != "" {
-		n += " (" + safeName(comment) + ")"
+		n += " (" + SafeName(comment) + ")"
 	}
 	return n
 }
@@ -306,14 +306,14 @@ func (a *auth) failureText(r *Resolved, err error, copyID func(key string) strin
 			"%s refused the keys offered, and %s is passphrase-protected and not in ssh-agent", target, strings.Join(a.locked, ", "))
 	}
 	if len(a.signers) == 0 {
-		return protocol.HumanError(fmt.Sprintf("create a key (`ssh-keygen -t ed25519`) and install it on the host (`%s`), or pass %s, or load your key into the agent (%s)", copyID(""), flagName(r.flagPrefix, "identity"), a.agentSrc),
+		return protocol.HumanError(fmt.Sprintf("create a key (`ssh-keygen -t ed25519`) and install it on the host (`%s`), or pass %s, or load your key into the agent (%s)", copyID(""), FlagName(r.flagPrefix, "identity"), a.agentSrc),
 			"no SSH key to offer to %s", target)
 	}
 	more := ""
 	if !r.IdentitiesOnly && len(a.tried) >= maxKeys {
 		more = "; or set IdentitiesOnly yes for this host so only its IdentityFile is offered"
 	}
-	return protocol.HumanError(fmt.Sprintf("install one of these keys in %s's ~/.ssh/authorized_keys on the host (`%s`), or pass %s with the right key%s", r.User, copyID("KEY"), flagName(r.flagPrefix, "identity"), more),
+	return protocol.HumanError(fmt.Sprintf("install one of these keys in %s's ~/.ssh/authorized_keys on the host (`%s`), or pass %s with the right key%s", r.User, copyID("KEY"), FlagName(r.flagPrefix, "identity"), more),
 		"%s refused the keys offered (%s): %v", target, strings.Join(a.tried, ", "), err)
 }
 

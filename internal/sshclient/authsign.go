@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"io"
@@ -58,7 +58,7 @@ type recording struct {
 
 func (k *recording) note() {
 	k.a.mu.Lock()
-	k.a.accepted = k.name + " (" + strings.ToUpper(keyTypeName(k.PublicKey())) + " " + gossh.FingerprintSHA256(k.PublicKey()) + ")"
+	k.a.accepted = k.name + " (" + strings.ToUpper(KeyTypeName(k.PublicKey())) + " " + gossh.FingerprintSHA256(k.PublicKey()) + ")"
 	k.a.mu.Unlock()
 }
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package ssh
+package sshclient
 
 import "net"
 

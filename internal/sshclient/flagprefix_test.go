@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func TestFlagPrefixNamesTheEmbeddingPluginsFlags(t *testing.T) {
 	}{
 		{"refused-option", Config{SSHConfig: s.Config, Options: []string{"CheckHostIP=yes"}, FlagPrefix: "ssh-"},
 			"(--ssh-option CheckHostIP=yes) is not supported by the plugin's SSH layer", "add `--ssh-option CheckHostIP=…`"},
-		{"refused-key", Config{SSHConfig: withIdentity(t, s, stranger), FlagPrefix: "ssh-"}, "refused the keys", "or pass --ssh-identity with the right key"},
+		{"refused-key", Config{SSHConfig: s.WithIdentity(t, stranger), FlagPrefix: "ssh-"}, "refused the keys", "or pass --ssh-identity with the right key"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := NewDialer(c.cfg, nil).Dial(context.Background(), "box")

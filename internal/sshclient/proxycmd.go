@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"context"
@@ -153,5 +153,5 @@ func (t *tailBuffer) lastLine() string {
 	if len(l) > 200 {
 		l = l[:200]
 	}
-	return safeName(l)
+	return SafeName(l)
 }

@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"context"
@@ -16,12 +16,12 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// Dialer connects to SSH destinations exactly as mu-plugin-ssh does: the
-// destination resolved by `ssh -G` (the same --config and --option), a
+// Dialer connects to SSH destinations as OpenSSH's ssh does: the
+// destination resolved by `ssh -G` (the same ssh_config and -o options), a
 // running ControlMaster reused, ProxyCommand and ProxyJump followed, host
 // keys checked against known_hosts, keys from the files and the agent
-// OpenSSH would offer. Other backends (mu-plugin-docker's ssh:// engines)
-// use it to get the same *gossh.Client.
+// OpenSSH would offer. mu-plugin-ssh and mu-plugin-docker's ssh:// Engines
+// both connect through it.
 type Dialer struct {
 	res        *resolver
 	knownHosts string // --known-hosts
@@ -29,8 +29,7 @@ type Dialer struct {
 	log        *slog.Logger
 }
 
-// NewDialer builds a Dialer from the plugin's flags: SSHConfig, Options,
-// KnownHosts and Identity are read.
+// NewDialer builds a Dialer from the embedding plugin's flags.
 func NewDialer(cfg Config, log *slog.Logger) *Dialer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -93,12 +92,17 @@ func (d *Dialer) Dial(ctx context.Context, dest string) (*Client, error) {
 	return d.dialResolved(ctx, r, nil, 0)
 }
 
+// Resolve resolves dest as Dial does, without connecting.
+func (d *Dialer) Resolve(ctx context.Context, dest string) (*Resolved, error) {
+	return d.res.Resolve(ctx, dest)
+}
+
 // dialResolved connects to r: over its ControlMaster when one runs, else
 // through via (a jump host), its ProxyCommand, its ProxyJump hosts, or
 // straight over TCP.
 func (d *Dialer) dialResolved(ctx context.Context, r *Resolved, via *Client, depth int) (*Client, error) {
 	if depth > maxHops {
-		return nil, protocol.HumanError("check the ProxyJump settings for a loop", "%s: more than %d jump hosts", safeName(r.Alias), maxHops)
+		return nil, protocol.HumanError("check the ProxyJump settings for a loop", "%s: more than %d jump hosts", SafeName(r.Alias), maxHops)
 	}
 	d.logResolved(r, via)
 	if c, err := d.overMaster(ctx, r); c != nil || err != nil {
@@ -116,7 +120,7 @@ func (d *Dialer) dialResolved(ctx context.Context, r *Resolved, via *Client, dep
 		route = via.Route + " → " + r.Addr()
 		nc, err = via.DialContext(ctx, "tcp", r.Addr())
 		if err != nil {
-			err = protocol.NotStarted(err, fmt.Sprintf("cannot reach %s (%s) through %s", safeName(r.Alias), r.Addr(), safeName(via.Resolved.Alias)))
+			err = protocol.NotStarted(err, fmt.Sprintf("cannot reach %s (%s) through %s", SafeName(r.Alias), r.Addr(), SafeName(via.Resolved.Alias)))
 		}
 	case r.ProxyCommand != "":
 		var p *proxyConn
@@ -141,7 +145,7 @@ func (d *Dialer) dialResolved(ctx context.Context, r *Resolved, via *Client, dep
 		}
 		return c, nil
 	default:
-		nc, err = d.dialTCP(ctx, r)
+		nc, err = d.DialTCP(ctx, r)
 		direct = true
 	}
 	if err != nil {
@@ -198,7 +202,7 @@ func wrapHop(err error, hop string) error {
 	var pe *protocol.Error
 	if errors.As(err, &pe) {
 		cp := *pe
-		cp.Message = "jump host " + safeName(strings.TrimSpace(hop)) + ": " + cp.Message
+		cp.Message = "jump host " + SafeName(strings.TrimSpace(hop)) + ": " + cp.Message
 		return &cp
 	}
 	return err
@@ -218,7 +222,7 @@ func (d *Dialer) overMaster(ctx context.Context, r *Resolved) (*Client, error) {
 		d.log.Debug("ControlMaster "+r.ControlMaster+": ssh would start a master here, not use one; the plugin never starts one: connecting itself", "host", r.Alias)
 		return nil, nil
 	}
-	m, err := r.runningMaster(ctx)
+	m, err := r.RunningMaster(ctx)
 	if err != nil {
 		d.log.Info("ControlPath: no usable master; connecting directly", "host", r.Alias, "controlPath", path, "error", scrubPath(err, r.ControlPath))
 		return nil, nil
@@ -249,17 +253,17 @@ func (d *Dialer) proxy(r *Resolved) (*proxyConn, string, error) {
 		return nil, "", r.invalid("ProxyCommand", r.ProxyCommand, err)
 	}
 	route := "ProxyCommand `" + cmd + "`"
-	d.log.Debug("executing ProxyCommand", "host", r.Alias, "command", cmd, "where", r.where("ProxyCommand"))
+	d.log.Debug("executing ProxyCommand", "host", r.Alias, "command", cmd, "where", r.Where("ProxyCommand"))
 	p, err := startProxyCommand(cmd)
 	if err != nil {
-		return nil, route, protocol.NotStarted(err, fmt.Sprintf("cannot start the %s for %s", route, safeName(r.Alias)))
+		return nil, route, protocol.NotStarted(err, fmt.Sprintf("cannot start the %s for %s", route, SafeName(r.Alias)))
 	}
 	return p, route, nil
 }
 
-// dialTCP connects as ssh does: AddressFamily, BindAddress, and
+// DialTCP connects as ssh does: AddressFamily, BindAddress, and
 // ConnectionAttempts tries one second apart, each within ConnectTimeout.
-func (d *Dialer) dialTCP(ctx context.Context, r *Resolved) (net.Conn, error) {
+func (d *Dialer) DialTCP(ctx context.Context, r *Resolved) (net.Conn, error) {
 	network := map[string]string{"inet": "tcp4", "inet6": "tcp6"}[r.AddressFamily]
 	if network == "" {
 		network = "tcp"
@@ -287,7 +291,7 @@ func (d *Dialer) dialTCP(ctx context.Context, r *Resolved) (net.Conn, error) {
 			return withQuickAck(nc), nil
 		}
 	}
-	return nil, protocol.NotStarted(err, fmt.Sprintf("cannot reach %s (%s)", safeName(r.Alias), r.Addr()))
+	return nil, protocol.NotStarted(err, fmt.Sprintf("cannot reach %s (%s)", SafeName(r.Alias), r.Addr()))
 }
 
 func connectTimeout(r *Resolved) time.Duration {

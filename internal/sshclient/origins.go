@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"fmt"
@@ -116,7 +116,7 @@ func (o *origins) fileLines(path string) []string {
 	if o.lines == nil {
 		o.lines = map[string][]string{}
 	}
-	b, err := os.ReadFile(expandTilde(path))
+	b, err := os.ReadFile(ExpandTilde(path))
 	if err != nil {
 		o.lines[path] = nil
 		return nil

@@ -1,7 +1,4 @@
-// Package ssh is mu-plugin-ssh's backend: a link to any SSH host, with
-// scripts that stop on timeout ("stopping"), git fetch and push over the
-// plugin's own connection, and OpenSSH's own resolution and trust rules.
-package ssh
+package sshclient
 
 import (
 	"bufio"
@@ -146,7 +143,7 @@ func (r *resolver) resolveHop(ctx context.Context, hop string) (*Resolved, error
 
 func (r *resolver) resolve(ctx context.Context, dest string, opts []string) (*Resolved, error) {
 	if dest == "" || strings.HasPrefix(dest, "-") || strings.ContainsAny(dest, " \t\r\n'\"\\;&|`$") {
-		return nil, protocol.Errorf(protocol.Permanent, "invalid SSH destination %q", safeName(dest))
+		return nil, protocol.Errorf(protocol.Permanent, "invalid SSH destination %q", SafeName(dest))
 	}
 	var res *Resolved
 	var err error
@@ -157,11 +154,11 @@ func (r *resolver) resolve(ctx context.Context, dest string, opts []string) (*Re
 	}
 	if err != nil {
 		return nil, protocol.HumanError(fmt.Sprintf("check the SSH configuration for this host (`%s`)", r.sshCommand("-G", dest)),
-			"cannot resolve %s: %v", safeName(dest), err)
+			"cannot resolve %s: %v", SafeName(dest), err)
 	}
 	res.Alias, res.flagPrefix = dest, r.flagPrefix
 	if res.src != nil {
-		res.src.optionFlag = flagName(r.flagPrefix, "option")
+		res.src.optionFlag = FlagName(r.flagPrefix, "option")
 	}
 	if err := res.read(); err != nil {
 		return nil, err
@@ -239,7 +236,7 @@ func sshGError(stderr string) string {
 	for _, l := range strings.Split(stderr, "\n") {
 		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "debug") && !strings.HasPrefix(l, "OpenSSH_") &&
 			!strings.HasPrefix(l, "Pseudo-terminal") {
-			return firstLine(l)
+			return FirstLine(l)
 		}
 	}
 	return "no reason given"
@@ -350,7 +347,7 @@ func (r *Resolved) readAlgorithms() {
 // withDefaults fills what OpenSSH defaults and `ssh -G` always prints.
 func (r *Resolved) withDefaults() {
 	if len(r.UserKnownHostsFiles) == 0 && r.get("userknownhostsfile") == "" {
-		r.UserKnownHostsFiles = []string{expandTilde("~/.ssh/known_hosts"), expandTilde("~/.ssh/known_hosts2")}
+		r.UserKnownHostsFiles = []string{ExpandTilde("~/.ssh/known_hosts"), ExpandTilde("~/.ssh/known_hosts2")}
 	}
 	if len(r.GlobalKnownHostsFiles) == 0 && r.get("globalknownhostsfile") == "" {
 		r.GlobalKnownHostsFiles = []string{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}
@@ -443,7 +440,7 @@ func seconds(v string) time.Duration {
 	return time.Duration(n) * time.Second
 }
 
-func firstLine(s string) string {
+func FirstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]

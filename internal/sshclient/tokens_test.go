@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func TestExpandTokens(t *testing.T) {
 func TestTokensAsSSH(t *testing.T) {
 	t.Setenv("MU_TOKEN_TEST", "envval")
 	all := "%%-%C-%L-%i-%k-%l-%n-%p-%d-%h-%r-%u-${MU_TOKEN_TEST}"
-	cfg := writeConfig(t, "Host box\n  HostName 127.0.0.1\n  User alice\n  Port 2222\n  HostKeyAlias kalias\n"+
+	cfg := testsshd.WriteConfig(t, "Host box\n  HostName 127.0.0.1\n  User alice\n  Port 2222\n  HostKeyAlias kalias\n"+
 		"  IdentityAgent ~/a-"+all+"\n  ControlPath /tmp/c-"+all+"\n  UserKnownHostsFile ~/k-"+all+" /tmp/k2-%h\n")
 	viaG, err := newResolver(cfg, nil).Resolve(context.Background(), "box")
 	if err != nil {
@@ -74,7 +74,7 @@ func TestTokensAsSSH(t *testing.T) {
 func TestIdentityFileTokensAsSSH(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	t.Setenv("MU_TOKEN_TEST", "envval")
-	cfg := writeConfig(t, s.HostBlock("box")+"  IdentityFile ~/.ssh/id-%h-%p-%r-%u-%n-%k-${MU_TOKEN_TEST}\n  CertificateFile %d/cert-%C\n")
+	cfg := testsshd.WriteConfig(t, s.HostBlock("box")+"  IdentityFile ~/.ssh/id-%h-%p-%r-%u-%n-%k-${MU_TOKEN_TEST}\n  CertificateFile %d/cert-%C\n")
 	r, err := newResolver(cfg, nil).Resolve(context.Background(), "box")
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"fmt"
@@ -210,25 +210,25 @@ func (r *Resolved) audit() error {
 
 // refusal is the hand-back for an option value the plugin will not honour.
 func (r *Resolved) refusal(name, value, reason, remedy string) error {
-	where := r.where(name)
+	where := r.Where(name)
 	fix := remedy
 	if fix != "" {
 		fix += "; "
 	}
-	fix += fmt.Sprintf("to override it for this registration only, add `%s %s=…` to the plugin's argv", flagName(r.flagPrefix, "option"), name)
+	fix += fmt.Sprintf("to override it for this registration only, add `%s %s=…` to the plugin's argv", FlagName(r.flagPrefix, "option"), name)
 	layer := "mu-plugin-ssh"
 	if r.flagPrefix != "" {
 		layer = "the plugin's SSH layer (mu-plugin-ssh's)"
 	}
 	return protocol.HumanError(fix,
 		"%s: ssh_config option %s %s (%s) is not supported by %s: %s, so the plugin would connect differently from ssh",
-		safeName(r.Alias), name, value, where, layer, reason)
+		SafeName(r.Alias), name, value, where, layer, reason)
 }
 
 // invalid is the hand-back for a value ssh itself would reject.
 func (r *Resolved) invalid(name, value string, err error) error {
-	return protocol.HumanError(fmt.Sprintf("fix %s in the SSH configuration (%s)", name, r.where(name)),
-		"%s: ssh_config option %s %s is invalid: %v", safeName(r.Alias), name, value, err)
+	return protocol.HumanError(fmt.Sprintf("fix %s in the SSH configuration (%s)", name, r.Where(name)),
+		"%s: ssh_config option %s %s is invalid: %v", SafeName(r.Alias), name, value, err)
 }
 
 // show is a path or value derived from the config, for a log line or a
@@ -253,8 +253,8 @@ func (r *Resolved) hideExpansion(written, expanded string) {
 	r.hide[expanded] = written
 }
 
-// where names the line that set an option, or says it is OpenSSH's default.
-func (r *Resolved) where(name string) string {
+// Where names the line that set an option, or says it is OpenSSH's default.
+func (r *Resolved) Where(name string) string {
 	if r.src != nil {
 		if w, _, ok := r.src.find(name); ok {
 			return w

@@ -1,8 +1,7 @@
-package ssh
+package sshclient
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,65 +11,6 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
-
-// TestRefusedOptions: every option value that would make the plugin
-// connect differently from ssh is a hand-back naming the option, its
-// value and the config line (or the --option) that set it; the remedy
-// says how to override it for the registration.
-func TestRefusedOptions(t *testing.T) {
-	s := testsshd.Start(t, testsshd.Options{})
-	for _, c := range []struct{ line, want string }{
-		{"ProxyUseFdpass yes", "ProxyUseFdpass yes"},
-		{"ProxyCommand -", "ProxyCommand -"},
-		{"BindInterface lo", "BindInterface lo"},
-		{"CheckHostIP yes", "CheckHostIP yes"},
-		{"NoHostAuthenticationForLocalhost yes", "NoHostAuthenticationForLocalhost yes"},
-		{"KnownHostsCommand /bin/true %H", "KnownHostsCommand /bin/true %H"},
-		{"RevokedHostKeys /etc/ssh/revoked", "RevokedHostKeys /etc/ssh/revoked"},
-		{"PubkeyAuthentication no", "PubkeyAuthentication false"},
-		{"PKCS11Provider /usr/lib/opensc-pkcs11.so", "PKCS11Provider /usr/lib/opensc-pkcs11.so"},
-		{"Ciphers aes256-cbc", "Ciphers aes256-cbc"},
-		{"KexAlgorithms sntrup761x25519-sha512@openssh.com", "KexAlgorithms sntrup761x25519-sha512@openssh.com"},
-		{"HostKeyAlgorithms sk-ssh-ed25519@openssh.com", "HostKeyAlgorithms sk-ssh-ed25519@openssh.com"},
-		{"MACs umac-128-etm@openssh.com", "MACs umac-128-etm@openssh.com"},
-	} {
-		name := strings.Fields(c.line)[0]
-		t.Run(name, func(t *testing.T) {
-			// A comment and a blank line first: the line number must be the option's.
-			cfg := writeConfig(t, "# mu test\n\n"+s.HostBlock("box")+"  "+c.line+"\n")
-			line := strings.Count(s.HostBlock("box"), "\n") + 3
-			expectHuman(t, Config{SSHConfig: cfg}, fmt.Sprintf("ssh_config option %s (%s line %d) is not supported", c.want, cfg, line), "--option "+name+"=")
-			// The same through --option: named as the flag.
-			opt := strings.Replace(c.line, " ", "=", 1)
-			expectHuman(t, Config{SSHConfig: s.Config, Options: []string{opt}}, "(--option "+opt+")")
-		})
-	}
-	t.Run("CanonicalizeHostname-without-ssh", func(t *testing.T) {
-		cfg := writeConfig(t, "CanonicalizeHostname yes\n"+s.HostBlock("box"))
-		r := newResolver(cfg, nil)
-		r.sshBin = ""
-		_, err := r.Resolve(context.Background(), "box")
-		if err == nil || !strings.Contains(err.Error(), "CanonicalizeHostname yes ("+cfg+" line 1)") {
-			t.Fatalf("want a refusal naming line 1, got %v", err)
-		}
-		r = newResolver(cfg, nil) // with ssh -G it is ssh's own work
-		if _, err := r.Resolve(context.Background(), "box"); err != nil {
-			t.Fatalf("with ssh -G: %v", err)
-		}
-	})
-}
-
-// TestOptionOverride: --option wins over the config, as ssh -o does, so
-// the remedy's override works; jump hosts do not get it (ssh -J passes
-// no -o to them).
-func TestOptionOverride(t *testing.T) {
-	s := testsshd.Start(t, testsshd.Options{})
-	cfg := writeConfig(t, s.HostBlock("box")+"  CheckHostIP yes\n")
-	expectOK(t, Config{SSHConfig: cfg, Options: []string{"CheckHostIP=no"}})
-	// An --option that changes where to connect.
-	bad := writeConfig(t, strings.Replace(s.HostBlock("box"), fmt.Sprintf("Port %d", s.Port), "Port 1", 1))
-	expectOK(t, Config{SSHConfig: bad, Options: []string{fmt.Sprintf("Port %d", s.Port)}})
-}
 
 // TestOptionAuditCoversSSHG: every option `ssh -G` prints, with the ones it
 // prints only when set, has an entry in the audit: a new OpenSSH option
@@ -124,7 +64,7 @@ func TestOrigins(t *testing.T) {
 	dir := t.TempDir()
 	inc := filepath.Join(dir, "inc.conf")
 	os.WriteFile(inc, []byte("# included\nServerAliveCountMax 7\n"), 0o600)
-	cfg := writeConfig(t, "ConnectTimeout 9\n"+
+	cfg := testsshd.WriteConfig(t, "ConnectTimeout 9\n"+
 		"Host other\n  User nobody\n"+
 		"Host box\n  HostName 127.0.0.1\n  Include "+inc+"\n"+
 		"Match exec \"false\"\n  Port 2\n"+
@@ -144,14 +84,32 @@ func TestOrigins(t *testing.T) {
 			"ServerAliveCountMax": inc + " line 2",
 			"User":                "--option User=bob",
 		} {
-			if got := res.where(opt); got != want {
+			if got := res.Where(opt); got != want {
 				t.Errorf("%s: %s set at %q, want %q", via, opt, got, want)
 			}
 		}
 		if via == viaSSHG { // the library skips Match exec, and matches Match host on the alias
-			if got := res.where("Port"); got != cfg+" line 10" || res.Port != 2222 {
+			if got := res.Where("Port"); got != cfg+" line 10" || res.Port != 2222 {
 				t.Errorf("ssh -G: Port %d set at %q, want 2222 at line 10", res.Port, got)
 			}
 		}
+	}
+}
+
+// TestCanonicalizeHostnameWithoutSSH: without the OpenSSH client, the
+// library resolver refuses CanonicalizeHostname, naming its line; with
+// ssh -G it is ssh's own work.
+func TestCanonicalizeHostnameWithoutSSH(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{})
+	cfg := testsshd.WriteConfig(t, "CanonicalizeHostname yes\n"+s.HostBlock("box"))
+	r := newResolver(cfg, nil)
+	r.sshBin = ""
+	_, err := r.Resolve(context.Background(), "box")
+	if err == nil || !strings.Contains(err.Error(), "CanonicalizeHostname yes ("+cfg+" line 1)") {
+		t.Fatalf("want a refusal naming line 1, got %v", err)
+	}
+	r = newResolver(cfg, nil) // with ssh -G it is ssh's own work
+	if _, err := r.Resolve(context.Background(), "box"); err != nil {
+		t.Fatalf("with ssh -G: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"crypto/sha1"
@@ -129,7 +129,7 @@ func tokenList(allowed string) string {
 // expandPath is a path option's expansion: ~ and ~user first, then the
 // client tokens and ${ENV}, as ssh does for IdentityFile and its kin.
 func expandPath(p string, v tokenValues) (string, error) {
-	return expandTokens(expandTilde(p), clientTokens, v, true)
+	return expandTokens(ExpandTilde(p), clientTokens, v, true)
 }
 
 // homeDir is the account's home directory from its passwd entry, as ssh
@@ -142,8 +142,8 @@ func homeDir() string {
 	return h
 }
 
-// expandTilde expands a leading ~ or ~user.
-func expandTilde(p string) string {
+// ExpandTilde expands a leading ~ or ~user.
+func ExpandTilde(p string) string {
 	if !strings.HasPrefix(p, "~") {
 		return p
 	}

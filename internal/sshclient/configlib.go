@@ -1,4 +1,4 @@
-package ssh
+package sshclient
 
 import (
 	"os"
@@ -23,7 +23,7 @@ func (r *resolver) resolveLib(dest string, opts []string) (*Resolved, error) {
 	host, userPart, port := splitDest(dest)
 	files := []string{r.configFile}
 	if r.configFile == "" {
-		files = []string{expandTilde("~/.ssh/config"), "/etc/ssh/ssh_config"}
+		files = []string{ExpandTilde("~/.ssh/config"), "/etc/ssh/ssh_config"}
 	}
 	// The --option overrides first: OpenSSH keeps the first value it reads.
 	var cfgs []*sshconfig.Config
@@ -175,9 +175,9 @@ func loadLenient(path, host string) (*sshconfig.Config, []region) {
 func includedRegions(from string, patterns []string) []region {
 	var out []region
 	for _, p := range patterns {
-		p = expandTilde(p)
+		p = ExpandTilde(p)
 		if !filepath.IsAbs(p) {
-			base := expandTilde("~/.ssh")
+			base := ExpandTilde("~/.ssh")
 			if strings.HasPrefix(from, "/etc/ssh/") {
 				base = "/etc/ssh"
 			}
