@@ -28,7 +28,7 @@ func TestDockerPlugin(t *testing.T) {
 			t.Errorf("%s %s: %s", name, r.Status, r.Reason)
 		}
 	}
-	t.Logf("the suite against mu-plugin-docker: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
+	t.Logf("the suite against mu-plugin-docker: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), rep.Slowest())
 }
 
 // removeContainers removes what the run left on the Engine: a fenced key's

@@ -17,5 +17,5 @@ func TestSSHPlugin(t *testing.T) {
 	bin := testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
 	rep := run(t, Options{Host: srv.Alias, Argv: []string{bin, "--config", srv.Config, "--known-hosts", srv.KnownHosts, "--identity", srv.UserKey}, JobCmd: string(agent.Script)})
 	passesAll(t, rep)
-	t.Logf("the suite against mu-plugin-ssh: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
+	t.Logf("the suite against mu-plugin-ssh: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), rep.Slowest())
 }
