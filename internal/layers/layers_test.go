@@ -3,7 +3,9 @@ package layers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -105,6 +107,33 @@ func TestCheckCatchesArrowsBackUp(t *testing.T) {
 			t.Errorf("%+v refused: %v", c.im, got)
 		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
 			t.Errorf("%+v: got %q, want one message holding %q", c.im, got, c.want)
+		}
+	}
+}
+
+// TestArchitectureDocMatches: docs/architecture.md's table has a row per
+// layer, with its rank and every package prefix of it.
+func TestArchitectureDocMatches(t *testing.T) {
+	b, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Split(line, "|"); len(f) > 3 {
+			rows[strings.TrimSpace(f[1])+" "+strings.TrimSpace(f[2])] = line
+		}
+	}
+	for _, l := range Layers {
+		row, ok := rows[fmt.Sprintf("%d %s", l.Rank, l.Name)]
+		if !ok {
+			t.Errorf("docs/architecture.md has no row | %d | %s |", l.Rank, l.Name)
+			continue
+		}
+		for _, p := range l.Packages {
+			if !strings.Contains(row, "`"+p) {
+				t.Errorf("docs/architecture.md's %s row does not name %s", l.Name, p)
+			}
 		}
 	}
 }
