@@ -7,16 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 )
 
 func TestMain(m *testing.M) {
-	testutil.Main(m, map[string]func(){"mu-plugin-testp": func() { os.Exit(runTestPlugin(os.Getenv(testPluginVar))) }})
+	programs.Main(m, map[string]func(){"mu-plugin-testp": func() { os.Exit(runTestPlugin(os.Getenv(testPluginVar))) }})
 }
 
 // fakeBin is mu-plugin-fake, built once for every test.
 func fakeBin(t testing.TB) string {
-	return testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-fake")
+	return programs.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-fake")
 }
 
 // run runs the suite and logs its report.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
@@ -184,9 +184,9 @@ func runDrill(t *testing.T, name string, par int, span time.Duration, trial func
 func runDrillThen(t *testing.T, name string, par int, span time.Duration,
 	trial func(t *testing.T, i int, killAfter time.Duration) (string, bool), after func(t *testing.T) map[int]bool) {
 	killTrials := *killTrialsFlag
-	var counts testutil.Tally
+	var counts crashdrill.Tally
 	good := make([]bool, killTrials) // each trial writes its own
-	testutil.ParallelAtMost(killTrials, par, func(i int) {
+	crashdrill.ParallelAtMost(killTrials, par, func(i int) {
 		how, ok := trial(t, i, time.Duration(rand.Int64N(int64(span+span/4)+1)))
 		counts.Add(how)
 		good[i] = ok

@@ -13,10 +13,10 @@ import (
 
 	"github.com/mu-org/mu-plugins/backend/fake"
 	"github.com/mu-org/mu-plugins/contract"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 )
 
-func TestMain(m *testing.M) { testutil.Main(m, nil) }
+func TestMain(m *testing.M) { programs.Main(m, nil) }
 
 // The contract suite is able to fail: this package's faults, each caught
 // by the check meant for it (here, beside the faults, so that the suite's
@@ -63,7 +63,7 @@ func TestFaultsCaught(t *testing.T) {
 	}
 	// The cases mostly wait (a delay, a hang, a stop grace): run four at
 	// once, then judge each.
-	bin := testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-fake")
+	bin := programs.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-fake")
 	reports := make([]*contract.Report, len(faultCases))
 	logs := make([]string, len(faultCases))
 	sem := make(chan struct{}, 4)

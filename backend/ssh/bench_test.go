@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 func openssh(b *testing.B, s *testsshd.Server, extra ...string) {
@@ -32,7 +34,7 @@ func controlMaster(b *testing.B, s *testsshd.Server) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testutil.Eventually(b, "the ControlMaster socket", func() bool { _, err := os.Stat(ctl); return err == nil })
+	waitfor.Eventually(b, "the ControlMaster socket", func() bool { _, err := os.Stat(ctl); return err == nil })
 	return ctl
 }
 
@@ -155,7 +157,7 @@ func BenchmarkConcurrent50(b *testing.B) {
 	var mu sync.Mutex
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		testutil.Parallel(50, func(int) {
+		crashdrill.Parallel(50, func(int) {
 			res, r := d.exec("box", "true", ".", 60*time.Second)
 			if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				mu.Lock()
@@ -176,7 +178,7 @@ func BenchmarkFetch(b *testing.B) {
 	head := remoteRepo(b, d, "bench-src", 200)
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "r")
-		testutil.Git(b, "/", "init", "-q", dir)
+		gitrepo.Git(b, "/", "init", "-q", dir)
 		return dir
 	}
 	check := func(dir string) {
@@ -260,7 +262,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "r")
-		testutil.Git(b, "/", "init", "-q", dir)
+		gitrepo.Git(b, "/", "init", "-q", dir)
 		return dir
 	}
 	var cold, warm, fetch, proxy, master pair

@@ -10,7 +10,8 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
 )
 
 // TestControlMaster: with a master running at the config's ControlPath,
@@ -44,7 +45,7 @@ func TestControlMaster(t *testing.T) {
 
 	t.Run("slots", func(t *testing.T) {
 		errs := make(chan string, 20)
-		testutil.Parallel(20, func(i int) {
+		crashdrill.Parallel(20, func(i int) {
 			res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
 			if r != nil || res.Stdout != fmt.Sprintf("%d\n", i) {
 				errs <- fmt.Sprintf("call %d: %+v %+v", i, res, r)
@@ -58,15 +59,15 @@ func TestControlMaster(t *testing.T) {
 	t.Run("git", func(t *testing.T) {
 		head := remoteRepo(t, d, "cm-src", 3)
 		local := filepath.Join(t.TempDir(), "r")
-		testutil.Git(t, "/", "init", "-q", local)
+		gitrepo.Git(t, "/", "init", "-q", local)
 		if res, r := d.link("link.fetch", fetchParams("box", "cm-src", local, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("fetch: %+v %+v", res, r)
 		}
 		if fh, _ := os.ReadFile(filepath.Join(local, ".git", "FETCH_HEAD")); !strings.HasPrefix(string(fh), head) {
 			t.Fatalf("FETCH_HEAD %q, want %s", fh, head)
 		}
-		testutil.Git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
-		rev := testutil.Git(t, local, "rev-parse", "HEAD")
+		gitrepo.Git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
+		rev := gitrepo.Git(t, local, "rev-parse", "HEAD")
 		if res, r := d.link("link.push", pushParams("box", local, "cm-dst", rev, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("push: %+v %+v", res, r)
 		}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/osproc"
 )
 
 // proxied is a config where box's HostName does not resolve: only its
@@ -124,7 +124,7 @@ func TestProxyCommandSSHW(t *testing.T) {
 	}
 	d.CloseStdin()
 	for _, p := range proxy {
-		if testutil.Alive(p) {
+		if osproc.Alive(p) {
 			t.Errorf("the ProxyCommand (pid %d) outlived the plugin", p)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
 )
 
 // TestDialerStreamLocal: the exported Dialer gives other backends (the
@@ -46,7 +46,7 @@ func TestDialerStreamLocal(t *testing.T) {
 	testsshd.StartMaster(t, withMaster, ctl, "box")
 	for name, cfg := range map[string]string{"direct": s.Config, "master": withMaster} {
 		t.Run(name, func(t *testing.T) {
-			c, err := NewDialer(Config{SSHConfig: cfg}, testutil.Logger(t)).Dial(t.Context(), "box")
+			c, err := NewDialer(Config{SSHConfig: cfg}, testlog.Logger(t)).Dial(t.Context(), "box")
 			if err != nil {
 				t.Fatal(err)
 			}

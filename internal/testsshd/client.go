@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 // WriteConfig writes an ssh_config and returns its path.
@@ -39,6 +39,6 @@ func StartMaster(t testing.TB, cfg, ctl, alias string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testutil.Eventually(t, "the ControlMaster answering", func() bool { return exec.Command("ssh", "-S", ctl, "-O", "check", alias).Run() == nil })
+	waitfor.Eventually(t, "the ControlMaster answering", func() bool { return exec.Command("ssh", "-S", ctl, "-O", "check", alias).Run() == nil })
 	return cmd
 }

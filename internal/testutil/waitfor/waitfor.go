@@ -1,4 +1,7 @@
-package testutil
+// Package waitfor waits for an outcome in tests, never a fixed sleep:
+// Eventually (or fail the test), Poll and PollContext (report), Context (a
+// test's context with a deadline), all within Patience.
+package waitfor
 
 import (
 	"context"

@@ -1,6 +1,6 @@
-//go:build !race
+//go:build race
 
-package testutil
+package programs
 
 // Race tells whether this binary runs with the race detector.
-const Race = false
+const Race = true

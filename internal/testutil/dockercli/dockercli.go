@@ -1,4 +1,7 @@
-package testutil
+// Package dockercli runs the docker CLI for tests: Docker (or fail the
+// test), DockerCLI (its output and error), DockerLabelled (the containers
+// with given labels).
+package dockercli
 
 import (
 	"context"

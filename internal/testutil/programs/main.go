@@ -1,4 +1,12 @@
-package testutil
+// Package programs is the one way a test gets a program to run:
+//
+//   - this test binary itself, as a named command (Main and Command, on
+//     testscript's Main, as mvdan/sh does): a package's own test plugins
+//     and mains, run under -race with the tests;
+//   - a main package built once per test binary: Build (a plugin the tests
+//     run against), BuildRace (the plugin under test, under -race with the
+//     tests), BuildShipped (static, as `make build` ships it).
+package programs
 
 import (
 	"os"
@@ -19,7 +27,7 @@ var (
 // Main is the TestMain of every package whose tests run a program:
 //
 //	func TestMain(m *testing.M) {
-//		testutil.Main(m, map[string]func(){"mu-plugin-t": serveT})
+//		programs.Main(m, map[string]func(){"mu-plugin-t": serveT})
 //	}
 //
 // Run under one of cmds' names (argv[0]'s basename), the test binary runs
@@ -54,11 +62,11 @@ func (r runner) Run() int {
 func Command(t testing.TB, name string) string {
 	t.Helper()
 	if !mainRan.Load() {
-		t.Fatalf("testutil.Command(%q): the package's TestMain must be testutil.Main", name)
+		t.Fatalf("programs.Command(%q): the package's TestMain must be programs.Main", name)
 	}
 	p := filepath.Join(binDir, name)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("testutil.Command(%q): not one of the commands given to testutil.Main: %v", name, err)
+		t.Fatalf("programs.Command(%q): not one of the commands given to programs.Main: %v", name, err)
 	}
 	return p
 }

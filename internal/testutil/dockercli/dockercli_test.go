@@ -1,9 +1,11 @@
-package testutil
+package dockercli
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 )
 
 // DockerCLI returns the CLI's trimmed stdout, or an error naming the
@@ -22,7 +24,7 @@ func TestDockerCLI(t *testing.T) {
 // DockerLabelled lists nothing for a label no container carries, and
 // says when the Engine cannot be asked.
 func TestDockerLabelled(t *testing.T) {
-	ids, err := DockerLabelled(context.Background(), "org.mu-plugins.none="+RandHex(6), "org.mu-plugins.test")
+	ids, err := DockerLabelled(context.Background(), "org.mu-plugins.none="+words.RandHex(6), "org.mu-plugins.test")
 	if err != nil || len(ids) != 0 {
 		t.Fatalf("an unused label: %v %v", ids, err)
 	}

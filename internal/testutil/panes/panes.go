@@ -1,4 +1,6 @@
-package testutil
+// Package panes is a tmux server of the test's own, where a job's view
+// runs as it runs in mu's panes (Panes).
+package panes
 
 import (
 	"os"
@@ -7,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 // Panes is a tmux server of the test's own on this machine: mu's panes,
@@ -60,7 +64,7 @@ func (p *Panes) Open(t testing.TB, name, command string, env map[string]string) 
 func (p *Panes) Shows(t testing.TB, name, want string) {
 	t.Helper()
 	var got string
-	if !Poll(Patience, func() bool {
+	if !waitfor.Poll(waitfor.Patience, func() bool {
 		got = p.Run(t, "capture-pane", "-p", "-J", "-S", "-200", "-t", "="+name+":")
 		return strings.Contains(got, want)
 	}) {

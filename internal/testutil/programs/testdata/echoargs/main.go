@@ -1,5 +1,5 @@
 // Command echoargs prints its arguments and whether it was built with the
-// race detector, for the tests of testutil.Build.
+// race detector, for the tests of programs.Build.
 package main
 
 import (

@@ -1,4 +1,4 @@
-package testutil
+package crashdrill
 
 import (
 	"sync"
@@ -68,5 +68,20 @@ func TestTally(t *testing.T) {
 	Parallel(100, func(i int) { c.Add([]string{"found", "none"}[i%2]) })
 	if c.Count("found") != 50 || c.Count("none") != 50 || c.String() != "map[found:50 none:50]" {
 		t.Fatalf("tally %v", &c)
+	}
+}
+
+// Parallel runs each index once, all of them before it returns.
+func TestParallel(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]int{}
+	Parallel(20, func(i int) { mu.Lock(); seen[i]++; mu.Unlock() })
+	for i := range 20 {
+		if seen[i] != 1 {
+			t.Fatalf("index %d ran %d times (%v)", i, seen[i], seen)
+		}
+	}
+	if len(seen) != 20 {
+		t.Fatalf("indexes %v, want 0 to 19", seen)
 	}
 }

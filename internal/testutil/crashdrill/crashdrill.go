@@ -1,4 +1,7 @@
-package testutil
+// Package crashdrill holds a crash drill's parts: trials run a bounded
+// number at once (Trials, ParallelAtMost, Parallel), the point of a kill
+// spread over a span (KillPoint), outcomes counted (Tally).
+package crashdrill
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package testutil
+package programs
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ const (
 // Build builds the main package pkg (an import path, or a directory
 // relative to the test's package) once per test binary and returns the
 // binary's absolute path, named as pkg's last element: a plugin the tests
-// run as mu would. It needs testutil.Main as the package's TestMain, which
+// run as mu would. It needs programs.Main as the package's TestMain, which
 // removes the binaries once the tests ran.
 func Build(t testing.TB, pkg string) string {
 	t.Helper()
@@ -61,7 +61,7 @@ func BuildShipped(t testing.TB, pkg string) string {
 func build(t testing.TB, pkg string, how flavour) string {
 	t.Helper()
 	if !mainRan.Load() {
-		t.Fatalf("testutil.Build(%q): the package's TestMain must be testutil.Main (it removes what was built)", pkg)
+		t.Fatalf("programs.Build(%q): the package's TestMain must be programs.Main (it removes what was built)", pkg)
 	}
 	key := fmt.Sprint(how, " ", pkg)
 	built.Lock()

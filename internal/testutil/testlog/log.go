@@ -1,4 +1,7 @@
-package testutil
+// Package testlog is what a test captures and logs: a writer into the
+// test's log (LogWriter), a logger into it (Logger), a buffer safe for
+// concurrent writers (LockedBuffer).
+package testlog
 
 import (
 	"io"
