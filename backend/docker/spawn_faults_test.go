@@ -201,6 +201,9 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 	}
 
 	// The next invocation resolves it by receipt.
+	if err := j.Next(); err != nil {
+		t.Fatal(err)
+	}
 	p2 := drive.Start(t, callerConfig(t)).Plugin
 	out, err := j.Resolve(ctx, p2, in)
 	if err != nil || out.State != replay.Found {

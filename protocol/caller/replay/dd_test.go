@@ -134,6 +134,9 @@ func TestResolveSettledIntent(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	in, p2 := ddCrashed(t, j, state, "dedupe", "after", protocol.MethodHostAcquire, acquireP("k1"))
 	wantState(t, resolve(t, j, p2, in), Found, "")
+	if err := j.Next(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := j.Resolve(waitfor.Context(t, time.Minute), p2.Plugin, in); !errors.Is(err, ErrNoIntent) {
 		t.Fatalf("a settled intent resolved again: %v", err)
 	}

@@ -204,8 +204,13 @@ func mustEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, params
 	return res
 }
 
+// resolve resolves in as mu's next verb: the invocation that wrote it has
+// ended (j.Next), and j is the next one.
 func resolve(t *testing.T, j *Journal, p *drive.Plugin, in *Intent) Outcome {
 	t.Helper()
+	if err := j.Next(); err != nil {
+		t.Fatal(err)
+	}
 	out, err := j.Resolve(waitfor.Context(t, time.Minute), p.Plugin, in)
 	if err != nil {
 		t.Fatalf("resolve: %v", err)
