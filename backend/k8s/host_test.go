@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mu-org/mu-plugins/internal/testk8s"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -128,7 +128,7 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 
 	st := sandboxtest.Must(t, p, protocol.MethodHostStatus, sandboxtest.StatusParams(res.Handle))
 	if st.State != protocol.HostUp || string(st.Facts["maxJobs"]) != "3" {
-		t.Errorf("status: %s", testutil.JSON(st))
+		t.Errorf("status: %s", words.JSON(st))
 	}
 
 	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-1"))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -37,7 +37,7 @@ func TestFetch(t *testing.T) {
 	d := onBox(t)
 	head := remoteRepo(t, d, "fetch-src", 30)
 	local := t.TempDir()
-	testutil.Git(t, local, "init", "-q")
+	gitrepo.Git(t, local, "init", "-q")
 	trace := filepath.Join(t.TempDir(), "trace")
 	t.Setenv("GIT_TRACE_PACKET", trace)
 	res, r := link(d, protocol.MethodLinkFetch, fetchParams("box", "fetch-src", local, 60*time.Second))
@@ -48,7 +48,7 @@ func TestFetch(t *testing.T) {
 	if !strings.HasPrefix(string(fh), head) {
 		t.Fatalf("FETCH_HEAD %q does not name the remote HEAD %s", fh, head)
 	}
-	if n := testutil.Git(t, local, "rev-list", "--count", head); n != "30" {
+	if n := gitrepo.Git(t, local, "rev-list", "--count", head); n != "30" {
 		t.Errorf("history: %s commits, want 30", n)
 	}
 	tr, _ := os.ReadFile(trace)
@@ -64,7 +64,7 @@ func TestFetch(t *testing.T) {
 
 func TestPush(t *testing.T) {
 	d := onBox(t)
-	local, rev := testutil.Repo(t, t.TempDir(), "0", "1", "2")
+	local, rev := gitrepo.Repo(t, t.TempDir(), "0", "1", "2")
 	d.mustExec("box", "rm -rf push-dst")
 	res, r := link(d, protocol.MethodLinkPush, pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
 	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
@@ -114,7 +114,7 @@ func TestFetchTimeoutStops(t *testing.T) {
 	d, _ := inproc(t, cfg)
 	d.mustExec("box", "rm -rf hang-repo && git init -q hang-repo && rm hang-repo/.git/HEAD && mkfifo hang-repo/.git/HEAD")
 	local := t.TempDir()
-	testutil.Git(t, local, "init", "-q")
+	gitrepo.Git(t, local, "init", "-q")
 	res, r := link(d, protocol.MethodLinkFetch, fetchParams("box", "hang-repo", local, 3*time.Second))
 	if r != nil {
 		t.Fatalf("fetch: %s", r.Message)
