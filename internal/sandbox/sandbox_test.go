@@ -163,21 +163,24 @@ type serving struct {
 func (s serving) Reach(context.Context) error { return nil }
 
 func (s serving) Acquire(_ context.Context, c *protocol.Call, _ protocol.AcquireParams) (protocol.AcquireResult, error) {
-	s.served[c.Method] = true
-	return protocol.AcquireResult{}, nil
+	return note[protocol.AcquireResult](s, c)
 }
 
 func (s serving) Lookup(_ context.Context, c *protocol.Call, _ protocol.LookupParams) (protocol.HostLookupResult, error) {
-	s.served[c.Method] = true
-	return protocol.HostLookupResult{}, nil
+	return note[protocol.HostLookupResult](s, c)
 }
 
 func (s serving) Status(_ context.Context, c *protocol.Call, _ protocol.Base) (protocol.HostStatus, error) {
-	s.served[c.Method] = true
-	return protocol.HostStatus{}, nil
+	return note[protocol.HostStatus](s, c)
 }
 
 func (s serving) Release(_ context.Context, c *protocol.Call, _ protocol.KeyParams) (protocol.Null, error) {
+	return note[protocol.Null](s, c)
+}
+
+// note notes c's method in s.served and answers R's zero value.
+func note[R any](s serving, c *protocol.Call) (R, error) {
 	s.served[c.Method] = true
-	return protocol.Null{}, nil
+	var zero R
+	return zero, nil
 }
