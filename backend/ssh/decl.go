@@ -122,6 +122,8 @@ type Backend struct {
 	mu    sync.Mutex
 	runs  map[*run]struct{}
 	roots tmuxjob.Roots // destination → its jobs root
+	// watches: each host's watches, on one run (destination and root).
+	watches map[[2]string]*tmuxjob.Watches
 }
 
 // New builds the backend.
@@ -143,7 +145,7 @@ func New(cfg Config, log *slog.Logger) *Backend {
 	if cfg.Channel == "" {
 		cfg.Channel = ChannelName
 	}
-	b := &Backend{cfg: cfg, log: log, runs: map[*run]struct{}{}}
+	b := &Backend{cfg: cfg, log: log, runs: map[*run]struct{}{}, watches: map[[2]string]*tmuxjob.Watches{}}
 	b.pool = newPool(NewDialer(cfg, log), cfg.MaxSessions, log)
 	return b
 }

@@ -44,6 +44,10 @@ type Options struct {
 	CommandWindow time.Duration
 	// Now is the clock (epoch ms of deliveries). Default time.Now.
 	Now func() time.Time
+	// Watches multiplexes the host's watches onto one run (an SSH host's
+	// sessions are few): one per host, shared by every Jobs of the host.
+	// Default: one of this Jobs' own.
+	Watches *Watches
 	// RootRemedy is what job.checkSteps' state-root step tells a person to
 	// do when Root is not writable (the backend knows how Root is chosen).
 	RootRemedy string
@@ -99,6 +103,9 @@ func New(r Runner, opts Options) (*Jobs, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Watches == nil {
+		opts.Watches = NewWatches()
 	}
 	return &Jobs{r: r, opts: opts}, nil
 }
