@@ -145,7 +145,7 @@ func TestRunnerCommandLineBound(t *testing.T) {
 	r := b.Runner(s.Alias)
 	argv := func(extra int) []string {
 		a := []string{"/bin/sh", "-c", "echo ran #"}
-		n := len(wrapperCommand(runnerTimeout, ".", a, nil))
+		n := len(wrapperCommand(runnerTimeout, ".", a, nil, true))
 		a[2] += strings.Repeat("x", maxCommandLine-n+extra)
 		return a
 	}
