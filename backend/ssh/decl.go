@@ -123,7 +123,7 @@ type Backend struct {
 	runs  map[*run]struct{}
 	roots tmuxjob.Roots // destination → its jobs root
 	// watches: each host's watches, on one run (destination and root).
-	watches map[[2]string]*tmuxjob.Watches
+	watches tmuxjob.HostWatches
 }
 
 // New builds the backend.
@@ -145,7 +145,7 @@ func New(cfg Config, log *slog.Logger) *Backend {
 	if cfg.Channel == "" {
 		cfg.Channel = ChannelName
 	}
-	b := &Backend{cfg: cfg, log: log, runs: map[*run]struct{}{}, watches: map[[2]string]*tmuxjob.Watches{}}
+	b := &Backend{cfg: cfg, log: log, runs: map[*run]struct{}{}}
 	b.pool = newPool(NewDialer(cfg, log), cfg.MaxSessions, log)
 	return b
 }

@@ -173,24 +173,12 @@ func (b *Backend) jobsFor(ctx context.Context, t protocol.Target) (*tmuxjob.Jobs
 
 func (b *Backend) newJobs(dest, root string) (*tmuxjob.Jobs, error) {
 	return tmuxjob.New(b.Runner(dest), tmuxjob.Options{
-		Root: root, Kind: JobKind, Channel: b.cfg.Channel, Watches: b.watchesOf(dest, root),
+		Root: root, Kind: JobKind, Channel: b.cfg.Channel, Watches: b.watches.Of(dest + "\x00" + root),
 		RootRemedy: "Give the SSH user a writable home, or register the plugin with --jobs-root DIR naming a directory it can write (absolute, or under its login directory)",
 		View: func(handle, _ string) protocol.View {
 			return tmuxjob.ViewArgv(nil, b.viewArgv(dest, root, handle)...)
 		},
 	})
-}
-
-// watchesOf is the Watches every call to dest's jobs under root shares:
-// all of the host's watches wait in one session.
-func (b *Backend) watchesOf(dest, root string) *tmuxjob.Watches {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	k := [2]string{dest, root}
-	if b.watches[k] == nil {
-		b.watches[k] = tmuxjob.NewWatches()
-	}
-	return b.watches[k]
 }
 
 // viewArgv is the view's command line: this executable's view sub-command

@@ -130,3 +130,32 @@ func (j *Jobs) waitAny(ctx context.Context, set []*waiter) (map[int]bool, error)
 	}
 	return ready, nil
 }
+
+// HostWatches keeps one Watches per host (a key the backend chooses: its
+// host, and the root when that varies), for every Jobs of the host to
+// share. The zero value is ready.
+type HostWatches struct {
+	mu sync.Mutex
+	m  map[string]*Watches
+}
+
+// Of is host's Watches.
+func (h *HostWatches) Of(host string) *Watches {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]*Watches{}
+	}
+	if h.m[host] == nil {
+		h.m[host] = NewWatches()
+	}
+	return h.m[host]
+}
+
+// Forget drops host's Watches (the host is gone; one of the same name
+// later gets its own).
+func (h *HostWatches) Forget(host string) {
+	h.mu.Lock()
+	delete(h.m, host)
+	h.mu.Unlock()
+}
