@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -65,7 +65,7 @@ func TestCredentialHelperBounded(t *testing.T) {
 			if rerr != nil || pid <= 1 {
 				t.Fatalf("the helper never ran: %v", rerr)
 			}
-			testutil.Eventually(t, "the helper's child is gone", func() bool { return syscall.Kill(pid, 0) != nil })
+			waitfor.Eventually(t, "the helper's child is gone", func() bool { return syscall.Kill(pid, 0) != nil })
 		})
 	}
 }

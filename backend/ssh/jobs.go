@@ -97,7 +97,7 @@ func (r runner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, [
 	// What the login shell's rc file printed comes before the mark.
 	_, o, ok := bytes.Cut(o, []byte(runMark+"\n"))
 	if !ok {
-		return nil, nil, -1, fmt.Errorf("the run's wrapper never ran (exit %d): %s", *exit, firstLine(string(e)))
+		return nil, nil, -1, fmt.Errorf("the run's wrapper never ran (exit %d): %s", *exit, sshclient.FirstLine(string(e)))
 	}
 	return o, e, *exit, nil
 }

@@ -171,7 +171,7 @@ func TestRunnerCommandLineBound(t *testing.T) {
 // refused naming that value, not spec.cmd: a 125 KiB key for job.start, a
 // 125 KiB msgId for channel.send (permanent: nothing was sent).
 func TestTooLongNamesTheField(t *testing.T) {
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
 	long := strings.Repeat("k", 125<<10)

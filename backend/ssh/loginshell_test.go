@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 // noisyBashrc prints on stdout and stderr in every shell bash starts for
@@ -25,7 +25,7 @@ func TestJobsWhateverTheLoginShell(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newJobHost(t, testsshd.Options{LoginShell: c.shell, Bashrc: c.rc})
-			ctx := testutil.Context(t, 2*time.Minute)
+			ctx := waitfor.Context(t, 2*time.Minute)
 			b := New(Config{SSHConfig: h.s.Config}, nil)
 			defer b.Close()
 			args := []string{`a\\b`, `trailing\`, "it's\n\"two\" lines", `$(no) !x`}

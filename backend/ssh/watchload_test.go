@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -25,7 +25,7 @@ const watchLoad = 100
 // watch. The latencies, idle and under the watches, are logged for
 // docs/benchmarks.md, not asserted (the machine is noisy).
 func TestManyWatchesDoNotStarveTheHost(t *testing.T) {
-	ctx := testutil.Context(t, 5*time.Minute)
+	ctx := waitfor.Context(t, 5*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
 	watched, busy := h.startAgent(t, ctx, p, "watched"), h.startAgent(t, ctx, p, "busy")

@@ -67,7 +67,7 @@ func TestFollowViewOverRunner(t *testing.T) {
 // queries its terminal: the view shows its text without any of them.
 func TestFollowViewDropsTerminalControls(t *testing.T) {
 	h := newHost(t, func(o *tmuxjob.Options) { o.View = followView(t, o.Root) })
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	cmd := `printf 'before\033]52;c;b3duZWQ=\007\033]0;owned\033\\\033[6n\033[21t\033[31mafter\033[0m\n'`
 	res, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("tc"), Key: "tc", Spec: spec(cmd)})
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -18,7 +18,7 @@ import (
 // to install it), a delivery the host could not write (retryable, nothing
 // queued), a msgId longer than one argument (permanent, naming msgId).
 func TestNothingRanIsNotUnknown(t *testing.T) {
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	kind := func(err error) (*protocol.Error, bool) {
 		var pe *protocol.Error
 		return pe, errors.As(err, &pe)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -18,7 +18,7 @@ import (
 // user could swap a job's folder and forge its state. A root of the user's
 // own, or one not made yet, is taken.
 func TestRootOthersCanWriteIsRefused(t *testing.T) {
-	ctx := testutil.Context(t, time.Minute)
+	ctx := waitfor.Context(t, time.Minute)
 	mk := func(mode os.FileMode, jobsOwner int) string {
 		dir := filepath.Join(t.TempDir(), "root")
 		if err := os.Mkdir(dir, 0o700); err != nil {
