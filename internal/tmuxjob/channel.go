@@ -282,7 +282,9 @@ func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.Watc
 			if ctx.Err() != nil {
 				return "", nil
 			}
-			if (err != nil || !found) && !sleep(ctx, j.opts.Poll) {
+			// Ready but nothing to say (no job, a record not read whole,
+			// a failed run): look again a poll later, never in a loop.
+			if !sleep(ctx, j.opts.Poll) {
 				return "", nil
 			}
 		}
