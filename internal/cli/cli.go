@@ -31,6 +31,10 @@ type Plugin struct {
 	Name   string // the registered name: the binary is mu-plugin-<Name>
 	Short  string // one line: what it is
 	Config Config // the backend's configuration, which its flags set
+	// Register is what a registration must add after the binary's path
+	// (its required flags, e.g. "--image IMAGE"), for the hint a terminal
+	// gets.
+	Register string
 	// Commands are extra sub-commands (argv[1]) the binary answers instead
 	// of serving, such as a git transport helper. Each returns an exit code.
 	Commands map[string]func(ctx context.Context, args []string) int
@@ -79,8 +83,7 @@ func Main(p Plugin, args []string) int {
 		return 0
 	}
 	if term.IsTerminal(int(os.Stdin.Fd())) {
-		fmt.Fprintf(os.Stderr, "%s is a mu plugin: mu runs it and speaks JSON-RPC to it on stdin.\n"+
-			"Register it with:  mu plugin add %s -- %s\nSee --help for its flags.\n", name, p.Name, self())
+		terminalHint(os.Stderr, p)
 		return 2
 	}
 	log, closeLog, err := openLog(orEnv(*logFile, envLog), orEnv(*logLevel, envLevel))
@@ -151,6 +154,25 @@ func openLog(path, level string) (*slog.Logger, func(), error) {
 	}
 	log := slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: lvl})).With("pid", os.Getpid())
 	return log, func() { f.Close() }, nil
+}
+
+// terminalHint is what a plugin run by hand in a terminal says: what it
+// is, how to register it (with the flags it requires), and what mu would
+// refuse about its file, with the fix.
+func terminalHint(w io.Writer, p Plugin) {
+	name, exe := "mu-plugin-"+p.Name, self()
+	reg := exe
+	if p.Register != "" {
+		reg += " " + p.Register
+	}
+	fmt.Fprintf(w, "%s is a mu plugin: mu runs it and speaks JSON-RPC to it on stdin.\n"+
+		"Register it with:  mu plugin add %s -- %s\nSee --help for its flags.\n", name, p.Name, reg)
+	if probs := RegistrationProblems(exe, p.Name); len(probs) > 0 {
+		fmt.Fprintf(w, "mu would refuse this file:\n")
+		for _, pr := range probs {
+			fmt.Fprintf(w, "  - %s\n", pr)
+		}
+	}
 }
 
 func usage(w io.Writer, fs *flag.FlagSet, p Plugin) {
