@@ -15,7 +15,6 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/mu-org/mu-plugins/internal/cli"
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/schemas"
@@ -172,8 +171,8 @@ func TestMakeBuildRegistrable(t *testing.T) {
 		t.Fatalf("make build: %v\n%s", err, out)
 	}
 	path := filepath.Join(dir, "mu-plugin-fake")
-	if probs := cli.RegistrationProblems(path, "fake"); len(probs) > 0 {
-		t.Errorf("mu would refuse what make build made under umask 002: %v", probs)
+	if err := caller.CheckRegistration("fake", path); err != nil {
+		t.Errorf("mu would refuse what make build made under umask 002: %v", err)
 	}
 }
 
