@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/mu-org/mu-plugins/internal/safefile"
 )
 
 // Target is the cluster and namespace the plugin addresses, resolved as
@@ -35,6 +37,14 @@ func ResolveTarget(kubeconfig, context, namespace string) (Target, error) {
 	rules.ExplicitPath = kubeconfig
 	over := &clientcmd.ConfigOverrides{CurrentContext: context}
 	over.Context.Namespace = namespace
+	for _, f := range append([]string{rules.ExplicitPath}, rules.GetLoadingPrecedence()...) {
+		if f == "" {
+			continue
+		}
+		if err := safefile.Check(f, safefile.MaxConfig); err != nil { // client-go would block on a FIFO, or read /dev/zero without end
+			return Target{}, fmt.Errorf("kubeconfig (%s): %w", describe(rules), err)
+		}
+	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, over)
 	cfg, err := cc.ClientConfig()
 	if clientcmd.IsEmptyConfig(err) {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mu-org/mu-plugins/internal/safefile"
 )
 
 // logFileError is a log file that cannot be opened: the plugin runs on,
@@ -55,5 +57,5 @@ func openLogFile(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	return safefile.OpenLog(path)
 }
