@@ -11,8 +11,9 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/panes"
 )
 
 // clientConfig writes an ssh_config for s whose known_hosts holds lines,
@@ -194,7 +195,7 @@ func TestFirstContactAsSSH(t *testing.T) {
 	}
 	pub := filepath.Join(t.TempDir(), "k.pub")
 	os.WriteFile(pub, []byte(f[1]+" "+f[2]+"\n"), 0o600)
-	fp, typ := keygenFingerprint(t, pub), keyTypeName(mustParseKey(t, f[1]+" "+f[2]))
+	fp, typ := keygenFingerprint(t, pub), sshclient.KeyTypeName(mustParseKey(t, f[1]+" "+f[2]))
 	cfg, _ := clientConfig(t, s, "yes")
 	expectHuman(t, Config{SSHConfig: cfg}, "not known", fp, "ssh-keyscan -t "+typ+" ")
 	if typ != "ed25519" {
@@ -323,7 +324,7 @@ func TestUnknownHostKeyRemedyRuns(t *testing.T) {
 	if !ok || !ok2 {
 		t.Fatalf("remedy %q names no command to run", r.Remedy)
 	}
-	tm := testutil.NewPanes(t)
+	tm := panes.NewPanes(t)
 	tm.Open(t, "ask", cmd, nil)
 	tm.Shows(t, "ask", "Are you sure you want to continue connecting")
 	tm.Run(t, "send-keys", "-t", "=ask:", "yes", "Enter")

@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/panes"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -22,7 +23,7 @@ import (
 // re-attached, a second plugin process reading what the first wrote,
 // job.stop, and the view saying the job ended.
 func TestJobOnSSHHost(t *testing.T) {
-	ctx := testutil.Context(t, 5*time.Minute)
+	ctx := waitfor.Context(t, 5*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
 	decl := p.Declaration().Seams
@@ -49,7 +50,7 @@ func TestJobOnSSHHost(t *testing.T) {
 		t.Fatalf("a second job.start with the key: %+v %v", again, err)
 	}
 
-	tm := testutil.NewPanes(t)
+	tm := panes.NewPanes(t)
 	tm.Open(t, "view1", res.View.Command, res.View.Env)
 	tm.Shows(t, "view1", "mu test agent: ready")
 
@@ -101,7 +102,7 @@ func TestJobOnSSHHost(t *testing.T) {
 // not the command line around it (the Runner refuses it); a spec.cmd of
 // 64 KiB, the documented size that always fits, starts.
 func TestJobStartTooLongForTheCommandLine(t *testing.T) {
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
 	sp := h.spec("a", ".", nil)
@@ -125,7 +126,7 @@ func TestJobStartTooLongForTheCommandLine(t *testing.T) {
 		t.Fatalf("job.start of a 64 KiB spec.cmd: %v", err)
 	}
 	target := h.jobTarget(key, res.Handle, "a")
-	testutil.Eventually(t, "the agent with a 64 KiB spec.cmd ready", func() bool {
+	waitfor.Eventually(t, "the agent with a 64 KiB spec.cmd ready", func() bool {
 		bl, err := p.Baseline(ctx, target)
 		return err == nil && bl != nil
 	})
@@ -145,7 +146,7 @@ func TestRunnerCommandLineBound(t *testing.T) {
 	r := b.Runner(s.Alias)
 	argv := func(extra int) []string {
 		a := []string{"/bin/sh", "-c", "echo ran #"}
-		n := len(wrapperCommand(runnerTimeout, ".", a, nil))
+		n := len(wrapperCommand(runnerTimeout, ".", a, nil, true))
 		a[2] += strings.Repeat("x", maxCommandLine-n+extra)
 		return a
 	}
@@ -163,5 +164,31 @@ func TestRunnerCommandLineBound(t *testing.T) {
 	defer func() { maxCommandLine = old }()
 	if out, _, code, err := r.Run(ctx, long, nil); err == nil && code == 0 || strings.Contains(string(out), "ran") {
 		t.Fatalf("the host ran a command line past the bound: %q exit %d %v", out, code, err)
+	}
+}
+
+// A value that fits one argument but not the run's command line is
+// refused naming that value, not spec.cmd: a 125 KiB key for job.start, a
+// 125 KiB msgId for channel.send (permanent: nothing was sent).
+func TestTooLongNamesTheField(t *testing.T) {
+	ctx := waitfor.Context(t, 2*time.Minute)
+	h := newJobHost(t, testsshd.Options{})
+	p := h.start(t)
+	long := strings.Repeat("k", 125<<10)
+	_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: long, Spec: h.spec("a", ".", nil)})
+	var re *caller.RemoteError
+	if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.HasPrefix(re.Message, "job.start: the key (") {
+		t.Fatalf("job.start of a 125 KiB key: %v, want permanent naming the key", err)
+	}
+	key := newKey("msg")
+	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: h.spec("a", ".", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jt := h.jobTarget(key, res.Handle, "a")
+	drive.Baseline(t, ctx, p, jt)
+	_, err = p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "hi", MsgID: long, Mode: protocol.ModeFollowUp})
+	if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.HasPrefix(re.Message, "channel.send: msgId (") {
+		t.Fatalf("channel.send of a 125 KiB msgId: %v, want permanent naming msgId", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
 
 // `mu-plugin-ssh view` to a host it never reached fails at once, as ssh
@@ -32,7 +34,7 @@ func TestViewUnreachableFailsAtOnce(t *testing.T) {
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
-	cfg := writeConfig(t, fmt.Sprintf("Host dropper\n  HostName 127.0.0.1\n  Port %d\n  BatchMode yes\n", port))
+	cfg := testsshd.WriteConfig(t, fmt.Sprintf("Host dropper\n  HostName 127.0.0.1\n  Port %d\n  BatchMode yes\n", port))
 	const handle = "mu-0123456789abcdef01234567"
 	for _, c := range []struct{ host, want string }{
 		{"dropper", "127.0.0.1"},

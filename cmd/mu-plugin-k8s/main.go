@@ -19,8 +19,9 @@ func main() {
 		Config:   &k8s.Config{},
 		Register: "--image IMAGE --run-as-user UID",
 		Commands: map[string]func(context.Context, []string) int{
-			k8s.BridgeCommand: k8s.Bridge,
-			k8s.ViewCommand:   k8s.View,
+			k8s.BridgeCommand:     k8s.Bridge,
+			k8s.ViewCommand:       k8s.View,
+			k8s.CredentialCommand: k8s.CredentialHelper,
 		},
 	}, os.Args[1:]))
 }
