@@ -22,8 +22,8 @@ demo: build ## drive the fake through every seam the way mu would, and narrate i
 test: ## set up what the tests need (root on Debian: apt-get), then lint, every test under -race, and the integration suite
 	@scripts/test.sh
 
-unit: build ## the Go tests only (-race), no set-up
-	$(GO) test -race -count=1 -timeout 30m ./...
+unit: build ## the Go tests of every tier (-race), no set-up; TIERS=ssh,docker picks tiers (docs/testing.md)
+	MU_TEST_TIERS=$(or $(TIERS),all) $(GO) test -race -count=1 -timeout 30m ./...
 
 lint: ## gofmt, go vet, staticcheck, shellcheck
 	@scripts/lint.sh

@@ -21,7 +21,7 @@ import (
 var runID = sandboxtest.RunID() // labels this test binary's containers: org.mu-plugins.testrun
 
 func TestMain(m *testing.M) {
-	testutil.Main(m, nil, cleanupRun)
+	testutil.TierMain(m, "docker", nil, cleanupRun)
 }
 
 // binPath is the plugin binary the tests run, built (with -race when the

@@ -27,7 +27,7 @@ import (
 var runID = sandboxtest.RunID() // labels this test binary's pods: org.mu-plugins.testrun
 
 func TestMain(m *testing.M) {
-	testutil.Main(m, nil, cleanupRun)
+	testutil.TierMain(m, "k8s", nil, cleanupRun)
 }
 
 // cleanupRun deletes every pod this test binary made (fences included).

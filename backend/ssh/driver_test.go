@@ -22,7 +22,7 @@ import (
 
 func TestMain(m *testing.M) {
 	os.Unsetenv("SSH_AUTH_SOCK")
-	testutil.Main(m, nil)
+	testutil.TierMain(m, "ssh", nil)
 }
 
 // pluginBin is the built mu-plugin-ssh, built once.

@@ -73,6 +73,7 @@ var userOnce sync.Mutex
 // password-less account) if it does not exist, and returns its home.
 func EnsureUser(t testing.TB) (uid, gid int, home string) {
 	t.Helper()
+	testutil.Tier(t, "ssh")
 	userOnce.Lock()
 	defer userOnce.Unlock()
 	if _, err := user.Lookup(TestUser); err != nil {
@@ -99,6 +100,7 @@ func EnsureUser(t testing.TB) (uid, gid int, home string) {
 // Start runs a new sshd and stops it when the test ends.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
+	testutil.Tier(t, "ssh")
 	for _, bin := range []string{SSHD, "ssh-keygen"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Fatalf("testsshd: %s is required (apt-get install -y openssh-server openssh-client): %v", bin, err)

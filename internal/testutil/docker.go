@@ -28,6 +28,7 @@ func DockerCLI(ctx context.Context, args ...string) (string, error) {
 // Docker is DockerCLI within two minutes; an error fails the test.
 func Docker(t testing.TB, args ...string) string {
 	t.Helper()
+	Tier(t, "docker")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := DockerCLI(ctx, args...)

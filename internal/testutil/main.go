@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -12,8 +13,9 @@ import (
 // mainRan is set once Main runs the tests; binDir is then the directory
 // testscript put the commands in.
 var (
-	mainRan atomic.Bool
-	binDir  string
+	mainRan  atomic.Bool
+	binDir   string
+	mainTier string // TierMain's tier
 )
 
 // Main is the TestMain of every package whose tests run a program:
@@ -41,6 +43,9 @@ type runner struct {
 func (r runner) Run() int {
 	binDir = filepath.SplitList(os.Getenv("PATH"))[0] // testscript's, put first
 	mainRan.Store(true)
+	if mainTier != "" { // only here: run as one of the commands, stdout is theirs
+		fmt.Printf("%s%s\n", TierMark, mainTier)
+	}
 	defer removeBuilt()
 	code := r.m.Run()
 	for _, f := range r.after {
