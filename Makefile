@@ -14,7 +14,8 @@ help: ## list the targets
 
 build: ## build every binary, static, into bin/
 	@mkdir -p $(BIN)
-	@for p in $(PLUGINS); do CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$p ./cmd/$$p || exit 1; done
+	@for p in $(PLUGINS); do CGO_ENABLED=0 scripts/ticking.sh build "bin/$$p (a first build fetches modules and compiles them: minutes)" \
+		$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$p ./cmd/$$p || exit 1; done
 
 demo: build ## drive the fake through every seam the way mu would, and narrate it
 	@$(BIN)/mu-plugin-contract demo -- $(CURDIR)/$(BIN)/mu-plugin-fake

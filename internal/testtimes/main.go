@@ -77,10 +77,12 @@ func read(r io.Reader, w io.Writer) (map[string]*pkg, []string, time.Time, time.
 			continue
 		}
 		if !e.Time.IsZero() {
-			if first.IsZero() {
+			if first.IsZero() || e.Time.Before(first) {
 				first = e.Time
 			}
-			last = e.Time
+			if e.Time.After(last) {
+				last = e.Time
+			}
 		}
 		if e.Action == "build-output" {
 			fmt.Fprint(w, e.Output)
