@@ -73,6 +73,7 @@ func wantResult(t *testing.T, rep *Report, name string, st Status, has string) {
 // TestCleanFake: against the fake with no fault every check passes, or
 // skips saying why; so with its job kind's firstTurn at-start.
 func TestCleanFake(t *testing.T) {
+	t.Parallel() // its own fakes: waits beside the others
 	for _, args := range [][]string{nil, {"--first-turn", "at-start"}} {
 		t.Run(strings.Join(append([]string{"fake"}, args...), " "), func(t *testing.T) {
 			rep := run(t, Options{Argv: append([]string{fakeBin(t)}, args...)})
@@ -119,6 +120,7 @@ var faultCases = []struct {
 // fails the check meant to catch it, by name, and every other selected
 // check still ran to a result.
 func TestFaultsCaught(t *testing.T) {
+	t.Parallel() // its own fakes: waits beside the others
 	for _, name := range fake.FaultNames {
 		if !slices.ContainsFunc(faultCases, func(c struct{ fault, scenario, check, run string }) bool { return c.fault == name }) {
 			t.Errorf("fault %s has no case: the suite is not shown to catch it", name)

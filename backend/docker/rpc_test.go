@@ -39,6 +39,15 @@ func cleanupRun() {
 	}
 }
 
+// removeNamed removes this test binary's containers whose names hold
+// prefix (a test's own, sandboxtest.NewPrefix).
+func removeNamed(prefix string) {
+	ids, _ := testutil.DockerCLI(context.Background(), "ps", "-aq", "--no-trunc", "--filter", "name="+prefix, "--filter", "label=org.mu-plugins.testrun="+runID)
+	if ids != "" {
+		_ = exec.Command("docker", append([]string{"rm", "-f", "-v"}, strings.Fields(ids)...)...).Run()
+	}
+}
+
 // labelled lists this test binary's containers (any state) with label l
 // (none when docker fails).
 func labelled(l string) []string {
