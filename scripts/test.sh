@@ -42,7 +42,8 @@ scripts/lint.sh
 step "go test -race, every tier (MU_TEST_TIERS=all), beside the integration suite"
 # Every tier is asked: a part that is missing fails, nothing skips
 # (docs/testing.md). The packages mostly wait (containers, pods, sshd), so
-# more run at once than go test's default (-p GOMAXPROCS); the integration
+# more run at once than go test's defaults (-p and -parallel GOMAXPROCS:
+# the four docker contract suites, 2-3 min each, mostly wait); the integration
 # suite, on its own compose project and labels, runs beside them, its
 # output kept and printed after theirs. testtimes prints go test's usual
 # lines, then each package's and each tier's wall time.
@@ -53,9 +54,10 @@ it_pid=
 if [ -f integration/docker-compose.yml ]; then
 	scripts/integration.sh >"$tools/integration.log" 2>&1 &
 	it_pid=$!
+	echo "integration: running beside go test; its output comes after go test's"
 fi
 go_rc=0
-go test -race -count=1 -timeout 40m -p "${MU_TEST_P:-4}" -json ./... | "$tools/testtimes" || go_rc=$?
+go test -race -count=1 -timeout 40m -p "${MU_TEST_P:-4}" -parallel 4 -json ./... | "$tools/testtimes" || go_rc=$?
 if [ -n "$it_pid" ]; then
 	step "integration (ran beside go test)"
 	it_rc=0
