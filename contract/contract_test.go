@@ -76,6 +76,7 @@ func TestCleanFake(t *testing.T) {
 	t.Parallel() // its own fakes: waits beside the others
 	for _, args := range [][]string{nil, {"--first-turn", "at-start"}} {
 		t.Run(strings.Join(append([]string{"fake"}, args...), " "), func(t *testing.T) {
+			t.Parallel()
 			rep := run(t, Options{Argv: append([]string{fakeBin(t)}, args...)})
 			if len(rep.Results) != len(Names()) {
 				t.Fatalf("%d results for %d checks", len(rep.Results), len(Names()))
@@ -120,7 +121,8 @@ var faultCases = []struct {
 // fails the check meant to catch it, by name, and every other selected
 // check still ran to a result.
 func TestFaultsCaught(t *testing.T) {
-	t.Parallel() // its own fakes: waits beside the others
+	testutil.Tier(t, "slow") // 23 runs of the suite: minutes
+	t.Parallel()             // its own fakes: waits beside the others
 	for _, name := range fake.FaultNames {
 		if !slices.ContainsFunc(faultCases, func(c struct{ fault, scenario, check, run string }) bool { return c.fault == name }) {
 			t.Errorf("fault %s has no case: the suite is not shown to catch it", name)

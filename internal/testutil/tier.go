@@ -19,6 +19,7 @@ var Tiers = map[string]string{
 	"ssh":    "a real OpenSSH sshd on 127.0.0.1, as root (internal/testsshd)",
 	"docker": "the real Docker Engine and the test image (internal/testimage)",
 	"k8s":    "the project's test cluster (internal/testk8s, make k8s-up)",
+	"slow":   "only time: minutes of hermetic checks, such as the contract suite against every faulty fake",
 }
 
 // asked reads TiersVar afresh each time: a read inside a test is what keys
