@@ -74,6 +74,11 @@ var userOnce sync.Mutex
 func EnsureUser(t testing.TB) (uid, gid int, home string) {
 	t.Helper()
 	testutil.Tier(t, "ssh")
+	return ensureUser(t)
+}
+
+func ensureUser(t testing.TB) (uid, gid int, home string) {
+	t.Helper()
 	userOnce.Lock()
 	defer userOnce.Unlock()
 	if _, err := user.Lookup(TestUser); err != nil {
@@ -124,7 +129,7 @@ func Start(t testing.TB, o Options) *Server {
 	if o.Root {
 		s.User, s.Home = "root", "/root"
 	} else {
-		_, _, s.Home = EnsureUser(t)
+		_, _, s.Home = ensureUser(t)
 		s.User = TestUser
 	}
 	s.makeKeys(t, o)
