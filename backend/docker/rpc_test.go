@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -21,14 +23,14 @@ import (
 var runID = sandboxtest.RunID() // labels this test binary's containers: org.mu-plugins.testrun
 
 func TestMain(m *testing.M) {
-	testutil.TierMain(m, "docker", nil, cleanupRun)
+	tier.Main(m, "docker", nil, cleanupRun)
 }
 
 // binPath is the plugin binary the tests run, built (with -race when the
 // tests run with it) once.
 func binPath(t testing.TB) string {
 	t.Helper()
-	return testutil.BuildRace(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")
+	return programs.BuildRace(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")
 }
 
 // cleanupRun removes every container this test binary made.
@@ -42,7 +44,7 @@ func cleanupRun() {
 // removeNamed removes this test binary's containers whose names hold
 // prefix (a test's own, sandboxtest.NewPrefix).
 func removeNamed(prefix string) {
-	ids, _ := testutil.DockerCLI(context.Background(), "ps", "-aq", "--no-trunc", "--filter", "name="+prefix, "--filter", "label=org.mu-plugins.testrun="+runID)
+	ids, _ := dockercli.DockerCLI(context.Background(), "ps", "-aq", "--no-trunc", "--filter", "name="+prefix, "--filter", "label=org.mu-plugins.testrun="+runID)
 	if ids != "" {
 		_ = exec.Command("docker", append([]string{"rm", "-f", "-v"}, strings.Fields(ids)...)...).Run()
 	}
@@ -51,7 +53,7 @@ func removeNamed(prefix string) {
 // labelled lists this test binary's containers (any state) with label l
 // (none when docker fails).
 func labelled(l string) []string {
-	ids, _ := testutil.DockerLabelled(context.Background(), l, "org.mu-plugins.testrun="+runID)
+	ids, _ := dockercli.DockerLabelled(context.Background(), l, "org.mu-plugins.testrun="+runID)
 	return ids
 }
 

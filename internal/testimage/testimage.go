@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 )
 
 // Name is the test image every Docker test uses, and BaseName the image it
@@ -49,7 +49,7 @@ var (
 // fails.
 func Ensure(tb testing.TB) string {
 	tb.Helper()
-	testutil.Tier(tb, "docker")
+	tier.Need(tb, "docker")
 	once.Do(func() { result = ensure() })
 	if result != nil {
 		tb.Fatalf("testimage: %v", result)

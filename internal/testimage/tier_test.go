@@ -3,8 +3,8 @@ package testimage
 import (
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 )
 
-// Every test here needs the docker tier (testutil.Tiers).
-func TestMain(m *testing.M) { testutil.TierMain(m, "docker", nil) }
+// Every test here needs the docker tier (tier.Tiers).
+func TestMain(m *testing.M) { tier.Main(m, "docker", nil) }

@@ -3,8 +3,8 @@ package testk8s
 import (
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 )
 
-// Every test here needs the k8s tier (testutil.Tiers).
-func TestMain(m *testing.M) { testutil.TierMain(m, "k8s", nil) }
+// Every test here needs the k8s tier (tier.Tiers).
+func TestMain(m *testing.M) { tier.Main(m, "k8s", nil) }

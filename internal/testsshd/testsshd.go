@@ -19,7 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 // SSHD is the OpenSSH daemon the helper runs.
@@ -73,7 +74,7 @@ var userOnce sync.Mutex
 // password-less account) if it does not exist, and returns its home.
 func EnsureUser(t testing.TB) (uid, gid int, home string) {
 	t.Helper()
-	testutil.Tier(t, "ssh")
+	tier.Need(t, "ssh")
 	return ensureUser(t)
 }
 
@@ -105,7 +106,7 @@ func ensureUser(t testing.TB) (uid, gid int, home string) {
 // Start runs a new sshd and stops it when the test ends.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
-	testutil.Tier(t, "ssh")
+	tier.Need(t, "ssh")
 	for _, bin := range []string{SSHD, "ssh-keygen"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Fatalf("testsshd: %s is required (apt-get install -y openssh-server openssh-client): %v", bin, err)
@@ -276,7 +277,7 @@ func (s *Server) start(config string) error {
 	go func() { exited <- cmd.Wait() }()
 	gone := false
 	var exitErr error
-	up := testutil.Poll(30*time.Second, func() bool {
+	up := waitfor.Poll(30*time.Second, func() bool {
 		select {
 		case exitErr = <-exited:
 			gone = true
@@ -430,7 +431,7 @@ func Agent(t testing.TB, keys ...string) string {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	// The socket file exists from bind(2), before the agent listens: wait
 	// until a connection is accepted.
-	testutil.Poll(testutil.Patience, func() bool {
+	waitfor.Poll(waitfor.Patience, func() bool {
 		c, err := net.Dial("unix", sock)
 		if err == nil {
 			c.Close()

@@ -3,8 +3,8 @@ package testsshd
 import (
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 )
 
-// Every test here needs the ssh tier (testutil.Tiers).
-func TestMain(m *testing.M) { testutil.TierMain(m, "ssh", nil) }
+// Every test here needs the ssh tier (tier.Tiers).
+func TestMain(m *testing.M) { tier.Main(m, "ssh", nil) }

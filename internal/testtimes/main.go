@@ -1,10 +1,10 @@
 // Command testtimes reads `go test -json` on stdin and prints what go test
 // prints without -json and -v (each package's closing line; the output of
 // a test that failed and of a package that failed; build errors), then a
-// table of each package's wall time and each tier's (testutil.Tiers).
+// table of each package's wall time and each tier's (internal/testutil/tier).
 //
-// A package's tier is the one its TestMain gave testutil.TierMain, or
-// "hermetic"; a test that called testutil.Tier counts in that tier and
+// A package's tier is the one its TestMain gave tier.Main, or
+// "hermetic"; a test that called tier.Need counts in that tier and
 // its time moves there from its package's. scripts/test.sh pipes make
 // test's go test through it.
 package main
@@ -20,7 +20,7 @@ import (
 	"time"
 )
 
-// TierMark is testutil.TierMark (testtimes stays free of test code).
+// TierMark is tier.Mark (testtimes stays free of test code).
 const TierMark = "mu-test-tier: "
 
 type event struct {
@@ -145,7 +145,7 @@ func (p *pkg) addPackage(e event, w io.Writer) bool {
 		if tier, ok := strings.CutPrefix(e.Output, TierMark); ok {
 			p.tier = strings.TrimSpace(tier)
 		}
-		if rest, ok := strings.CutPrefix(e.Output, "SKIP tier "); ok { // testutil.TierMain, not asked
+		if rest, ok := strings.CutPrefix(e.Output, "SKIP tier "); ok { // tier.Main, not asked
 			p.tier, _, _ = strings.Cut(rest, " ")
 			p.skipped = true
 		}

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -99,7 +100,7 @@ func (a *adapterHost) command(t *testing.T, key, name, instructions string) {
 func (a *adapterHost) interrupt(t *testing.T, key string, jt protocol.Target, after int64, text string) (cut, next protocol.Observation) {
 	t.Helper()
 	a.send(t, key, "long", "long [[ms:60000]]")
-	testutil.Eventually(t, "busy", func() bool { return a.reading(t, key).State == protocol.TurnBusy })
+	waitfor.Eventually(t, "busy", func() bool { return a.reading(t, key).State == protocol.TurnBusy })
 	res := drive.Call[protocol.InterruptResult](t, a.p, protocol.MethodChannelInterrupt,
 		protocol.InterruptParams{Base: base(key), Text: text, MsgID: "intr", TimeoutMs: 30000})
 	if res.Pending {
@@ -228,7 +229,7 @@ func TestAdaptersReadOnlyRole(t *testing.T) {
 // a remedy, and starts nothing.
 func TestReadOnlyRefusedWithoutAnAdapter(t *testing.T) {
 	a := newAdapterHost(t)
-	s := spec("exec sh " + testutil.ShQuote(a.agent))
+	s := spec("exec sh " + words.ShQuote(a.agent))
 	s.Role = "read-only"
 	re := drive.Err(t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base("ro"), Key: "ro", Spec: s})
 	if re == nil || re.Kind != protocol.Permanent || !strings.Contains(string(re.Data), `"remedy"`) || !strings.Contains(re.Message, "read-only") {

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -23,7 +24,7 @@ func BenchmarkStartToBaseline(b *testing.B) {
 			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
 			cmd := c.cmd
 			if cmd == "" {
-				cmd = "exec sh " + testutil.ShQuote(h.agent)
+				cmd = "exec sh " + words.ShQuote(h.agent)
 			}
 			benchStartToBaseline(b, h, cmd, true)
 		})
@@ -42,7 +43,7 @@ const atOnce = `o=$MU_CHANNEL_DIR/out; printf 'inc=q1\nstate=idle\nsince=1\nruns
 // this machine), state-ms: from the call's beginning to the harness's
 // first state (the file's time).
 func benchStartToBaseline(b *testing.B, h *host, cmd string, local bool) {
-	ctx := testutil.Context(b, 2*time.Minute)
+	ctx := waitfor.Context(b, 2*time.Minute)
 	var startD, stateD time.Duration
 	var polls, n int
 	for i := 0; b.Loop(); i++ {
@@ -94,7 +95,7 @@ func BenchmarkSendToSettled(b *testing.B) {
 	for _, workMs := range []int{0, 100} {
 		b.Run(fmt.Sprintf("work=%dms", workMs), func(b *testing.B) {
 			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
-			ctx := testutil.Context(b, 2*time.Minute)
+			ctx := waitfor.Context(b, 2*time.Minute)
 			key := "bt"
 			h.startAgent(b, key, nil, "")
 			var runs int64
@@ -174,7 +175,7 @@ func BenchmarkReceipt(b *testing.B) {
 // run, its lock, the entry written and renamed in, and the nudge.
 func BenchmarkSend(b *testing.B) {
 	h := newHost(b)
-	ctx := testutil.Context(b, 2*time.Minute)
+	ctx := waitfor.Context(b, 2*time.Minute)
 	key := "bd"
 	h.startAgent(b, key, map[string]string{"MU_TEST_AGENT_MS": "0"}, "")
 	for i := 0; b.Loop(); i++ {
@@ -190,7 +191,7 @@ func BenchmarkSend(b *testing.B) {
 // plugin's part alone, with no turn of an agent's running beside it.
 func BenchmarkSendBare(b *testing.B) {
 	h := newHost(b)
-	ctx := testutil.Context(b, 2*time.Minute)
+	ctx := waitfor.Context(b, 2*time.Minute)
 	key := "bb"
 	h.startBare(b, key)
 	h.writeState(b, key, "inc=bb1\nstate=idle\nsince=1\nruns=0\ncursor=0\n")
@@ -209,7 +210,7 @@ func BenchmarkSendBare(b *testing.B) {
 // default Options.Poll.
 func BenchmarkWatchWake(b *testing.B) {
 	h := newHost(b)
-	ctx := testutil.Context(b, 2*time.Minute)
+	ctx := waitfor.Context(b, 2*time.Minute)
 	key := "bw"
 	h.startBare(b, key)
 	out := filepath.Join(h.jobs.ChannelDir(key), "out")
