@@ -109,7 +109,7 @@ func (h *Hosts) jobsFor(ctx context.Context, t protocol.Target, kind, channel st
 	}
 	self := h.self
 	return tmuxjob.New(h.Pool(host), tmuxjob.Options{
-		Root: root, Kind: kind, Channel: channel,
+		Root: root, Kind: kind, Channel: channel, Watches: h.watches.Of(host),
 		View: func(handle, _ string) protocol.View {
 			v := view()
 			return tmuxjob.ViewArgv(v.Env, self, ViewCommand, v.HostArg, host, "--root", root, handle)
