@@ -78,18 +78,14 @@ var userOnce sync.Mutex
 // EnsureUser creates TestUser (with a home, /bin/bash, an unlocked
 // password-less account) if it does not exist, and returns its home.
 func EnsureUser(t testing.TB) (uid, gid int, home string) {
+	t.Helper()
+	tier.Need(t, "ssh")
 	return ensureUser(t, TestUser, "/bin/bash")
 }
 
 // ensureUser creates name with a home and shell (as EnsureUser) and sets
 // its shell.
 func ensureUser(t testing.TB, name, shell string) (uid, gid int, home string) {
-	t.Helper()
-	tier.Need(t, "ssh")
-	return ensureUser(t)
-}
-
-func ensureUser(t testing.TB) (uid, gid int, home string) {
 	t.Helper()
 	userOnce.Lock()
 	defer userOnce.Unlock()
@@ -143,7 +139,7 @@ func Start(t testing.TB, o Options) *Server {
 	} else if o.LoginShell != "" {
 		s.loginUser(t, o)
 	} else {
-		_, _, s.Home = ensureUser(t)
+		_, _, s.Home = ensureUser(t, TestUser, "/bin/bash")
 		s.User = TestUser
 	}
 	s.makeKeys(t, o)
