@@ -39,11 +39,11 @@ func TestClaudeTUIDelivers(t *testing.T) {
 	}
 	big := strings.Repeat("0123456789abcdef", 200<<10/16) + "\n[end]"
 	a.send(t, key, "mbig", big)
-	o := a.settled(t, jt, 2)
+	o := a.settledUnblocked(t, key, jt, 2)
 	_, rest, ok := strings.Cut(o.LastText, "read it whole from the file ")
 	path, _, _ := strings.Cut(rest, " and reply")
-	if b, err := os.ReadFile(path); !ok || err != nil || string(b) != big {
-		t.Fatalf("the long delivery: %.200q (%v)", o.LastText, err)
+	if b, err := os.ReadFile(path); !ok || err != nil || string(b) != big || !strings.HasSuffix(o.LastText, " [read "+strconv.Itoa(len(big))+" bytes]") {
+		t.Fatalf("the long delivery: %.200q … %q (%v)", o.LastText, o.LastText[max(0, len(o.LastText)-100):], err)
 	}
 	if r := a.send(t, key, "m0", texts[0]); r.Baseline == nil || *r.Baseline != 0 {
 		t.Fatalf("the resend: %+v", r)
@@ -55,6 +55,40 @@ func TestClaudeTUIDelivers(t *testing.T) {
 	if _, err := os.Stat(a.cwd + "/pwned"); err == nil {
 		t.Fatal("a delivery's $(…) ran")
 	}
+}
+
+// A long delivery is read from its file with no permission dialog in
+// every role: the Read tool asks for a path outside the working
+// directories (the double, as Claude Code's permissions page says), and
+// the adapter's messages folder is one of them (--add-dir), in plan mode
+// (read-only) too.
+func TestClaudeTUILongMessageEveryRole(t *testing.T) {
+	a := newAdapterHost(t)
+	big := strings.Repeat("x", 9000)
+	for _, role := range []string{"read-only", "full-access"} {
+		key := "cl-" + role
+		jt := a.start(t, claudeTUI, key, role)
+		a.send(t, key, "m1", big)
+		o := a.settledUnblocked(t, key, jt, 0)
+		if !strings.HasSuffix(o.LastText, " [read 9000 bytes]") || o.LastError != "" {
+			t.Fatalf("%s: %q (error %q)", role, o.LastText[max(0, len(o.LastText)-100):], o.LastError)
+		}
+	}
+}
+
+// settledUnblocked is the observation of the turn after `after` settled
+// turns; the test fails at once if the turn waits on a dialog instead.
+func (a *adapterHost) settledUnblocked(t *testing.T, key string, jt protocol.Target, after int64) protocol.Observation {
+	t.Helper()
+	var r protocol.Reading
+	testutil.Eventually(t, "the turn settles", func() bool {
+		r = a.reading(t, key)
+		return r.State == protocol.TurnBlocked || r.Runs > after
+	})
+	if r.State == protocol.TurnBlocked {
+		t.Fatalf("the turn is blocked on %q", r.Pending)
+	}
+	return a.settled(t, jt, after)
 }
 
 // A permission dialog reads blocked with what it asks; an answer's keys

@@ -62,10 +62,15 @@ func newAdapterHost(t *testing.T) *adapterHost {
 // first state.
 func (a *adapterHost) start(t *testing.T, c printCase, key, role string) protocol.Target {
 	t.Helper()
+	return a.startSpec(t, key, a.specOf(c, role))
+}
+
+// specOf is the spec of the adapter's job with role, its doubles on PATH.
+func (a *adapterHost) specOf(c printCase, role string) protocol.JobSpec {
 	s := spec(c.cmd)
 	s.Harness, s.Role, s.Cwd = c.harness, role, a.cwd
 	s.Env = map[string]string{"PATH": a.bin + ":" + os.Getenv("PATH"), "HOME": a.root}
-	return a.startSpec(t, key, s)
+	return s
 }
 
 // startSpec starts the job s under key and waits for its first state.

@@ -1,6 +1,6 @@
 # claude.sh: Claude Code, interactive (docs/harness.md "Claude Code,
 # interactive"): the CLI's own TUI runs in the pane, started with
-#   CMD --settings JOBDIR/adapter/settings.json [--permission-mode plan]
+#   CMD --add-dir JOBDIR/adapter/messages --settings JOBDIR/adapter/settings.json [--permission-mode plan]
 # and its hooks (that settings file, per invocation: nothing is written in
 # the user's repository or ~/.claude) follow the contract. They run this
 # program as `harness JOBDIR hook EVENT` with the hook's JSON on stdin.
@@ -19,16 +19,19 @@ kind_of() { cat "$IN/$1/kind" 2>/dev/null; }
 
 # context ENTRY: the delivery's text as the prompt's added context (the
 # hook's stdout); a text over INLINE bytes goes as a file the agent is
-# pointed to.
+# pointed to, in $MSGS: an additional working directory of the CLI
+# (--add-dir), so its Read tool asks no permission for it.
+MSGS=$H/messages
 context() {
 	n=$(wc -c <"$IN/$1/text")
 	if [ "$n" -le "$INLINE" ]; then
 		printf 'mu delivered this message; reply to it as the prompt:\n\n'
 		cat "$IN/$1/text"
 	else
-		cp "$IN/$1/text" "$H/message.$(seqof "$1").txt"
+		f=$MSGS/message.$(seqof "$1").txt
+		cp "$IN/$1/text" "$f"
 		printf 'mu delivered a message of %s bytes, too long to show here: read it whole from the file %s and reply to it as the prompt.\n' \
-			"$n" "$H/message.$(seqof "$1").txt"
+			"$n" "$f"
 	fi
 }
 # mark: the transcript's size as a turn begins: the keeper looks past it
@@ -215,13 +218,14 @@ if [ "${2:-}" = hook ]; then
 	exit 0
 fi
 settings >"$H/settings.json" || exit 1
+mkdir -p "$MSGS" || exit 1
 # The plugin does not nudge while a turn is in progress (scripts/deliver.sh):
 # the keeper nudges when the turn has ended.
 : >"$D/quiet"
 rm -f "$H/type" "$H/then" "$H/then.typed"
 keep &
 keeper=$!
-set -- --settings "$H/settings.json"
+set -- --add-dir "$MSGS" --settings "$H/settings.json"
 [ "$ROLE" = read-only ] && set -- "$@" --permission-mode plan
 run_cli "$@"
 rc=$?
