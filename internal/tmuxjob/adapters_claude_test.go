@@ -140,3 +140,20 @@ func TestClaudeTUIInterruptFreshCommand(t *testing.T) {
 		t.Fatalf("a built-in command: %+v", o)
 	}
 }
+
+// A turn that ends on an API error (Claude Code 2.1.78 and later run
+// StopFailure, not Stop) settles with the error's type and message; the
+// next delivery makes a turn as usual.
+func TestClaudeTUIStopFailure(t *testing.T) {
+	a := newAdapterHost(t)
+	key := "csf"
+	jt := a.start(t, claudeTUI, key, "full-access")
+	a.send(t, key, "m1", "[[apierror:rate_limit]]")
+	if o := a.settledUnblocked(t, key, jt, 0); o.LastText != "" || !strings.Contains(o.LastError, "rate_limit: API Error: rate_limit") {
+		t.Fatalf("the failed turn: %+v", o)
+	}
+	a.send(t, key, "m2", "next")
+	if o := a.settledUnblocked(t, key, jt, 1); o.LastText != claudeReply(1, "next") || o.LastError != "" {
+		t.Fatalf("the next turn: %+v", o)
+	}
+}

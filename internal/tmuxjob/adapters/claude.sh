@@ -140,6 +140,20 @@ hook_Stop() {
 	rm -f "$H/reply.$$"
 }
 
+# hook_StopFailure: (Claude Code 2.1.78 or later) the turn ended on an
+# API error, with no Stop: it settles with the error's type and message.
+hook_StopFailure() {
+	m=$(jget last_assistant_message "$1")
+	d=$(jget error_details "$1")
+	e=$(printf 'api error %s: %s%s' "$(jget error "$1")" "${m:-the turn ended on an API error}" "${d:+ ($d)}" | oneline)
+	: >"$H/reply.$$"
+	lock
+	load_state
+	[ "$state" != idle ] && settle "$H/reply.$$" "$e"
+	unlock
+	rm -f "$H/reply.$$"
+}
+
 # keep: every 0.2 s, type what a hook asked for, apply an answer, nudge
 # for a delivery waiting while idle, settle a turn the transcript says
 # was interrupted.
@@ -201,8 +215,8 @@ settings() {
 	c=$(printf "/bin/sh '%s/harness' '%s' hook" "$q" "$q" | sed 's/\\/\\\\/g; s/"/\\"/g')
 	h() { printf '{"hooks":[{"type":"command","command":"%s %s","timeout":60}]}' "$c" "$1"; }
 	m() { printf '{"matcher":"%s","hooks":[{"type":"command","command":"%s %s","timeout":60}]}' "$2" "$c" "$1"; }
-	printf '{"hooks":{"SessionStart":[%s],"UserPromptSubmit":[%s],"Stop":[%s],"PermissionRequest":[%s],"Notification":[%s]}}\n' \
-		"$(h SessionStart)" "$(h UserPromptSubmit)" "$(h Stop)" "$(m PermissionRequest '*')" "$(m Notification permission_prompt)"
+	printf '{"hooks":{"SessionStart":[%s],"UserPromptSubmit":[%s],"Stop":[%s],"StopFailure":[%s],"PermissionRequest":[%s],"Notification":[%s]}}\n' \
+		"$(h SessionStart)" "$(h UserPromptSubmit)" "$(h Stop)" "$(h StopFailure)" "$(m PermissionRequest '*')" "$(m Notification permission_prompt)"
 }
 
 if [ "${2:-}" = hook ]; then
@@ -212,6 +226,7 @@ if [ "${2:-}" = hook ]; then
 	SessionStart) hook_SessionStart "$in" ;;
 	UserPromptSubmit) hook_UserPromptSubmit "$in" ;;
 	Stop) hook_Stop "$in" ;;
+	StopFailure) hook_StopFailure "$in" ;;
 	PermissionRequest | Notification) hook_blocked "$in" ;;
 	esac
 	rm -f "$in"
