@@ -157,3 +157,20 @@ func TestClaudeTUIStopFailure(t *testing.T) {
 		t.Fatalf("the next turn: %+v", o)
 	}
 }
+
+// Claude Code before 2.1.47 gives the Stop hook no last_assistant_message
+// and its transcript lags the hook: each turn still settles with its own
+// text, never the previous turn's.
+func TestClaudeTUIOldVersionLaggingTranscript(t *testing.T) {
+	a := newAdapterHost(t)
+	key := "cold"
+	s := a.specOf(claudeTUI, "full-access")
+	s.Env["CLAUDE_DOUBLE_VERSION"] = "2.1.46"
+	jt := a.startSpec(t, key, s)
+	for i, text := range []string{"one", "two", "three"} {
+		a.send(t, key, "m"+text, text)
+		if o := a.settledUnblocked(t, key, jt, int64(i)); o.LastText != claudeReply(i+1, text) || o.LastError != "" {
+			t.Fatalf("turn %d: %q (error %q)", i+1, o.LastText, o.LastError)
+		}
+	}
+}

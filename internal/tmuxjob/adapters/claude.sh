@@ -126,18 +126,42 @@ hook_blocked() {
 }
 
 hook_Stop() {
+	err=''
 	if ! jget last_assistant_message "$1" >"$H/reply.$$"; then
-		# Older versions: the last assistant entry of the transcript.
-		t=$(jget transcript_path "$1")
-		grep '"type":"assistant"' "$t" 2>/dev/null | tail -n 1 >"$H/last.$$"
-		awk -v key=text -v deep=1 "$json_awk" <"$H/last.$$" >"$H/reply.$$"
-		rm -f "$H/last.$$"
+		transcript_reply "$1" "$H/reply.$$" ||
+			err='Claude Code wrote no reply for this turn in its transcript (a version before 2.1.47 whose Stop hook has no last_assistant_message)'
 	fi
 	lock
 	load_state
-	[ "$state" != idle ] && settle "$H/reply.$$" ''
+	[ "$state" != idle ] && settle "$H/reply.$$" "$err"
 	unlock
 	rm -f "$H/reply.$$"
+}
+# transcript_reply INPUT OUT: (Claude Code before 2.1.47: no
+# last_assistant_message) the turn's reply from the transcript: its last
+# conversation entry past where this turn began, once it is an assistant
+# text (the transcript may lag the Stop hook: wait for it, at most
+# TLAG_S seconds, never taking an earlier turn's entry). 1: none came.
+TLAG_S=${MU_ADAPTER_TLAG_S:-10}
+transcript_reply() {
+	t=$(jget transcript_path "$1")
+	pos=0
+	[ "$(cat "$H/transcript" 2>/dev/null)" = "$t" ] && pos=$(cat "$H/tpos" 2>/dev/null)
+	i=$((TLAG_S * 10))
+	while :; do
+		tail -c +$((${pos:-0} + 1)) "$t" 2>/dev/null | grep -E '"type":"(user|assistant)"' | tail -n 1 >"$H/last.$$"
+		if grep '"type":"assistant"' "$H/last.$$" | grep -q '"type":"text"'; then
+			awk -v key=text -v deep=1 "$json_awk" <"$H/last.$$" >"$2"
+			rm -f "$H/last.$$"
+			return 0
+		fi
+		i=$((i - 1))
+		[ "$i" -gt 0 ] || break
+		sleep 0.1
+	done
+	rm -f "$H/last.$$"
+	: >"$2"
+	return 1
 }
 
 # hook_StopFailure: (Claude Code 2.1.78 or later) the turn ended on an
