@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
@@ -241,5 +242,46 @@ func TestReadOnlyRefusedWithoutAnAdapter(t *testing.T) {
 	}
 	if _, err := os.Stat(a.jobs.JobDir("ro")); err == nil {
 		t.Fatal("the refused start made the job's directory")
+	}
+}
+
+// A CLI that is not on the job's PATH is named, with how to install it:
+// a print-mode turn settles with it as its error; the TUI's job, which
+// never reports a state, says it in readStates' reason.
+func TestAdaptersCLINotFound(t *testing.T) {
+	a := newAdapterHost(t)
+	s := a.specOf(printCases[0], "full-access")
+	s.Env["PATH"] = "/usr/bin:/bin"
+	jt := a.startSpec(t, "nf-codex", s)
+	a.send(t, "nf-codex", "m1", "hello")
+	if o := a.settled(t, jt, 0); !strings.Contains(o.LastError, "codex exited 127: codex was not found on the host") ||
+		!strings.Contains(o.LastError, "npm install -g @openai/codex") {
+		t.Fatalf("codex not found: %+v", o)
+	}
+	s = a.specOf(claudeTUI, "full-access")
+	s.Env["PATH"] = "/usr/bin:/bin"
+	drive.Call[protocol.JobStartResult](t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base("nf-claude"), Key: "nf-claude", Spec: s})
+	var r protocol.Reading
+	testutil.Eventually(t, "readStates names the missing CLI", func() bool {
+		r = a.reading(t, "nf-claude")
+		return strings.Contains(r.Reason, "the harness failed: claude was not found on the host") && strings.Contains(r.Reason, "npm install -g @anthropic-ai/claude-code")
+	})
+}
+
+// job.checkSteps' agents step names each agent CLI the adapters wire:
+// its version when it is on the PATH, how to install it when not.
+func TestCheckStepsNameTheAgentCLIs(t *testing.T) {
+	a := newAdapterHost(t)
+	ctx := testutil.Context(t, 2*time.Minute)
+	t.Setenv("PATH", "/usr/bin:/bin")
+	steps, err := a.jobs.CheckSteps(ctx, protocol.PhaseAgent)
+	if err != nil || len(steps) != 5 || steps[4].Step != "agents" || steps[4].OK != protocol.StepPassed ||
+		steps[4].Detail != "claude not installed (npm install -g @anthropic-ai/claude-code); codex not installed (npm install -g @openai/codex)" {
+		t.Fatalf("without the CLIs: %+v %v", steps, err)
+	}
+	t.Setenv("PATH", a.bin+":/usr/bin:/bin")
+	steps, err = a.jobs.CheckSteps(ctx, protocol.PhaseAgent)
+	if err != nil || len(steps) != 5 || steps[4].Detail != "claude 2.1.79 (Claude Code); codex codex-cli 0.0.0" {
+		t.Fatalf("with the doubles: %+v %v", steps, err)
 	}
 }

@@ -26,6 +26,9 @@ type snapshot struct {
 	state *hstate
 	turn  *turnRec
 	bad   string // why the state file is not the contract's
+	// failed is why the harness never reported (the adapter's out/failed:
+	// its CLI could not start), "" when it did not say.
+	failed string
 }
 
 // read reads the state and, when n > 0, turn n of incarnation inc (""
@@ -46,7 +49,7 @@ func (j *Jobs) read(ctx context.Context, key, inc string, n int64) (snapshot, bo
 }
 
 func parseSnapshot(o out) snapshot {
-	s := snapshot{agent: string(o.data("agent"))}
+	s := snapshot{agent: string(o.data("agent")), failed: string(o.data("failed"))}
 	if b, ok := stateOf(o); ok {
 		st, ok := parseState(b)
 		if ok {
@@ -119,6 +122,8 @@ func (j *Jobs) ReadStates(ctx context.Context, p protocol.ReadStatesParams) (map
 			res[k] = r
 		case s.bad != "":
 			res[k] = protocol.Reading{State: protocol.TurnUnknown, Since: j.now(), Reason: s.bad}
+		case s.failed != "":
+			res[k] = protocol.Reading{State: protocol.TurnUnknown, Since: j.now(), Reason: "the harness failed: " + s.failed}
 		default:
 			res[k] = protocol.Reading{State: protocol.TurnUnknown, Since: j.now(), Reason: "the harness has not reported yet"}
 		}

@@ -7,6 +7,7 @@
 # A background keeper types what the hooks ask for into the pane (a slash
 # command, /clear, a nudge, an answer's keys) and notices an interrupt.
 INLINE=8000
+INSTALL='npm install -g @anthropic-ai/claude-code'
 PANE=${TMUX_PANE:-}
 # locked: the adapter's processes (hooks, keeper) change the state one at a time.
 lock() {
@@ -234,6 +235,23 @@ interrupted() {
 	tail -c +$((${pos:-0} + 1)) "$t" | grep -q 'Request interrupted by user'
 }
 
+# ended RC: the CLI exited with RC. A turn in progress settles with that
+# (no hook runs for it); a CLI that never started a session leaves why in
+# out/failed (readStates' reason): not found (127), or its exit status.
+ended() {
+	lock
+	load_state
+	if [ -z "$inc" ]; then
+		if [ "$1" -eq 127 ]; then notfound; else printf 'claude exited %s before its first session started (see the job'"'"'s terminal)' "$1"; fi |
+			oneline >"$OUT/tmp/failed.$$" && mv -f "$OUT/tmp/failed.$$" "$OUT/failed"
+		echo "mu adapter (claude): $(cat "$OUT/failed")"
+	elif [ "$state" != idle ]; then
+		: >"$H/reply"
+		settle "$H/reply" "claude exited $1"
+	fi
+	unlock
+}
+
 settings() {
 	q=$(printf '%s' "$D" | sed "s/'/'\\\\''/g")
 	c=$(printf "/bin/sh '%s/harness' '%s' hook" "$q" "$q" | sed 's/\\/\\\\/g; s/"/\\"/g')
@@ -269,4 +287,5 @@ set -- --add-dir "$MSGS" --settings "$H/settings.json"
 run_cli "$@"
 rc=$?
 kill "$keeper" 2>/dev/null
+ended "$rc"
 exit "$rc"
