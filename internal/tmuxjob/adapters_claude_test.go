@@ -1,13 +1,16 @@
 package tmuxjob_test
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -172,5 +175,76 @@ func TestClaudeTUIOldVersionLaggingTranscript(t *testing.T) {
 		if o := a.settledUnblocked(t, key, jt, int64(i)); o.LastText != claudeReply(i+1, text) || o.LastError != "" {
 			t.Fatalf("turn %d: %q (error %q)", i+1, o.LastText, o.LastError)
 		}
+	}
+}
+
+// On a user's own machine (the local host: the plugin does not own its
+// home) a fresh home's first-run screens show before any hook: the job
+// reads blocked, pending naming each screen, and answers reach them; the
+// plugin writes nothing in the home.
+func TestClaudeTUIFirstRunScreens(t *testing.T) {
+	a := newAdapterHost(t)
+	conf := filepath.Join(a.root, ".claude.json")
+	if err := os.Remove(conf); err != nil {
+		t.Fatal(err)
+	}
+	key := "cfr"
+	sp := a.specOf(claudeTUI, "full-access")
+	sp.Env["ANTHROPIC_API_KEY"] = "sk-ant-test-secret-0123456789abcdefghij"
+	jt := a.startSpec(t, key, sp)
+	for _, s := range []struct{ screen, keys string }{{"theme picker", "Enter"}, {"API key approval", "1"}, {"folder trust", "Enter"}} {
+		var r protocol.Reading
+		testutil.Eventually(t, "blocked on "+s.screen, func() bool {
+			r = a.reading(t, key)
+			return r.State == protocol.TurnBlocked && strings.Contains(r.Pending, s.screen)
+		})
+		if !strings.Contains(r.Pending, "channel.answer") {
+			t.Fatalf("no remedy: %q", r.Pending)
+		}
+		drive.Call[protocol.AnswerResult](t, a.p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: base(key), Keys: []string{s.keys}})
+		testutil.Eventually(t, "the answer taken", func() bool { return a.reading(t, key).Pending != r.Pending })
+	}
+	testutil.Eventually(t, "ready", func() bool { return a.reading(t, key).State == protocol.TurnIdle })
+	a.send(t, key, "m1", "hi")
+	if o := a.settledUnblocked(t, key, jt, 0); o.LastText != claudeReply(1, "hi") {
+		t.Fatalf("after the screens: %+v", o)
+	}
+	if _, err := os.Stat(conf); err == nil {
+		t.Fatal("the plugin wrote ~/.claude.json on a user's machine")
+	}
+}
+
+// On a host the plugin owns (a container, a pod: Options.OwnsHome) the
+// adapter pre-answers the first-run screens in the home (onboarding, the
+// folder's trust, the job's API key, the bypass-mode warning), keeping
+// what the file held: the first turn needs nobody at the pane.
+func TestClaudeTUIOwnedHomePreAnswered(t *testing.T) {
+	a := newAdapterHost(t, func(o *tmuxjob.Options) { o.OwnsHome = true })
+	conf := filepath.Join(a.root, ".claude.json")
+	if err := os.WriteFile(conf, []byte(`{"numStartups":2,"projects":{"/elsewhere":{"hasTrustDialogAccepted":false}}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key := "cown"
+	s := a.specOf(claudeTUI, "full-access")
+	s.Cmd = "claude --dangerously-skip-permissions"
+	s.Env["ANTHROPIC_API_KEY"] = "sk-ant-test-secret-0123456789abcdefghij"
+	jt := a.startSpec(t, key, s)
+	a.send(t, key, "m1", "hi")
+	if o := a.settledUnblocked(t, key, jt, 0); o.LastText != claudeReply(1, "hi") {
+		t.Fatalf("the first turn: %+v", o)
+	}
+	var c struct {
+		NumStartups            int
+		HasCompletedOnboarding bool
+		Projects               map[string]struct{ HasTrustDialogAccepted bool }
+		CustomAPIKeyResponses  struct{ Approved []string } `json:"customApiKeyResponses"`
+	}
+	b, err := os.ReadFile(conf)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.NumStartups != 2 || !c.HasCompletedOnboarding || !c.Projects[a.cwd].HasTrustDialogAccepted ||
+		len(c.Projects) != 2 || len(c.CustomAPIKeyResponses.Approved) != 1 || c.CustomAPIKeyResponses.Approved[0] != "0123456789abcdefghij" {
+		t.Fatalf("~/.claude.json: %s (%v)", b, err)
 	}
 }

@@ -2,6 +2,7 @@ package tmuxjob_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,9 +35,16 @@ type adapterHost struct {
 	cwd string
 }
 
-func newAdapterHost(t *testing.T) *adapterHost {
-	h := newHost(t)
+func newAdapterHost(t *testing.T, mod ...func(*tmuxjob.Options)) *adapterHost {
+	h := newHost(t, mod...)
 	a := &adapterHost{host: h, bin: filepath.Join(h.root, "bin"), cwd: t.TempDir()}
+	// The jobs' home is a person's who has used Claude Code in the test's
+	// folder: its first-run screens are answered (TestClaudeTUIFirstRun…
+	// starts from a fresh one).
+	seed, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{a.cwd: map[string]bool{"hasTrustDialogAccepted": true}}})
+	if err := os.WriteFile(filepath.Join(h.root, ".claude.json"), seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range agent.DoubleNames {
 		if err := agent.InstallDouble(context.Background(), h.r, n, filepath.Join(a.bin, n)); err != nil {
 			t.Fatal(err)

@@ -47,11 +47,11 @@ func TestCheckRole(t *testing.T) {
 }
 
 func TestAdapterScriptsAreWhole(t *testing.T) {
-	if adapterScript("nope") != "" {
+	if adapterScript("nope", false) != "" {
 		t.Error("an unknown harness has a program")
 	}
 	for _, n := range Harnesses() {
-		s := adapterScript(n)
+		s := adapterScript(n, true)
 		if !strings.HasPrefix(s, "#!/bin/sh") {
 			t.Errorf("%s: the program does not start with lib.sh", n)
 		}

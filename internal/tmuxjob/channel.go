@@ -26,8 +26,8 @@ type snapshot struct {
 	state *hstate
 	turn  *turnRec
 	bad   string // why the state file is not the contract's
-	// failed is why the harness never reported (the adapter's out/failed:
-	// its CLI could not start), "" when it did not say.
+	// failed is why the harness failed (the adapter's out/failed: its CLI
+	// exited before its first session), "" when it did not say so.
 	failed string
 }
 
@@ -113,6 +113,8 @@ func (j *Jobs) ReadStates(ctx context.Context, p protocol.ReadStatesParams) (map
 			continue
 		}
 		switch {
+		case s.failed != "":
+			res[k] = protocol.Reading{State: protocol.TurnUnknown, Since: j.now(), Reason: "the harness failed: " + s.failed}
 		case s.state != nil:
 			st := s.state
 			r := protocol.Reading{State: st.State, Since: st.Since, Runs: st.Runs, Incarnation: st.Inc}
@@ -122,8 +124,6 @@ func (j *Jobs) ReadStates(ctx context.Context, p protocol.ReadStatesParams) (map
 			res[k] = r
 		case s.bad != "":
 			res[k] = protocol.Reading{State: protocol.TurnUnknown, Since: j.now(), Reason: s.bad}
-		case s.failed != "":
-			res[k] = protocol.Reading{State: protocol.TurnUnknown, Since: j.now(), Reason: "the harness failed: " + s.failed}
 		default:
 			res[k] = protocol.Reading{State: protocol.TurnUnknown, Since: j.now(), Reason: "the harness has not reported yet"}
 		}

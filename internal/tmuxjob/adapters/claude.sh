@@ -48,6 +48,16 @@ hook_SessionStart() {
 	jget transcript_path "$1" >"$H/transcript"
 	src=$(jget source "$1")
 	lock
+	if [ -f "$H/started" ]; then
+		# The CLI's first session: the incarnation the adapter wrote when
+		# it started goes on; a first-run screen is no longer showing.
+		rm -f "$H/started" "$H/screen" "$H/answered"
+		load_state
+		state=idle pending='' since=$(now)
+		write_state
+		unlock
+		return 0
+	fi
 	case $src in
 	clear | compact)
 		load_state
@@ -181,10 +191,17 @@ hook_StopFailure() {
 
 # keep: every 0.2 s, type what a hook asked for, apply an answer, nudge
 # for a delivery waiting while idle, settle a turn the transcript says
-# was interrupted.
+# was interrupted; before the CLI's first session, say which first-run
+# screen is showing.
 keep() {
-	last=0 seen='' first=0
+	last=0 seen='' first=0 look=0
 	while sleep 0.2; do
+		if [ -f "$H/started" ]; then
+			look=$((look + 1))
+			[ $((look % 5)) = 1 ] && screen
+			screen_answer
+			continue
+		fi
 		if [ -f "$H/type" ]; then
 			sleep 0.3
 			type_line "$(cat "$H/type")"
@@ -241,7 +258,7 @@ interrupted() {
 ended() {
 	lock
 	load_state
-	if [ -z "$inc" ]; then
+	if [ -f "$H/started" ]; then
 		if [ "$1" -eq 127 ]; then notfound; else printf 'claude exited %s before its first session started (see the job'"'"'s terminal)' "$1"; fi |
 			oneline >"$OUT/tmp/failed.$$" && mv -f "$OUT/tmp/failed.$$" "$OUT/failed"
 		echo "mu adapter (claude): $(cat "$OUT/failed")"
@@ -250,6 +267,87 @@ ended() {
 		settle "$H/reply" "claude exited $1"
 	fi
 	unlock
+}
+
+# screen: (before the CLI's first session, which no hook precedes) the
+# first-run screen the pane shows, by its words, as the state: blocked,
+# pending naming it and the remedy; an answer (channel.answer's keys, as
+# a person would type them) is typed into it.
+screen() {
+	[ -n "$PANE" ] || return 0
+	# The lowest screen on the pane is the one showing; a pane unchanged
+	# since an answer was typed shows no screen to ask about yet.
+	cap=$(tmux capture-pane -p -J -t "$PANE" 2>/dev/null)
+	[ -f "$H/answered" ] && [ "$cap" = "$(cat "$H/answered")" ] && return 0
+	p=$(printf '%s\n' "$cap" | awk '
+		/Choose the text style/ { s = "theme" }
+		/Detected a custom API key/ { s = "key" }
+		/Select login method/ { s = "login" }
+		/Do you trust the files in this folder|Is this a project you created or one you trust/ { s = "trust" }
+		/Bypass Permissions mode/ { s = "bypass" }
+		END { print s }')
+	case $p in
+	theme) s='the theme picker ("Choose the text style")' ;;
+	key) s='the API key approval ("Detected a custom API key"; 1 uses it)' ;;
+	login) s='the login method ("Select login method")' ;;
+	trust) s='the folder trust ("Do you trust the files in this folder?")' ;;
+	bypass) s='the bypass-mode warning ("Bypass Permissions mode"; 2 accepts)' ;;
+	*) s='' ;;
+	esac
+	lock
+	load_state
+	if [ ! -f "$H/started" ]; then
+		: # the first session began meanwhile
+	elif [ -n "$s" ]; then
+		m="Claude Code's first-run screen: $s: answer it in the job's pane, or with channel.answer keys; or run claude once by hand in this home and folder (docs/harness.md \"First-run screens\")"
+		if [ "$state" != blocked ] || [ "$pending" != "$m" ]; then
+			state=blocked pending=$m since=$(now)
+			: >"$H/screen"
+			write_state
+		fi
+	elif [ -f "$H/screen" ]; then
+		state=idle pending='' since=$(now)
+		rm -f "$H/screen"
+		write_state
+	fi
+	unlock
+}
+
+# screen_answer: an answer while a first-run screen shows: its keys are
+# typed into it (no turn waits on it: the state goes idle until the
+# keeper looks at the pane again).
+screen_answer() {
+	lock
+	load_state
+	a=$(next_ans)
+	if [ -n "$a" ] && [ -f "$H/started" ]; then
+		acursor=$(seqof "$a")
+		if [ "$state" = blocked ]; then
+			state=idle pending='' since=$(now)
+			rm -f "$H/screen"
+			write_state
+			tmux capture-pane -p -J -t "$PANE" >"$H/answered" 2>/dev/null
+			while IFS= read -r k; do [ -n "$k" ] && keys "$k"; done <"$ANS/$a/text"
+		else
+			write_state
+		fi
+	fi
+	unlock
+}
+
+# onboard: on a host the plugin owns (OWNS_HOME=1), Claude Code's first-run
+# screens answered in its global config file (onboard.awk), for this
+# folder and the job's API key; never on a user's own machine.
+onboard() {
+	[ "$OWNS_HOME" = 1 ] || return 0
+	f=${CLAUDE_CONFIG_DIR:-$HOME}/.claude.json
+	js() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+	k=''
+	[ -n "${ANTHROPIC_API_KEY:-}" ] && k=$(js "$(printf '%s' "$ANTHROPIC_API_KEY" | tail -c 20)")
+	src=$f
+	[ -f "$f" ] || src=/dev/null
+	(umask 077 && awk -v cwd="$(js "$(pwd -P)")" -v key="$k" "$onboard_awk" <"$src" >"$f.mu.$$") &&
+		mv -f "$f.mu.$$" "$f" || { rm -f "$f.mu.$$"; echo "mu adapter (claude): could not pre-answer Claude Code's first-run screens in $f" >&2; }
 }
 
 settings() {
@@ -279,7 +377,14 @@ mkdir -p "$MSGS" || exit 1
 # The plugin does not nudge while a turn is in progress (scripts/deliver.sh):
 # the keeper nudges when the turn has ended.
 : >"$D/quiet"
-rm -f "$H/type" "$H/then" "$H/then.typed"
+rm -f "$H/type" "$H/then" "$H/then.typed" "$H/session" "$H/screen" "$H/answered" "$OUT/failed"
+onboard
+# The incarnation begins now: until the CLI's first session (its
+# SessionStart) the keeper says which first-run screen, if any, shows.
+lock
+new_inc
+: >"$H/started"
+unlock
 keep &
 keeper=$!
 set -- --add-dir "$MSGS" --settings "$H/settings.json"

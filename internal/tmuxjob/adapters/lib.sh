@@ -16,6 +16,9 @@ mkdir -p "$OUT/turns" "$OUT/tmp" "$H" || exit 1
 CMD=$(cat "$D/cmd")
 ROLE=$(cat "$D/role" 2>/dev/null)
 ROLE=${ROLE:-full-access}
+# OWNS_HOME: 1 when the plugin created this host and owns its home (the
+# line job.start adds after this part; Options.OwnsHome), else 0.
+OWNS_HOME=0
 
 now() {
 	t=$(date +%s%3N)

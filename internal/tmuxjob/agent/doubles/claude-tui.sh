@@ -49,6 +49,7 @@ flat() {
 			if (c == "{" || c == "[") { d++; t[d] = c; w[d] = (c == "{"); x[d] = 0; k[d] = "" }
 			else if (c == "}" || c == "]") d--
 			else if (c == ",") { if (t[d] == "{") w[d] = 1; else x[d]++ }
+			else if (c ~ /[-0-9tfn]/) { v = c; while (i < n && substr(s, i + 1, 1) ~ /[-+.0-9a-zA-Z]/) { i++; v = v substr(s, i, 1) } print path() "\t" v }
 			i++
 		}
 	}' "$1"
@@ -223,12 +224,68 @@ submit() {
 	fi
 	respond "$tmp/p" "$tmp/ctx"
 }
+# cfg KEY: the global config's value at the flattened path KEY (a
+# duplicate key's last value, as JSON.parse keeps it).
+cfg() { awk -F '\t' -v k="$1" '$1 == k { v = $2 } END { print v }' "$tmp/conf"; }
+# choose TEXT KEYS: a screen showing TEXT, until one of KEYS (key codes,
+# space-separated) is typed; prints that key's code.
+choose() {
+	printf '%s\n' "$1" >&2
+	while :; do
+		b=$(key)
+		case " $2 " in *" $b "*) [ -n "$b" ] && echo "$b" && return ;; esac
+	done
+}
+# first_run: the screens a fresh home shows before the first session
+# (so before any hook), as the tools that run Claude Code in containers
+# report them (majorcontext/moat#253, khromov/codebay#89,
+# typeclaw/typeclaw#296, anthropics/claude-code#8938), each skipped when
+# the global config ($CLAUDE_CONFIG_DIR or ~, .claude.json) holds its
+# answer: hasCompletedOnboarding (the theme picker; then, with no API key
+# in the environment, the login method, which this double cannot pass);
+# customApiKeyResponses.approved holding ANTHROPIC_API_KEY's last 20
+# characters ("Detected a custom API key", default No); the project's
+# hasTrustDialogAccepted (the folder trust, keyed by the cwd); with
+# bypassPermissions, bypassPermissionsModeAccepted (the warning, default
+# No, exit). Enter takes a screen's default; the double does not write
+# the answers it is given.
+first_run() {
+	: >"$tmp/conf"
+	c=${CLAUDE_CONFIG_DIR:-$HOME}/.claude.json
+	[ -f "$c" ] && flat "$c" >"$tmp/conf"
+	login='Select login method:  1. Claude account with subscription  2. Anthropic Console account'
+	if [ "$(cfg hasCompletedOnboarding)" != true ]; then
+		choose 'Choose the text style that looks best with your terminal  1. Dark mode  2. Light mode' '13 49 50' >/dev/null
+		[ -n "${ANTHROPIC_API_KEY:-}" ] || { choose "$login" '' >/dev/null; }
+	fi
+	if [ -n "${ANTHROPIC_API_KEY:-}" ]; then
+		k=$(printf '%s' "$ANTHROPIC_API_KEY" | tail -c 20)
+		if ! awk -F '\t' -v k="$k" '$1 ~ /^customApiKeyResponses\.approved\./ && $2 == k { f = 1 } END { exit !f }' "$tmp/conf"; then
+			case $(choose 'Detected a custom API key in your environment. Do you want to use this API key?  1. Yes  2. No (recommended)' '13 49 50') in
+			49) ;;
+			*) choose "$login" '' >/dev/null ;;
+			esac
+		fi
+	fi
+	if [ "$(cfg "projects.$(pwd -P).hasTrustDialogAccepted")" != true ]; then
+		case $(choose 'Do you trust the files in this folder?  1. Yes, proceed  2. No, exit' '13 49 50 27') in
+		50 | 27) exit 1 ;;
+		esac
+	fi
+	if [ "$pmode" = bypassPermissions ] && [ "$(cfg bypassPermissionsModeAccepted)" != true ]; then
+		case $(choose 'WARNING: Claude Code running in Bypass Permissions mode  1. No, exit  2. Yes, I accept' '13 49 50') in
+		50) ;;
+		*) exit 1 ;;
+		esac
+	fi
+}
 interactive() {
 	: >"$tmp/hooks"
 	[ -n "$settings" ] && { flat "$settings" >"$tmp/hooks" || die 1 "invalid settings file $settings"; }
+	stty -icanon -echo -isig -icrnl min 0 time 1 2>/dev/null
+	first_run
 	new_session
 	start_session startup
-	stty -icanon -echo -isig -icrnl min 0 time 1 2>/dev/null
 	printf 'claude (test double), session %s\n> ' "$sid"
 	line='' ahead=''
 	while :; do
