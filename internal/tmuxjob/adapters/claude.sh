@@ -94,6 +94,13 @@ hook_UserPromptSubmit() {
 		unlock
 		return 0
 	fi
+	if [ "$state" != idle ] && [ -f "$H/type" ]; then
+		# A second nudge (the plugin's and the keeper's) while the keeper
+		# has yet to type the taken delivery's command: not a turn.
+		block_prompt "mu: a delivery is in progress"
+		unlock
+		return 0
+	fi
 	if [ "$state" != idle ]; then
 		# A turn that ended with no Stop: it was interrupted.
 		: >"$H/reply"
