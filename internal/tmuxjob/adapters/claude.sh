@@ -353,8 +353,11 @@ onboard() {
 	[ -n "${ANTHROPIC_API_KEY:-}" ] && k=$(js "$(printf '%s' "$ANTHROPIC_API_KEY" | tail -c 20)")
 	src=$f
 	[ -f "$f" ] || src=/dev/null
-	(umask 077 && awk -v cwd="$(js "$(pwd -P)")" -v key="$k" "$onboard_awk" <"$src" >"$f.mu.$$") &&
-		mv -f "$f.mu.$$" "$f" || { rm -f "$f.mu.$$"; echo "mu adapter (claude): could not pre-answer Claude Code's first-run screens in $f" >&2; }
+	# shellcheck disable=SC2154 # onboard_awk: onboard.awk, set before this part
+	if ! (umask 077 && ONBOARD_CWD=$(js "$(pwd -P)") ONBOARD_KEY=$k awk "$onboard_awk" <"$src" >"$f.mu.$$" && mv -f "$f.mu.$$" "$f"); then
+		rm -f "$f.mu.$$"
+		echo "mu adapter (claude): could not pre-answer Claude Code's first-run screens in $f" >&2
+	fi
 }
 
 settings() {

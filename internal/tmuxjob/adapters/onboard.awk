@@ -8,12 +8,13 @@
 # "Detected a custom API key" screen). These are the keys Claude Code
 # keeps there, as the tools that run it in containers pre-seed them
 # (e.g. majorcontext/moat#253, khromov/codebay#89, anthropics/claude-code#8938).
-# Variables: cwd and key, JSON string literals (key "" for none). Input:
+# Its environment: ONBOARD_CWD and ONBOARD_KEY, JSON string literals
+# (the key "" for none; not -v, which would undo their escapes). Input:
 # the file (empty: none yet). Nothing is removed or reordered: each member
 # is appended at the end of its object, and JSON.parse (Claude Code is a
 # JavaScript program) keeps a duplicate key's last value; Claude Code
 # rewrites the file whole when it next saves it.
-BEGIN { RS = "\001" }
+BEGIN { RS = "\001"; cwd = ENVIRON["ONBOARD_CWD"]; key = ENVIRON["ONBOARD_KEY"] }
 { s = (NR > 1 ? s RS : "") $0 }
 END {
 	top = "\"hasCompletedOnboarding\":true,\"bypassPermissionsModeAccepted\":true"
