@@ -52,7 +52,7 @@ func viewJobs(ctx context.Context, ctr, root string) (*tmuxjob.Jobs, func(), err
 		b.Stop(context.WithoutCancel(ctx))
 		api.Close()
 	}
-	j, err := tmuxjob.New(b.Runner(ctr), tmuxjob.Options{Root: root, Kind: "docker", Channel: ChannelName, OwnsHome: true})
+	j, err := tmuxjob.New(b.Runner(ctr), tmuxjob.Options{Root: root, Kind: "docker", Channel: ChannelName})
 	if err != nil {
 		release()
 		return nil, nil, err

@@ -51,7 +51,7 @@ func view(ctx context.Context, pod, root, handle string, w io.Writer) error {
 		return err
 	}
 	defer b.Stop(context.WithoutCancel(ctx))
-	j, err := tmuxjob.New(b.hosts.Pool(pod), tmuxjob.Options{Root: root, Kind: ChannelName, Channel: ChannelName, OwnsHome: true})
+	j, err := tmuxjob.New(b.hosts.Pool(pod), tmuxjob.Options{Root: root, Kind: ChannelName, Channel: ChannelName})
 	if err != nil {
 		return err
 	}

@@ -48,16 +48,17 @@ hook_SessionStart() {
 	jget transcript_path "$1" >"$H/transcript"
 	src=$(jget source "$1")
 	lock
-	if [ -f "$H/started" ]; then
-		# The CLI's first session: the incarnation the adapter wrote when
-		# it started goes on; a first-run screen is no longer showing.
-		rm -f "$H/started" "$H/screen" "$H/answered"
+	if [ -f "$H/started" ] && [ -f "$H/preinc" ]; then
+		# The CLI's first session, after a first-run screen: the
+		# incarnation the keeper wrote for it goes on.
+		rm -f "$H/started" "$H/preinc" "$H/screen" "$H/answered"
 		load_state
 		state=idle pending='' since=$(now)
 		write_state
 		unlock
 		return 0
 	fi
+	rm -f "$H/started" "$H/screen" "$H/answered"
 	case $src in
 	clear | compact)
 		load_state
@@ -307,13 +308,18 @@ screen() {
 		: # the first session began meanwhile
 	elif [ -n "$s" ]; then
 		m="Claude Code's first-run screen: $s: answer it in the job's pane, or with channel.answer keys; or run claude once by hand in this home and folder (docs/harness.md \"First-run screens\")"
+		if [ ! -f "$H/preinc" ]; then
+			# The incarnation begins here: its first session keeps it.
+			new_inc
+			: >"$H/preinc"
+		fi
 		if [ "$state" != blocked ] || [ "$pending" != "$m" ]; then
 			state=blocked pending=$m since=$(now)
 			: >"$H/screen"
 			write_state
 		fi
 	elif [ -f "$H/screen" ]; then
-		state=idle pending='' since=$(now)
+		state=busy pending='' since=$(now)
 		rm -f "$H/screen"
 		write_state
 	fi
@@ -321,8 +327,8 @@ screen() {
 }
 
 # screen_answer: an answer while a first-run screen shows: its keys are
-# typed into it (no turn waits on it: the state goes idle until the
-# keeper looks at the pane again).
+# typed into it (no turn waits on it: the state is busy, the CLI
+# starting, until the keeper sees the next screen or the session starts).
 screen_answer() {
 	lock
 	load_state
@@ -330,7 +336,9 @@ screen_answer() {
 	if [ -n "$a" ] && [ -f "$H/started" ]; then
 		acursor=$(seqof "$a")
 		if [ "$state" = blocked ]; then
-			state=idle pending='' since=$(now)
+			# busy (Claude Code is starting), not idle: the plugin does not
+			# type its nudge into a screen then.
+			state=busy pending='' since=$(now)
 			rm -f "$H/screen"
 			write_state
 			tmux capture-pane -p -J -t "$PANE" >"$H/answered" 2>/dev/null
@@ -387,14 +395,11 @@ mkdir -p "$MSGS" || exit 1
 # The plugin does not nudge while a turn is in progress (scripts/deliver.sh):
 # the keeper nudges when the turn has ended.
 : >"$D/quiet"
-rm -f "$H/type" "$H/then" "$H/then.typed" "$H/session" "$H/screen" "$H/answered" "$OUT/failed"
+rm -f "$H/type" "$H/then" "$H/then.typed" "$H/session" "$H/screen" "$H/answered" "$H/preinc" "$OUT/failed"
 onboard
-# The incarnation begins now: until the CLI's first session (its
-# SessionStart) the keeper says which first-run screen, if any, shows.
-lock
-new_inc
+# Until the CLI's first session (its SessionStart, which writes the
+# incarnation) the keeper says which first-run screen, if any, shows.
 : >"$H/started"
-unlock
 keep &
 keeper=$!
 set -- --add-dir "$MSGS" --settings "$H/settings.json"
