@@ -34,24 +34,9 @@ func TestClaudeAdapterInAFreshContainer(t *testing.T) {
 		}
 	})
 	drive.Baseline(t, ctx, p, jt)
-	for i, text := range []string{"hello", strings.Repeat("y", 9000), "[[apierror:overloaded]]", "after"} {
+	drive.ClaudeTurns(t, func(i int, text string) {
 		if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: fmt.Sprintf("m%d", i), Mode: protocol.ModeFollowUp}); err != nil {
 			t.Fatalf("channel.send: %v", err)
 		}
-		o := drive.Settled(t, ctx, p, jt, int64(i))
-		switch i {
-		case 1:
-			if !strings.HasSuffix(o.LastText, " [read 9000 bytes]") {
-				t.Fatalf("the long message: %q", o.LastText[max(0, len(o.LastText)-80):])
-			}
-		case 2:
-			if !strings.Contains(o.LastError, "api error overloaded") {
-				t.Fatalf("the API error: %+v", o)
-			}
-		default:
-			if !strings.HasSuffix(o.LastText, text) || o.LastError != "" {
-				t.Fatalf("turn %d: %+v", i+1, o)
-			}
-		}
-	}
+	}, func(i int) protocol.Observation { return drive.Settled(t, ctx, p, jt, int64(i)) })
 }

@@ -47,27 +47,16 @@ func TestClaudeAdapterOnSSHHost(t *testing.T) {
 		}
 		return m["ws/c"]
 	}
-	for _, sc := range []struct{ screen, keys string }{{"theme picker", "Enter"}, {"API key approval", "1"}, {"folder trust", "Enter"}} {
-		var r protocol.Reading
-		testutil.Eventually(t, "blocked on "+sc.screen, func() bool {
-			r = reading()
-			return r.State == protocol.TurnBlocked && strings.Contains(r.Pending, sc.screen)
-		})
-		if _, err := p.Answer(ctx, protocol.AnswerParams{Base: protocol.Base{Target: jt}, Keys: []string{sc.keys}}); err != nil {
+	drive.ClaudeScreens(t, reading, func(keys string) {
+		if _, err := p.Answer(ctx, protocol.AnswerParams{Base: protocol.Base{Target: jt}, Keys: []string{keys}}); err != nil {
 			t.Fatalf("channel.answer: %v", err)
 		}
-		testutil.Eventually(t, "the answer taken", func() bool { return reading().Pending != r.Pending })
-	}
-	testutil.Eventually(t, "ready", func() bool { return reading().State == protocol.TurnIdle })
-	for i, text := range []string{strings.Repeat("y", 9000), "[[apierror:rate_limit]]", "after"} {
+	})
+	drive.ClaudeTurns(t, func(i int, text string) {
 		if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: newKey("m"), Mode: protocol.ModeFollowUp}); err != nil {
 			t.Fatalf("channel.send: %v", err)
 		}
-		o := drive.Settled(t, ctx, p, jt, int64(i))
-		if want := []string{" [read 9000 bytes]", "", "after"}[i]; !strings.HasSuffix(o.LastText, want) || (i == 1) != strings.Contains(o.LastError, "api error rate_limit") {
-			t.Fatalf("turn %d: %.200q (error %q)", i+1, o.LastText, o.LastError)
-		}
-	}
+	}, func(i int) protocol.Observation { return drive.Settled(t, ctx, p, jt, int64(i)) })
 	// The double keeps its sessions there (projects/), as Claude Code
 	// does; the first-run answers file is not written.
 	if r, err := p.Exec(ctx, h.host(), "ls -A "+h.root+"/claude", ".", time.Minute); err != nil || strings.Contains(r.Stdout, ".claude.json") {

@@ -192,19 +192,9 @@ func TestClaudeTUIFirstRunScreens(t *testing.T) {
 	sp := a.specOf(claudeTUI, "full-access")
 	sp.Env["ANTHROPIC_API_KEY"] = "sk-ant-test-secret-0123456789abcdefghij"
 	jt := a.startSpec(t, key, sp)
-	for _, s := range []struct{ screen, keys string }{{"theme picker", "Enter"}, {"API key approval", "1"}, {"folder trust", "Enter"}} {
-		var r protocol.Reading
-		testutil.Eventually(t, "blocked on "+s.screen, func() bool {
-			r = a.reading(t, key)
-			return r.State == protocol.TurnBlocked && strings.Contains(r.Pending, s.screen)
-		})
-		if !strings.Contains(r.Pending, "channel.answer") {
-			t.Fatalf("no remedy: %q", r.Pending)
-		}
-		drive.Call[protocol.AnswerResult](t, a.p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: base(key), Keys: []string{s.keys}})
-		testutil.Eventually(t, "the answer taken", func() bool { return a.reading(t, key).Pending != r.Pending })
-	}
-	testutil.Eventually(t, "ready", func() bool { return a.reading(t, key).State == protocol.TurnIdle })
+	drive.ClaudeScreens(t, func() protocol.Reading { return a.reading(t, key) }, func(keys string) {
+		drive.Call[protocol.AnswerResult](t, a.p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: base(key), Keys: []string{keys}})
+	})
 	a.send(t, key, "m1", "hi")
 	if o := a.settledUnblocked(t, key, jt, 0); o.LastText != claudeReply(1, "hi") {
 		t.Fatalf("after the screens: %+v", o)

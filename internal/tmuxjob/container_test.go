@@ -10,6 +10,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -185,23 +186,6 @@ func TestClaudeTUIInTheTestImage(t *testing.T) {
 		}
 	})
 	h.waitBaseline(t, key)
-	big := strings.Repeat("y", 9000)
-	for i, text := range []string{"hello", big, "[[apierror:overloaded]]", "after"} {
-		h.send(t, key, fmt.Sprintf("m%d", i), text)
-		o := h.lastRun(t, key, int64(i))
-		switch i {
-		case 1:
-			if !strings.HasSuffix(o.LastText, " [read 9000 bytes]") {
-				t.Fatalf("the long message: %q", o.LastText[max(0, len(o.LastText)-80):])
-			}
-		case 2:
-			if !strings.Contains(o.LastError, "api error") {
-				t.Fatalf("the API error: %+v", o)
-			}
-		default:
-			if !strings.HasSuffix(o.LastText, text) || o.LastError != "" {
-				t.Fatalf("turn %d: %+v", i+1, o)
-			}
-		}
-	}
+	drive.ClaudeTurns(t, func(i int, text string) { h.send(t, key, fmt.Sprintf("m%d", i), text) },
+		func(i int) protocol.Observation { return *h.lastRun(t, key, int64(i)) })
 }
