@@ -15,19 +15,20 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/schemas"
 )
 
 var binaries = []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker", "mu-plugin-k8s", "mu-plugin-contract"}
 
-func TestMain(m *testing.M) { testutil.Main(m, nil) }
+func TestMain(m *testing.M) { programs.Main(m, nil) }
 
 // bin is the binary name as `make build` ships it, built once.
 func bin(t testing.TB, name string) string {
 	t.Helper()
-	return testutil.BuildShipped(t, "github.com/mu-org/mu-plugins/cmd/"+name)
+	return programs.BuildShipped(t, "github.com/mu-org/mu-plugins/cmd/"+name)
 }
 
 func TestScripts(t *testing.T) {
@@ -82,7 +83,7 @@ func TestTerminalGuard(t *testing.T) {
 		tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "20", bin(t, b)+"; echo exit=$?; sleep 60")
 		want := "mu plugin add " + name + " -- " + bin(t, b)
 		var screen string
-		testutil.Poll(testutil.Patience, func() bool {
+		waitfor.Poll(waitfor.Patience, func() bool {
 			screen = tmux("capture-pane", "-p", "-t", "="+name+":")
 			return strings.Contains(screen, "exit=")
 		})

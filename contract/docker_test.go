@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
@@ -18,7 +18,7 @@ import (
 // in backend/docker/contract_test.go.
 func TestDockerPlugin(t *testing.T) {
 	image := testimage.Ensure(t)
-	bin := testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")
+	bin := programs.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")
 	rep := run(t, Options{Argv: []string{bin, "--image", image, "--label", testimage.Label + "=1"}, JobCmd: string(agent.Script),
 		Run: `^(registration|handshake|wire|process|link|host)/|^secrets/|^channel/after-runs$`})
 	t.Cleanup(func() { removeContainers(t, rep.RunID) })
@@ -28,7 +28,7 @@ func TestDockerPlugin(t *testing.T) {
 			t.Errorf("%s %s: %s", name, r.Status, r.Reason)
 		}
 	}
-	t.Logf("the suite against mu-plugin-docker: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
+	t.Logf("the suite against mu-plugin-docker: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), rep.Slowest())
 }
 
 // removeContainers removes what the run left on the Engine: a fenced key's

@@ -104,6 +104,21 @@ func (r *Report) Get(name string) (Result, bool) {
 	return Result{}, false
 }
 
+// Slowest names the checks that took over 3 s, for a log line ("" when
+// none did).
+func (r *Report) Slowest() string {
+	var out []string
+	for _, x := range r.Results {
+		if x.Elapsed > 3*time.Second {
+			out = append(out, fmt.Sprintf("%s %s", x.Name, x.Elapsed.Round(100*time.Millisecond)))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return " (slow: " + strings.Join(out, ", ") + ")"
+}
+
 // Summary is the closing line: "N passed, N failed, N skipped".
 func (r *Report) Summary() string {
 	p, f, s := r.Counts()

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
@@ -14,8 +14,8 @@ import (
 // jobs (the test agent as spec.cmd, as for mu-plugin-docker).
 func TestSSHPlugin(t *testing.T) {
 	srv := testsshd.Start(t, testsshd.Options{})
-	bin := testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
+	bin := programs.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
 	rep := run(t, Options{Host: srv.Alias, Argv: []string{bin, "--config", srv.Config, "--known-hosts", srv.KnownHosts, "--identity", srv.UserKey}, JobCmd: string(agent.Script)})
 	passesAll(t, rep)
-	t.Logf("the suite against mu-plugin-ssh: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), slowest(rep))
+	t.Logf("the suite against mu-plugin-ssh: %s in %s%s", rep.Summary(), rep.Elapsed.Round(time.Millisecond), rep.Slowest())
 }

@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/proc"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/schemas"
 )
 
 // The test binary doubles as small plugins that break rules the fake has
-// no fault for: run as mu-plugin-testp (testutil.Main) with testPluginVar
+// no fault for: run as mu-plugin-testp (programs.Main) with testPluginVar
 // naming a mode, it serves that mode instead of testing.
 const testPluginVar = "MU_CONTRACT_TEST_PLUGIN"
 
@@ -27,7 +27,7 @@ const testPluginVar = "MU_CONTRACT_TEST_PLUGIN"
 // registered as mu-plugin-testp.
 func testPlugin(t *testing.T, mode string) (argv, env []string) {
 	t.Helper()
-	return []string{testutil.Command(t, "mu-plugin-testp")}, []string{testPluginVar + "=" + mode}
+	return []string{programs.Command(t, "mu-plugin-testp")}, []string{testPluginVar + "=" + mode}
 }
 
 func linkSeam() protocol.Seams {

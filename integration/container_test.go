@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 // procsMatching lists the processes in a container whose command line
 // contains marker (ps inside the container; zombies left out).
 func procsMatching(ctx context.Context, ctr, marker string) ([]string, error) {
-	out, err := testutil.DockerCLI(ctx, "exec", ctr, "ps", "-eo", "pid=,stat=,args=")
+	out, err := dockercli.DockerCLI(ctx, "exec", ctr, "ps", "-eo", "pid=,stat=,args=")
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +36,7 @@ func procsMatching(ctx context.Context, ctr, marker string) ([]string, error) {
 func waitProcs(ctx context.Context, ctr, marker string, want bool) ([]string, error) {
 	var hits []string
 	var err error
-	if testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
+	if waitfor.PollContext(ctx, 200*time.Millisecond, func() bool {
 		hits, err = procsMatching(ctx, ctr, marker)
 		return err == nil && (len(hits) > 0) == want
 	}) {
@@ -52,7 +53,7 @@ func labelled(t testing.TB, labels ...string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ids, err := testutil.DockerLabelled(ctx, labels...)
+	ids, err := dockercli.DockerLabelled(ctx, labels...)
 	if err != nil {
 		t.Fatal(err)
 	}

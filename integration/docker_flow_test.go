@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -34,8 +37,8 @@ func TestDockerSpawnToRelease(t *testing.T) {
 
 // spawnToRelease is the whole flow with p, a mu-plugin-docker.
 func spawnToRelease(t *testing.T, e *Env, p *started) {
-	ctx := testutil.Context(t, 5*time.Minute)
-	run := testutil.RandHex(4)
+	ctx := waitfor.Context(t, 5*time.Minute)
+	run := words.RandHex(4)
 	hostKey := "flow-" + run
 	host := acquireHost(t, p, hostKey)
 	if hs, err := p.HostStatus(ctx, host); err != nil || hs.State != protocol.HostUp {
@@ -43,7 +46,7 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 	}
 
 	// The site: a local commit pushed, a worktree made from it.
-	local, rev := testutil.Repo(t, t.TempDir(), "the project "+run)
+	local, rev := gitrepo.Repo(t, t.TempDir(), "the project "+run)
 	if r, err := p.Push(ctx, host, local, "repo", rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)
 	}
@@ -79,7 +82,7 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 	if inTree := strings.TrimSpace(execOK(t, ctx, p, host, "git -C tree rev-parse HEAD")); got != inTree || got == rev {
 		t.Fatalf("FETCH_HEAD %s, want the agent's commit %s (the pushed base is %s)", got, inTree, rev)
 	}
-	if parent := testutil.Git(t, local, "rev-parse", got+"^"); parent != rev {
+	if parent := gitrepo.Git(t, local, "rev-parse", got+"^"); parent != rev {
 		t.Fatalf("the agent's commit's parent is %s, not the pushed %s", parent, rev)
 	}
 
@@ -111,7 +114,7 @@ func TestDrillContainerKilled(t *testing.T) {
 	e := getEnv(t)
 	const trials = 3
 	p := startPlugin(t, e.dockerPlugin())
-	run := testutil.RandHex(4)
+	run := words.RandHex(4)
 	good := 0
 	for i := 0; i < trials; i++ {
 		if containerKilledTrial(t, p, fmt.Sprintf("kill-%s-%d", run, i)) {
@@ -122,7 +125,7 @@ func TestDrillContainerKilled(t *testing.T) {
 }
 
 func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
-	ctx := testutil.Context(t, 3*time.Minute)
+	ctx := waitfor.Context(t, 3*time.Minute)
 	host := acquireHost(t, p, hostKey)
 	key := "job-" + hostKey
 	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec("k", key, ".", 200)})
@@ -132,7 +135,7 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 	}
 	jt := drive.JobTarget(host, "docker", key, res.Handle, "it", "k")
 	drive.Baseline(t, ctx, p.Plugin, jt)
-	if _, err := testutil.DockerCLI(ctx, "kill", host.Host.Handle); err != nil {
+	if _, err := dockercli.DockerCLI(ctx, "kill", host.Host.Handle); err != nil {
 		t.Errorf("%s: %v", hostKey, err)
 		return false
 	}
@@ -147,7 +150,7 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 		t.Errorf("%s: host.status with the container killed but present: %+v %v, want neither gone nor up", hostKey, hs, err)
 		good = false
 	}
-	if _, err := testutil.DockerCLI(ctx, "rm", "-f", host.Host.Handle); err != nil {
+	if _, err := dockercli.DockerCLI(ctx, "rm", "-f", host.Host.Handle); err != nil {
 		t.Errorf("%s: %v", hostKey, err)
 		return false
 	}

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -27,7 +28,7 @@ const jobsRoot = "/home/mu/.mu-jobs"
 // installs the test agent in it, and returns its target and key.
 func acquireHost(t testing.TB, p *started, key string) protocol.Target {
 	t.Helper()
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	res, err := p.HostAcquire(ctx, acquireParams(key))
 	if err != nil {
 		t.Fatalf("host.acquire %s: %v", key, err)
@@ -76,7 +77,7 @@ func countInCtr(ctr string) counter {
 }
 
 func countIn(ctx context.Context, ctr, what, key string) (int, error) {
-	out, err := testutil.DockerCLI(ctx, "exec", ctr, "sh", "-c", countScript, "count", what, key)
+	out, err := dockercli.DockerCLI(ctx, "exec", ctr, "sh", "-c", countScript, "count", what, key)
 	if err != nil {
 		return 0, err
 	}
@@ -94,10 +95,10 @@ const bookkeepingTimeout = 45 * time.Second
 func dockerRetry(ctx context.Context, args ...string) (string, error) {
 	var out string
 	var err error
-	testutil.PollContext(ctx, 300*time.Millisecond, func() bool {
+	waitfor.PollContext(ctx, 300*time.Millisecond, func() bool {
 		c, cancel := context.WithTimeout(ctx, bookkeepingTimeout)
 		defer cancel()
-		out, err = testutil.DockerCLI(c, args...)
+		out, err = dockercli.DockerCLI(c, args...)
 		return err == nil
 	})
 	return out, err
@@ -110,7 +111,7 @@ func dockerRetry(ctx context.Context, args ...string) (string, error) {
 func settleCount(ctx context.Context, count counter, what, key string, want int) (int, error) {
 	last := -1
 	var lastErr error
-	if testutil.PollContext(ctx, 300*time.Millisecond, func() bool {
+	if waitfor.PollContext(ctx, 300*time.Millisecond, func() bool {
 		c, cancel := context.WithTimeout(ctx, bookkeepingTimeout)
 		defer cancel()
 		n, err := count(c, what, key)

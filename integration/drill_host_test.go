@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
@@ -27,7 +28,7 @@ func acquireParams(key string) protocol.AcquireParams {
 // hostContainers counts a key's containers: hosts, and fence placeholders.
 func hostContainers(t testing.TB, e *Env, key string) (hosts, fences int) {
 	for _, id := range labelled(t, itLabel+"="+e.Project, "org.mu-plugins.key="+key) {
-		if testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) == "1" {
+		if dockercli.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) == "1" {
 			fences++
 		} else {
 			hosts++
@@ -45,7 +46,7 @@ func TestDrillKillHostAcquire(t *testing.T) {
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
 		return effectCall{protocol.MethodHostAcquire, key, acquireParams(key)}, func() error {
-			return p.HostRelease(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
+			return p.HostRelease(waitfor.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
 		}, nil
 	})
 	runDrill(t, "kill-host.acquire", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -98,7 +99,7 @@ func releaseKey(t *testing.T, s spec, key string) {
 		return
 	}
 	defer q.Stop()
-	if err := q.HostRelease(testutil.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}); err != nil {
+	if err := q.HostRelease(waitfor.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}); err != nil {
 		t.Errorf("release %s: %v", key, err)
 	}
 }
@@ -110,7 +111,7 @@ func TestDrillKillHostRelease(t *testing.T) {
 	e, s, j, run, p := d.e, d.s, d.j, d.run, d.p
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
-		_, err := p.HostAcquire(testutil.Context(t, time.Minute), acquireParams(key))
+		_, err := p.HostAcquire(waitfor.Context(t, time.Minute), acquireParams(key))
 		return effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}}, nil, err
 	})
 	runDrill(t, "kill-host.release", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -120,7 +121,7 @@ func TestDrillKillHostRelease(t *testing.T) {
 			t.Errorf("%s: %v", key, err)
 			return "error", false
 		}
-		_, err = q.HostAcquire(testutil.Context(t, time.Minute), acquireParams(key))
+		_, err = q.HostAcquire(waitfor.Context(t, time.Minute), acquireParams(key))
 		q.Stop()
 		if err != nil {
 			t.Errorf("%s: acquire: %v", key, err)

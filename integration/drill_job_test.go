@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
@@ -30,7 +31,7 @@ type drill struct {
 
 func newDrill(t *testing.T) *drill {
 	e := getEnv(t)
-	d := &drill{e: e, s: e.drillDocker(), run: testutil.RandHex(4)}
+	d := &drill{e: e, s: e.drillDocker(), run: words.RandHex(4)}
 	var err error
 	if d.j, err = replay.Open(t.TempDir()); err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func drillKillJobStart(t *testing.T, d *jobDrill, name string) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
 		return effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, func() error {
-			return d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name))
+			return d.p.JobStop(waitfor.Context(t, time.Minute), d.stopParams(key, name))
 		}, nil
 	})
 	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -124,7 +125,7 @@ func drillKillJobStart(t *testing.T, d *jobDrill, name string) {
 		} else if n != want {
 			good = false
 		}
-		if err := d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
+		if err := d.p.JobStop(waitfor.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
 			t.Errorf("%s: job.stop: %v", key, err)
 			good = false
 		}
@@ -140,7 +141,7 @@ func TestDrillKillJobStop(t *testing.T) { drillKillJobStop(t, newJobDrill(t), "k
 func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
-		if _, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name)); err != nil {
+		if _, err := d.p.JobStart(waitfor.Context(t, time.Minute), d.startParams(key, name)); err != nil {
 			return effectCall{}, nil, err
 		}
 		_, err := d.agents(key, 1)
@@ -148,7 +149,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 	})
 	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("jx-%s-%d", d.run, i), fmt.Sprintf("b%d", i)
-		if _, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name)); err != nil {
+		if _, err := d.p.JobStart(waitfor.Context(t, time.Minute), d.startParams(key, name)); err != nil {
 			t.Errorf("%s: job.start: %v", key, err)
 			return "error", false
 		}
@@ -168,7 +169,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 				t.Errorf("%s: stop never sent, and %v", key, err)
 				return out.how, false
 			}
-			if err := d.p.JobStop(testutil.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
+			if err := d.p.JobStop(waitfor.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
 				t.Errorf("%s: job.stop: %v", key, err)
 				return out.how, false
 			}
@@ -181,7 +182,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 			t.Errorf("%s: stopped (%s), and %v", key, out.how, err)
 			good = false
 		}
-		st, err := d.p.JobStatus(testutil.Context(t, time.Minute), d.target(key, "", name))
+		st, err := d.p.JobStatus(waitfor.Context(t, time.Minute), d.target(key, "", name))
 		if err != nil || st.State != protocol.JobEnded {
 			t.Errorf("%s: stopped (%s), and job.status %+v %v", key, out.how, st, err)
 			good = false
@@ -208,12 +209,12 @@ func TestDrillKillChannelSend(t *testing.T) {
 
 func drillKillChannelSend(t *testing.T, d *jobDrill, drill string) {
 	key, name := "chan-"+d.run, "chan"
-	res, err := d.p.JobStart(testutil.Context(t, time.Minute), d.startParams(key, name))
+	res, err := d.p.JobStart(waitfor.Context(t, time.Minute), d.startParams(key, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	jt := d.target(key, res.Handle, name)
-	drive.Baseline(t, testutil.Context(t, time.Minute), d.p.Plugin, jt)
+	drive.Baseline(t, waitfor.Context(t, time.Minute), d.p.Plugin, jt)
 	send := func(msgID string) protocol.SendParams {
 		return protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "drill " + msgID, MsgID: msgID, Mode: protocol.ModeFollowUp}
 	}

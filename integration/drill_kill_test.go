@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
@@ -58,9 +58,16 @@ func killAndResolve(t *testing.T, s spec, j *replay.Journal, e effectCall, killA
 		in  *replay.Intent
 		err error
 	}
+	// Two of mu's invocations on the shared journal: w sends the effect
+	// and ends with the kill; n, the next verb, resolves what w left.
+	w, err := replay.Open(j.Dir())
+	if err != nil {
+		return killOutcome{}, err
+	}
+	defer w.Close()
 	ch := make(chan sent, 1)
 	go func() {
-		res, in, err := j.Effect(ctx, p.Plugin, e.method, e.key, e.params)
+		res, in, err := w.Effect(ctx, p.Plugin, e.method, e.key, e.params)
 		ch <- sent{res, in, err}
 	}()
 	time.Sleep(killAfter)
@@ -80,6 +87,14 @@ func killAndResolve(t *testing.T, s spec, j *replay.Journal, e effectCall, killA
 		}
 		return killOutcome{}, fmt.Errorf("a definite failure before the kill: %v", r.err)
 	}
+	if err := w.Close(); err != nil {
+		return killOutcome{}, err
+	}
+	n, err := replay.Open(j.Dir())
+	if err != nil {
+		return killOutcome{}, err
+	}
+	defer n.Close()
 	q, err := startPluginErr(t, s)
 	if err != nil {
 		return killOutcome{}, err
@@ -89,7 +104,7 @@ func killAndResolve(t *testing.T, s spec, j *replay.Journal, e effectCall, killA
 	// itself fails, or while the receipt is unreachable: mu's next verb
 	// resolves again; so does this loop.
 	for tries := 1; ; tries++ {
-		out, err := j.Resolve(ctx, q.Plugin, r.in)
+		out, err := n.Resolve(ctx, q.Plugin, r.in)
 		if err != nil {
 			return killOutcome{}, fmt.Errorf("resolve: %v", err)
 		}
@@ -184,9 +199,9 @@ func runDrill(t *testing.T, name string, par int, span time.Duration, trial func
 func runDrillThen(t *testing.T, name string, par int, span time.Duration,
 	trial func(t *testing.T, i int, killAfter time.Duration) (string, bool), after func(t *testing.T) map[int]bool) {
 	killTrials := *killTrialsFlag
-	var counts testutil.Tally
+	var counts crashdrill.Tally
 	good := make([]bool, killTrials) // each trial writes its own
-	testutil.ParallelAtMost(killTrials, par, func(i int) {
+	crashdrill.ParallelAtMost(killTrials, par, func(i int) {
 		how, ok := trial(t, i, time.Duration(rand.Int64N(int64(span+span/4)+1)))
 		counts.Add(how)
 		good[i] = ok

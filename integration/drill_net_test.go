@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -121,11 +122,11 @@ func TestDrillNetworkCut(t *testing.T) {
 		for i := 0; i < netTrials; i++ {
 			if cutTrial(t, p, drive.HostTarget("host-b"), ctr, i, 4*time.Second, ok,
 				func(ctx context.Context) error {
-					_, err := testutil.DockerCLI(ctx, "network", "disconnect", network, ctr)
+					_, err := dockercli.DockerCLI(ctx, "network", "disconnect", network, ctr)
 					return err
 				},
 				func(ctx context.Context) error {
-					_, err := testutil.DockerCLI(ctx, "network", "connect", "--alias", "host-b", network, ctr)
+					_, err := dockercli.DockerCLI(ctx, "network", "connect", "--alias", "host-b", network, ctr)
 					return err
 				}) {
 				good++
@@ -142,8 +143,8 @@ func TestDrillNetworkCut(t *testing.T) {
 		good := 0
 		for i := 0; i < netTrials; i++ {
 			if cutTrial(t, p, drive.HostTarget("host-a"), ctr, i, 3*time.Second, ok,
-				func(ctx context.Context) error { _, err := testutil.DockerCLI(ctx, "pause", ctr); return err },
-				func(ctx context.Context) error { _, err := testutil.DockerCLI(ctx, "unpause", ctr); return err }) {
+				func(ctx context.Context) error { _, err := dockercli.DockerCLI(ctx, "pause", ctr); return err },
+				func(ctx context.Context) error { _, err := dockercli.DockerCLI(ctx, "unpause", ctr); return err }) {
 				good++
 			}
 		}
@@ -166,7 +167,7 @@ func TestDrillSSHDRestart(t *testing.T) {
 	for i := 0; i < netTrials; i++ {
 		if cutTrial(t, p, drive.HostTarget("host-b"), ctr, 100+i, 20*time.Second, ok,
 			func(ctx context.Context) error {
-				_, err := testutil.DockerCLI(ctx, "restart", "-t", "1", ctr)
+				_, err := dockercli.DockerCLI(ctx, "restart", "-t", "1", ctr)
 				return err
 			},
 			func(ctx context.Context) error { return waitSSHD(ctx, ctr) }) {
@@ -178,8 +179,8 @@ func TestDrillSSHDRestart(t *testing.T) {
 
 // waitSSHD waits until the container's sshd listens again.
 func waitSSHD(ctx context.Context, ctr string) error {
-	if testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
-		_, err := testutil.DockerCLI(ctx, "exec", ctr, "sh", "-c", "ps -eo args= | grep -q '^sshd: /usr/sbin/sshd -D' || ps -eo args= | grep -q '^/usr/sbin/sshd -D'")
+	if waitfor.PollContext(ctx, 200*time.Millisecond, func() bool {
+		_, err := dockercli.DockerCLI(ctx, "exec", ctr, "sh", "-c", "ps -eo args= | grep -q '^sshd: /usr/sbin/sshd -D' || ps -eo args= | grep -q '^/usr/sbin/sshd -D'")
 		return err == nil
 	}) {
 		return nil

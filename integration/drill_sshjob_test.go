@@ -13,7 +13,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/backend/ssh"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
@@ -44,7 +44,7 @@ func newSSHJobDrill(t *testing.T) *jobDrill {
 		t.Fatal("MU_PLUGINS_BIN must name the built plugins (run through `make integration`, or after `make build`)")
 	}
 	s := testsshd.Start(t, testsshd.Options{MaxSessions: 30})
-	run := testutil.RandHex(4)
+	run := words.RandHex(4)
 	rel := "mu-jobs-drill-" + run
 	root := filepath.Join(s.Home, rel)
 	d := &jobDrill{kind: ssh.JobKind, agent: filepath.Join(root, "bin", "mu-test-agent"),

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 // Env is the running compose environment as the tests see it.
@@ -145,7 +145,7 @@ func waitHostKey(project, svc string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var key string
-	if testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
+	if waitfor.PollContext(ctx, 200*time.Millisecond, func() bool {
 		var out []byte
 		if out, err = exec.CommandContext(ctx, "docker", "exec", id, "cat", "/etc/ssh/ssh_host_ed25519_key.pub").Output(); err == nil {
 			if f := strings.Fields(string(out)); len(f) >= 2 {
@@ -166,7 +166,7 @@ func TestEnvironmentReachable(t *testing.T) {
 	for _, host := range []string{"host-a", "host-b", "engine-host", "engine-jump"} {
 		var out []byte
 		var err error
-		testutil.Poll(10*time.Second, func() bool { // sshd may still be starting
+		waitfor.Poll(10*time.Second, func() bool { // sshd may still be starting
 			out, err = exec.Command("ssh", "-F", e.SSHConfig, host, "echo ok $(id -un)").CombinedOutput()
 			return err == nil
 		})

@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
@@ -23,7 +24,7 @@ import (
 // any test starts gets this random MU_PLUGIN_CANARY, and every line it
 // writes (stdout on the wire, stderr) is searched for it.
 var (
-	canary        = "mu-canary-" + testutil.RandHex(16)
+	canary        = "mu-canary-" + words.RandHex(16)
 	canaryPlugins atomic.Int64 // plugin processes checked
 	canaryLeaks   atomic.Int64 // processes whose output carried the canary
 )
@@ -188,8 +189,8 @@ func drillLine(t testing.TB, name string, trials, ok int) {
 	}
 }
 
-// ctxFor is testutil.Context (the drills call it by this name).
-var ctxFor = testutil.Context
+// ctxFor is waitfor.Context (the drills call it by this name).
+var ctxFor = waitfor.Context
 
 // The canary check bites: a message carrying the canary, or stderr that
 // carries it split across two writes, is reported.

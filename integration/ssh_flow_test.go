@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -24,9 +26,9 @@ import (
 func TestSSHFlowThroughBastion(t *testing.T) {
 	e := getEnv(t)
 	p := startPlugin(t, e.sshPlugin())
-	ctx := testutil.Context(t, 3*time.Minute)
+	ctx := waitfor.Context(t, 3*time.Minute)
 	tg := drive.HostTarget("host-b")
-	run := testutil.RandHex(4)
+	run := words.RandHex(4)
 
 	// exec: the script runs on host-b (its own hostname), streams apart,
 	// exit code back, nothing of the plugin's environment leaks.
@@ -40,7 +42,7 @@ func TestSSHFlowThroughBastion(t *testing.T) {
 	}
 
 	// push: a local commit lands in a new repository on host-b.
-	local, rev := testutil.Repo(t, t.TempDir(), "seed "+run)
+	local, rev := gitrepo.Repo(t, t.TempDir(), "seed "+run)
 	remote := "it-" + run + "/repo"
 	res, err = p.Push(ctx, tg, local, remote, rev, 60*time.Second)
 	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
@@ -72,7 +74,7 @@ cd %[3]s && echo work > work.txt && git add work.txt && git commit -q -m work &&
 	if got := fetchHead(t, local); got != made {
 		t.Fatalf("FETCH_HEAD %s, want host-b's commit %s", got, made)
 	}
-	if parent := testutil.Git(t, local, "rev-parse", made+"^"); parent != rev {
+	if parent := gitrepo.Git(t, local, "rev-parse", made+"^"); parent != rev {
 		t.Fatalf("the fetched commit's parent is %s, want the pushed %s", parent, rev)
 	}
 
@@ -144,19 +146,19 @@ func TestSSHProxyCommand(t *testing.T) {
 			}
 			logf := filepath.Join(t.TempDir(), "plugin.log")
 			p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg, "--log-file", logf, "--log-level", "debug"}})
-			ctx := testutil.Context(t, 2*time.Minute)
+			ctx := waitfor.Context(t, 2*time.Minute)
 			tg := drive.HostTarget(host)
 			res, err := p.Exec(ctx, tg, "hostname", ".", 20*time.Second)
 			if err != nil || res.ExitCode == nil || *res.ExitCode != 0 || !strings.HasPrefix(id, strings.TrimSpace(res.Stdout)) {
 				t.Fatalf("exec on host-b through %s: %v %+v", host, err, res)
 			}
 			// A commit made on host-b comes back through the ProxyCommand.
-			run := testutil.RandHex(4)
+			run := words.RandHex(4)
 			res, err = p.Exec(ctx, tg, fmt.Sprintf("set -e; git init -q pc-%[1]s; cd pc-%[1]s; echo x > f; git add f; git commit -qm x; git rev-parse HEAD", run), ".", 30*time.Second)
 			if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				t.Fatalf("commit on host-b: %v %+v", err, res)
 			}
-			local, _ := testutil.Repo(t, t.TempDir(), "local "+run)
+			local, _ := gitrepo.Repo(t, t.TempDir(), "local "+run)
 			if res, err := p.Fetch(ctx, tg, "pc-"+run, local, 60*time.Second); err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				t.Fatalf("fetch: %v %+v", err, res)
 			}
@@ -226,7 +228,7 @@ func TestSSHIdentityAgent(t *testing.T) {
 	}
 	t.Setenv("SSH_AUTH_SOCK", "")
 	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg}})
-	ctx := testutil.Context(t, time.Minute)
+	ctx := waitfor.Context(t, time.Minute)
 	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("a-agent")}, Phase: protocol.PhaseReach})
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +271,7 @@ func TestSSHFirstContact(t *testing.T) {
 	fp := strings.Fields(string(out))[1]
 
 	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", config("yes", pluginKH)}})
-	ctx := testutil.Context(t, time.Minute)
+	ctx := waitfor.Context(t, time.Minute)
 	_, err = p.Exec(ctx, drive.HostTarget("a-new"), "true", ".", 20*time.Second)
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Human || !strings.Contains(re.Remedy, fp) || !strings.Contains(re.Remedy, "ssh-keyscan -t ed25519 -p "+ap) {

@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
+	"github.com/mu-org/mu-plugins/internal/testutil/panes"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -22,11 +25,11 @@ import (
 func TestSSHSpawnThroughBastion(t *testing.T) {
 	e := getEnv(t)
 	p := startPlugin(t, e.sshPlugin())
-	ctx := testutil.Context(t, 5*time.Minute)
+	ctx := waitfor.Context(t, 5*time.Minute)
 	host := drive.HostTarget("host-b")
-	run := testutil.RandHex(4)
+	run := words.RandHex(4)
 
-	local, rev := testutil.Repo(t, t.TempDir(), "spawn "+run)
+	local, rev := gitrepo.Repo(t, t.TempDir(), "spawn "+run)
 	repo, tree := "spawn-"+run+"/repo", "spawn-"+run+"/tree"
 	if r, err := p.Push(ctx, host, local, repo, rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)
@@ -44,7 +47,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 	}
 	jt := drive.JobTarget(host, "ssh", key, res.Handle, "it", name)
 
-	tm := testutil.NewPanes(t)
+	tm := panes.NewPanes(t)
 	tm.Open(t, "view1", res.View.Command, res.View.Env)
 	tm.Shows(t, "view1", "mu test agent: ready")
 	if b := drive.Baseline(t, ctx, p.Plugin, jt); b.Runs != 0 {
@@ -60,7 +63,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 	if r, err := p.Fetch(ctx, host, tree, local, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("in-life link.fetch: %+v %v", r, err)
 	}
-	if subj := testutil.Git(t, local, "log", "-1", "--format=%s", "FETCH_HEAD"); subj != "mu-test-agent: turn 1" {
+	if subj := gitrepo.Git(t, local, "log", "-1", "--format=%s", "FETCH_HEAD"); subj != "mu-test-agent: turn 1" {
 		t.Fatalf("FETCH_HEAD is %q, not the agent's commit", subj)
 	}
 	tm.Shows(t, "view1", "[settled turn 1]")
@@ -74,7 +77,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 	if r, err := p.Fetch(ctx, host, tree, local, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("the final link.fetch: %+v %v", r, err)
 	}
-	if got := testutil.Git(t, local, "rev-parse", "FETCH_HEAD^"); got != rev {
+	if got := gitrepo.Git(t, local, "rev-parse", "FETCH_HEAD^"); got != rev {
 		t.Fatalf("the agent's commit's parent is %s, not the pushed %s", got, rev)
 	}
 	if strings.Contains(res.View.Command, canary) {

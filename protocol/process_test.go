@@ -11,24 +11,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
-// The test binary runs as mu-plugin-t (testutil.Main), a plugin whose
+// The test binary runs as mu-plugin-t (programs.Main), a plugin whose
 // mode childEnv names: real process, real pipes, real group.
 const childEnv = "MU_PROTOCOL_TEST_CHILD"
 
 func TestMain(m *testing.M) {
-	testutil.Main(m, map[string]func(){"mu-plugin-t": func() { os.Exit(runChild(os.Getenv(childEnv))) }})
+	programs.Main(m, map[string]func(){"mu-plugin-t": func() { os.Exit(runChild(os.Getenv(childEnv))) }})
 }
 
 // child is the plugin in mode as the caller starts it (atexit_sleep_ms: a
 // -race child otherwise sleeps 1 s at exit).
 func child(t *testing.T, mode string) caller.Config {
-	return caller.Config{Name: "t", Argv: []string{testutil.Command(t, "mu-plugin-t")},
+	return caller.Config{Name: "t", Argv: []string{programs.Command(t, "mu-plugin-t")},
 		Env: []string{childEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}}
 }
 
@@ -78,7 +79,7 @@ func TestEOFExitRealProcess(t *testing.T) {
 				t.Fatalf("handshake: %q", l)
 			}
 			r.Send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{` + base + `}}`)
-			testutil.Eventually(t, "the run in the plugin's group", func() bool { return hasChild(r.Pgid()) })
+			waitfor.Eventually(t, "the run in the plugin's group", func() bool { return hasChild(r.Pgid()) })
 			// stdin EOF alone; the group is killed if the plugin is not gone
 			// within the grace (5 s).
 			rep := r.CloseStdin()

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -18,11 +19,11 @@ import (
 // so the turns need nobody at the pane; a long message is read with no
 // permission dialog; an API error (StopFailure) settles its turn.
 func TestClaudeAdapterInAFreshContainer(t *testing.T) {
-	ctx := testutil.Context(t, 5*time.Minute)
+	ctx := waitfor.Context(t, 5*time.Minute)
 	p, host := spawnPlugin(t, ctx)
 	key := "claude-" + strings.ReplaceAll(t.Name(), "/", "-")
 	s := jobSpec("c", ".", map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test-secret-0123456789abcdefghij"})
-	s.Harness, s.Cmd = "claude", "sh -c "+testutil.ShQuote(string(agent.Double("claude")))+" claude"
+	s.Harness, s.Cmd = "claude", "sh -c "+words.ShQuote(string(agent.Double("claude")))+" claude"
 	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: s})
 	if err != nil {
 		t.Fatalf("job.start: %v", err)

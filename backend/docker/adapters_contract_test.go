@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/contract"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 )
 
@@ -19,7 +19,7 @@ func TestContractSuiteAdapters(t *testing.T) {
 			// Print mode has no dialogs: channel/answer skips (nothing to answer).
 			skipsOK := map[string]bool{"job/dedupe": true, "channel/steer": true, "channel/answer": c.harness != "claude"}
 			rep := runSuite(t, contract.Options{Run: `^(job|channel|secrets)/`, JobHarness: c.harness,
-				JobCmd: "sh -c " + testutil.ShQuote(string(agent.Double(c.cli))) + " " + c.cli}, skipsOK,
+				JobCmd: "sh -c " + words.ShQuote(string(agent.Double(c.cli))) + " " + c.cli}, skipsOK,
 				"job/start", "job/stop", "channel/send", "channel/receipt", "channel/watch", "channel/runs-dense",
 				"channel/fresh", "channel/command", "channel/interrupt", "channel/abort", "secrets/canary")
 			t.Logf("the suite's job and channel checks, %s adapter: %s in %s", c.harness, rep.Summary(), rep.Elapsed.Round(time.Millisecond))

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -28,12 +30,12 @@ func TestCrashDrillAcquire(t *testing.T) {
 	prefix, span := p.prefix, full+full/4
 	t.Logf("a whole acquire took %v; killing within 0..%v", full, span)
 
-	var counts testutil.Tally
+	var counts crashdrill.Tally
 	var fenced atomic.Int32
 	// As many at once as the cores (-parallel's default, which capped them
 	// when they were parallel subtests).
-	testutil.Trials(t, trials, runtime.GOMAXPROCS(0), func(t *testing.T, i int) {
-		answer, wasFenced := drillTrial(t, prefix, i, testutil.KillPoint(i, trials, span))
+	crashdrill.Trials(t, trials, runtime.GOMAXPROCS(0), func(t *testing.T, i int) {
+		answer, wasFenced := drillTrial(t, prefix, i, crashdrill.KillPoint(i, trials, span))
 		counts.Add(answer)
 		if wasFenced {
 			fenced.Add(1)
@@ -53,7 +55,7 @@ func TestCrashDrillAcquire(t *testing.T) {
 	left := labelled("org.mu-plugins.plugin=docker")
 	var hosts int
 	for _, id := range left {
-		if testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) != "1" {
+		if dockercli.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id) != "1" {
 			hosts++
 		}
 	}
@@ -148,7 +150,7 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 		p := startOn(t, prefix, "--instance", instance)
 		t.Setenv("DOCKER_HOST", direct)
 		p.SendAway("host.acquire", sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}))
-		if !testutil.Poll(time.Minute, func() bool {
+		if !waitfor.Poll(time.Minute, func() bool {
 			ids := labelled("org.mu-plugins.key=" + key)
 			if len(ids) != 1 {
 				return false
@@ -162,7 +164,7 @@ func TestKillBetweenCreateAndStart(t *testing.T) {
 
 		q := startOn(t, prefix, "--instance", instance)
 		for _, id := range rolledBack(t, q, key, fence, "the first lookup after the kill") {
-			if l := testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id); l != "1" {
+			if l := dockercli.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.fence"}}`, id); l != "1" {
 				t.Errorf("fence %v: the killed acquire's container %s is still there", fence, id)
 			}
 		}

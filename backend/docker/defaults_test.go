@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -15,19 +15,19 @@ import (
 func TestSandboxParams(t *testing.T) {
 	p := start(t)
 	def := p.Acquire(t, "key-sb-default", nil).Handle
-	if got := testutil.Docker(t, "inspect", "-f", "{{.HostConfig.PidsLimit}}|{{.HostConfig.Privileged}}|{{.HostConfig.NetworkMode}}|{{.Config.User}}", def); got != "4096|false|default|mu" {
+	if got := dockercli.Docker(t, "inspect", "-f", "{{.HostConfig.PidsLimit}}|{{.HostConfig.Privileged}}|{{.HostConfig.NetworkMode}}|{{.Config.User}}", def); got != "4096|false|default|mu" {
 		t.Errorf("default sandbox: %s, want pids 4096, not privileged, the default network, the image's user", got)
 	}
 	net := "mutest-net-" + runID
-	testutil.Docker(t, "network", "create", "--label", "org.mu-plugins.test=1", net)
+	dockercli.Docker(t, "network", "create", "--label", "org.mu-plugins.test=1", net)
 	t.Cleanup(func() { // the network goes once no host is on it
 		for _, k := range []string{"key-sb-default", "key-sb-set", "key-sb-none"} {
 			_ = p.Ask(t, "host.release", sandboxtest.KeyParams(k), nil)
 		}
-		testutil.Docker(t, "network", "rm", net)
+		dockercli.Docker(t, "network", "rm", net)
 	})
 	h := p.Acquire(t, "key-sb-set", map[string]string{"pids": "128", "network": net, "user": "1000:1000", "capDrop": "net_raw,MKNOD"}).Handle
-	if got := testutil.Docker(t, "inspect", "-f", "{{.HostConfig.PidsLimit}}|{{.HostConfig.NetworkMode}}|{{.Config.User}}|{{.HostConfig.CapDrop}}", h); !strings.HasPrefix(got, "128|"+net+"|1000:1000|[") ||
+	if got := dockercli.Docker(t, "inspect", "-f", "{{.HostConfig.PidsLimit}}|{{.HostConfig.NetworkMode}}|{{.Config.User}}|{{.HostConfig.CapDrop}}", h); !strings.HasPrefix(got, "128|"+net+"|1000:1000|[") ||
 		!strings.Contains(got, "NET_RAW") || !strings.Contains(got, "MKNOD") {
 		t.Errorf("sandbox params: %s", got)
 	}

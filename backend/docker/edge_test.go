@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -24,7 +25,7 @@ func TestPushTimeoutStopsTheRemoteSide(t *testing.T) {
 	if r.ExitCode != nil {
 		t.Fatalf("hung push: exitCode %d, want null (stderr %q)", *r.ExitCode, r.Stderr)
 	}
-	if ps := testutil.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 310") || strings.Contains(ps, "receive-pack") {
+	if ps := dockercli.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 310") || strings.Contains(ps, "receive-pack") {
 		t.Errorf("the timed-out push left processes in the container:\n%s", ps)
 	}
 }
@@ -33,13 +34,13 @@ func TestStdinEOFStopsRunsAndExits(t *testing.T) {
 	p := start(t, "--log-level", "debug")
 	h := p.Acquire(t, "key-eof", nil).Handle
 	p.SendAway("link.exec", sandboxtest.ExecParams(h, "sleep 320", ".", 600_000))
-	testutil.Eventually(t, "the run started", func() bool {
-		return strings.Contains(testutil.Docker(t, "exec", h, "ps", "-eo", "args"), "sleep 320")
+	waitfor.Eventually(t, "the run started", func() bool {
+		return strings.Contains(dockercli.Docker(t, "exec", h, "ps", "-eo", "args"), "sleep 320")
 	})
 	if rep := p.CloseStdin(); rep.LeaderKilled() { // its exit, or a kill after 10 s
 		t.Fatal("the plugin did not exit after stdin EOF")
 	}
-	if ps := testutil.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 320") {
+	if ps := dockercli.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 320") {
 		t.Errorf("a run survived the plugin's exit:\n%s\nplugin stderr: %s", ps, p.Stderr)
 	}
 }

@@ -14,9 +14,10 @@ import (
 	dockerb "github.com/mu-org/mu-plugins/backend/docker"
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/panes"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -127,7 +128,7 @@ func TestSSHEndpoint(t *testing.T) {
 // only log in with the pinned known_hosts and key), readiness, a send and
 // its watch, job.stop, and the view seeing the end.
 func TestSSHEndpointJobAndView(t *testing.T) {
-	ctx := testutil.Context(t, 5*time.Minute)
+	ctx := waitfor.Context(t, 5*time.Minute)
 	s := testsshd.Start(t, testsshd.Options{Root: true, Alias: "engine"})
 	store := newContextStore(t, "")
 	store.add("remote", "ssh://engine", false, nil)
@@ -153,7 +154,7 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 		t.Fatalf("the view's environment does not pin the endpoint: %v", v.Env)
 	}
 	jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
-	tm := testutil.NewPanes(t)
+	tm := panes.NewPanes(t)
 	tm.Open(t, "sshview", v.Command, v.Env)
 	tm.Shows(t, "sshview", "mu test agent: ready")
 	drive.Baseline(t, ctx, p, jt)
@@ -409,7 +410,7 @@ func TestSSHEndpointThroughAControlMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = master.Process.Kill(); _ = master.Wait() })
-	if !testutil.Poll(20*time.Second, func() bool { return exec.Command("ssh", "-F", cfg, "-S", ctl, "-O", "check", "engine").Run() == nil }) {
+	if !waitfor.Poll(20*time.Second, func() bool { return exec.Command("ssh", "-F", cfg, "-S", ctl, "-O", "check", "engine").Run() == nil }) {
 		t.Fatal("the ControlMaster never answered")
 	}
 	p := startEnv(t, map[string]string{"DOCKER_HOST": "ssh://engine", "DOCKER_CONTEXT": ""}, "--ssh-config", cfg)

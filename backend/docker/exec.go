@@ -10,7 +10,7 @@ import (
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
-	"github.com/mu-org/mu-plugins/internal/execchan"
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -37,30 +37,27 @@ func execOnce(ctx context.Context, api execer, ctr string, argv, env []string, s
 			_ = hj.CloseWrite()
 		}()
 	}
-	var out, errb limitBuffer
-	if _, err := stdcopy.StdCopy(&out, &errb, hj.Reader); err != nil {
+	out, errb := outcap.New(outcap.MaxStream), outcap.New(outcap.MaxStream)
+	if _, err := stdcopy.StdCopy(out, errb, hj.Reader); err != nil {
 		if ctx.Err() != nil {
-			return -1, out.B, errb.B, ctx.Err()
+			return -1, out.Kept(), errb.Kept(), ctx.Err()
 		}
-		return -1, out.B, errb.B, err
+		return -1, out.Kept(), errb.Kept(), err
 	}
 	ins, err := api.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
 	for err == nil && ins.Running { // output ended; the process is on its way out
 		select {
 		case <-ctx.Done():
-			return -1, out.B, errb.B, ctx.Err()
+			return -1, out.Kept(), errb.Kept(), ctx.Err()
 		case <-time.After(5 * time.Millisecond):
 		}
 		ins, err = api.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
 	}
 	if err != nil {
-		return -1, out.B, errb.B, err
+		return -1, out.Kept(), errb.Kept(), err
 	}
-	return ins.ExitCode, out.B, errb.B, nil
+	return ins.ExitCode, out.Kept(), errb.Kept(), nil
 }
-
-// limitBuffer keeps the first execchan.MaxStream bytes written to it.
-type limitBuffer = execchan.LimitBuffer
 
 // engineErr classifies an Engine error for a read or a link call: an
 // unreachable Engine or a cancelled call is retryable, a missing or stopped

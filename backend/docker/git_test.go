@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -109,7 +109,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 		t.Errorf("fetch of a missing remote repo succeeded: %+v", r)
 	}
 	// Nothing of the transfers is left running in the container.
-	if ps := testutil.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "upload-pack") || strings.Contains(ps, "receive-pack") {
+	if ps := dockercli.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "upload-pack") || strings.Contains(ps, "receive-pack") {
 		t.Errorf("git processes left:\n%s", ps)
 	}
 }

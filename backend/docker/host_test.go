@@ -15,7 +15,7 @@ import (
 
 	dockerb "github.com/mu-org/mu-plugins/backend/docker"
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -41,12 +41,12 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 	res, params := sandboxtest.AcquireWithTerms(t, p.Plugin, "key-1", map[string]string{"cpus": "0.5", "memory": "256m"})
 
 	// The container: labelled, init, not privileged, no mounts, no ports, limits.
-	f := testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}|{{index .Config.Labels "org.mu-plugins.instance"}}|{{index .Config.Labels "org.mu-plugins.plugin"}}|{{.HostConfig.Init}}|{{.HostConfig.Privileged}}|{{len .Mounts}}|{{json .HostConfig.PortBindings}}|{{.HostConfig.PublishAllPorts}}|{{.HostConfig.Memory}}|{{.HostConfig.NanoCpus}}|{{.State.Running}}`, res.Handle)
+	f := dockercli.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}|{{index .Config.Labels "org.mu-plugins.instance"}}|{{index .Config.Labels "org.mu-plugins.plugin"}}|{{.HostConfig.Init}}|{{.HostConfig.Privileged}}|{{len .Mounts}}|{{json .HostConfig.PortBindings}}|{{.HostConfig.PublishAllPorts}}|{{.HostConfig.Memory}}|{{.HostConfig.NanoCpus}}|{{.State.Running}}`, res.Handle)
 	want := "key-1|" + p.decl.Instance + "|docker|true|false|0|null|false|268435456|500000000|true"
 	if f != want {
 		t.Errorf("container:\n got %s\nwant %s", f, want)
 	}
-	if pid1 := testutil.Docker(t, "exec", res.Handle, "cat", "/proc/1/comm"); pid1 != "docker-init" && pid1 != "tini" {
+	if pid1 := dockercli.Docker(t, "exec", res.Handle, "cat", "/proc/1/comm"); pid1 != "docker-init" && pid1 != "tini" {
 		t.Errorf("PID 1 is %q, not the Engine's init", pid1)
 	}
 
@@ -133,7 +133,7 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 	if len(ids) != 1 {
 		t.Fatalf("%d containers for the fenced key, want the placeholder only", len(ids))
 	}
-	if st := testutil.Docker(t, "inspect", "-f", "{{.State.Status}}|{{index .Config.Labels \"org.mu-plugins.fence\"}}", ids[0]); st != "created|1" {
+	if st := dockercli.Docker(t, "inspect", "-f", "{{.State.Status}}|{{index .Config.Labels \"org.mu-plugins.fence\"}}", ids[0]); st != "created|1" {
 		t.Errorf("placeholder: %s, want created (never started) with the fence label", st)
 	}
 	// A fenced lookup of an acquired key finds it: the fence only finalises none.
@@ -152,8 +152,8 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 func TestStatusNeedsHumanAndGone(t *testing.T) {
 	p := start(t)
 	res := p.Acquire(t, "key-st", nil)
-	testutil.Docker(t, "kill", res.Handle)
-	testutil.Docker(t, "wait", res.Handle)
+	dockercli.Docker(t, "kill", res.Handle)
+	dockercli.Docker(t, "wait", res.Handle)
 	// A channel open when the container died may answer unknown-outcome once.
 	err := p.Ask(t, "link.exec", sandboxtest.ExecParams(res.Handle, "true", ".", 10_000), nil)
 	if err != nil && err.Kind == "unknown-outcome" {
@@ -167,7 +167,7 @@ func TestStatusNeedsHumanAndGone(t *testing.T) {
 	if st.State != "needs-human" || !strings.Contains(st.Remedy, "exited") {
 		t.Errorf("status of a killed container: %+v", st)
 	}
-	testutil.Docker(t, "rm", res.Handle)
+	dockercli.Docker(t, "rm", res.Handle)
 	p.Must(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(res.Handle)}, &st)
 	if st.State != "gone" {
 		t.Errorf("status of a removed container: %+v", st)
@@ -195,7 +195,7 @@ func createdContainer(t *testing.T, p *plugin, key, creator string) {
 	if creator != "" {
 		args = append(args, "--label", "org.mu-plugins.creator="+creator)
 	}
-	testutil.Docker(t, append(args, testimage.Name, "sleep", "infinity")...)
+	dockercli.Docker(t, append(args, testimage.Name, "sleep", "infinity")...)
 }
 
 // creatorOf is the creator label of process pid: boot id, pid namespace,

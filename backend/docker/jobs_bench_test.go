@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -15,7 +15,7 @@ import (
 // non-null channel.baseline (spawn readiness), through the plugin as mu
 // drives it (each call one request on the running plugin).
 func BenchmarkStartToBaseline(b *testing.B) {
-	ctx := testutil.Context(b, 20*time.Minute)
+	ctx := waitfor.Context(b, 20*time.Minute)
 	p, host := spawnPlugin(b, ctx)
 	prefix := sandboxtest.NewPrefix()
 	drive.StartToBaseline(b, ctx, p, func(i int) protocol.JobStartParams {
@@ -31,7 +31,7 @@ func BenchmarkStartToBaseline(b *testing.B) {
 // the agent's work, and its parts).
 func BenchmarkSendToSettled(b *testing.B) {
 	const work = 100 * time.Millisecond
-	ctx := testutil.Context(b, 20*time.Minute)
+	ctx := waitfor.Context(b, 20*time.Minute)
 	p, host := spawnPlugin(b, ctx)
 	jt := startAgent(b, ctx, p, host, "bs", map[string]string{"MU_TEST_AGENT_MS": fmt.Sprint(work.Milliseconds())})
 	drive.SendToSettled(b, ctx, p, jt, work)
@@ -41,7 +41,7 @@ func BenchmarkSendToSettled(b *testing.B) {
 // exec channel, against a one-off API exec of the same.
 func BenchmarkRunnerRoundTrip(b *testing.B) {
 	ctr := runContainer(b)
-	ctx := testutil.Context(b, 10*time.Minute)
+	ctx := waitfor.Context(b, 10*time.Minute)
 	r := inProcess(b).Runner(ctr)
 	b.Run("pooled", func(b *testing.B) {
 		for b.Loop() {

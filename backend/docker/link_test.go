@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -124,7 +124,7 @@ func TestExecTimeoutStopsEverything(t *testing.T) {
 	h := p.Acquire(t, "key-to", nil).Handle
 	// Nothing of it is left, seen from outside the plugin.
 	sandboxtest.ExecTimeoutStops(t, p.Plugin, h, func(args ...string) string {
-		return testutil.Docker(t, append([]string{"exec", h, "ps"}, args...)...)
+		return dockercli.Docker(t, append([]string{"exec", h, "ps"}, args...)...)
 	})
 }
 
@@ -143,7 +143,7 @@ func TestCheckStepsReach(t *testing.T) {
 	if strings.Join(names, ",") != "endpoint,ping,api,image,container,git" {
 		t.Errorf("steps %v", names)
 	}
-	testutil.Docker(t, "kill", h)
+	dockercli.Docker(t, "kill", h)
 	p.Must(t, "link.checkSteps", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "phase": "reach"}, &steps)
 	got := map[string]string{}
 	for _, s := range steps {
@@ -159,7 +159,7 @@ func TestCheckStepsReach(t *testing.T) {
 func TestImageParamAndRootImage(t *testing.T) {
 	p := start(t)
 	h := p.Acquire(t, "key-root", map[string]string{"image": testimage.BaseName}).Handle
-	if img := testutil.Docker(t, "inspect", "-f", "{{.Config.Image}}", h); img != testimage.BaseName {
+	if img := dockercli.Docker(t, "inspect", "-f", "{{.Config.Image}}", h); img != testimage.BaseName {
 		t.Errorf("image %q", img)
 	}
 	if r := p.Run(t, h, "id -u; pwd"); r.Stdout != "0\n/root\n" {
@@ -170,7 +170,7 @@ func TestImageParamAndRootImage(t *testing.T) {
 	if r.ExitCode != nil {
 		t.Errorf("timeout: exit %d", *r.ExitCode)
 	}
-	if ps := testutil.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 33") {
+	if ps := dockercli.Docker(t, "exec", h, "ps", "-eo", "args"); strings.Contains(ps, "sleep 33") {
 		t.Errorf("left running:\n%s", ps)
 	}
 }
@@ -179,7 +179,7 @@ func TestImageParamAndRootImage(t *testing.T) {
 // not in a fence placeholder, not in another instance's host.
 func TestLinkRunsOnlyInItsOwnHosts(t *testing.T) {
 	p := start(t)
-	other := testutil.Docker(t, "run", "-d", "--label", "org.mu-plugins.test=1", "--label", "org.mu-plugins.testrun="+runID,
+	other := dockercli.Docker(t, "run", "-d", "--label", "org.mu-plugins.test=1", "--label", "org.mu-plugins.testrun="+runID,
 		testimage.Name, "sleep", "infinity")
 	p.Lookup(t, "key-own-fence", true) // the fence placeholder
 	fence := labelled("org.mu-plugins.key=key-own-fence")

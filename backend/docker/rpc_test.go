@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -21,14 +22,14 @@ import (
 var runID = sandboxtest.RunID() // labels this test binary's containers: org.mu-plugins.testrun
 
 func TestMain(m *testing.M) {
-	testutil.Main(m, nil, cleanupRun)
+	programs.Main(m, nil, cleanupRun)
 }
 
 // binPath is the plugin binary the tests run, built (with -race when the
 // tests run with it) once.
 func binPath(t testing.TB) string {
 	t.Helper()
-	return testutil.BuildRace(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")
+	return programs.BuildRace(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")
 }
 
 // cleanupRun removes every container this test binary made.
@@ -42,7 +43,7 @@ func cleanupRun() {
 // labelled lists this test binary's containers (any state) with label l
 // (none when docker fails).
 func labelled(l string) []string {
-	ids, _ := testutil.DockerLabelled(context.Background(), l, "org.mu-plugins.testrun="+runID)
+	ids, _ := dockercli.DockerLabelled(context.Background(), l, "org.mu-plugins.testrun="+runID)
 	return ids
 }
 

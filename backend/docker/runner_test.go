@@ -10,7 +10,8 @@ import (
 
 	dockerb "github.com/mu-org/mu-plugins/backend/docker"
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 // runContainer runs the test image (sleep infinity under init), removed at
@@ -18,9 +19,9 @@ import (
 func runContainer(t testing.TB) string {
 	t.Helper()
 	image := testimage.Ensure(t)
-	ctr := testutil.Docker(t, "run", "-d", "--init", "--label", testimage.Label+"=1", "--label", "org.mu-plugins.testrun="+runID,
+	ctr := dockercli.Docker(t, "run", "-d", "--init", "--label", testimage.Label+"=1", "--label", "org.mu-plugins.testrun="+runID,
 		image, "sleep", "infinity")
-	t.Cleanup(func() { testutil.Docker(t, "rm", "-f", "-v", ctr) })
+	t.Cleanup(func() { dockercli.Docker(t, "rm", "-f", "-v", ctr) })
 	return ctr
 }
 
@@ -45,7 +46,7 @@ func inProcess(t testing.TB) *dockerb.Backend {
 func TestRunnerCarriesArgvAndStdinExactly(t *testing.T) {
 	ctr := runContainer(t)
 	r := inProcess(t).Runner(ctr)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	var all, utf []byte
 	for c := 1; c < 256; c++ {
 		all = append(all, byte(c))
@@ -122,12 +123,12 @@ func unhex(t *testing.T, s string) []byte {
 func TestRunnerLeftoversAndCancel(t *testing.T) {
 	ctr := runContainer(t)
 	r := inProcess(t).Runner(ctr)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	_, _, code, err := r.Run(ctx, []string{"/bin/sh", "-c", `sleep 301 & (unset MU_EXEC_RUN; exec sleep 302) >/dev/null 2>&1 & echo ok`}, nil)
 	if err != nil || code != 0 {
 		t.Fatalf("run: %d %v", code, err)
 	}
-	ps := testutil.Docker(t, "exec", ctr, "ps", "-eo", "args")
+	ps := dockercli.Docker(t, "exec", ctr, "ps", "-eo", "args")
 	if strings.Contains(ps, "sleep 301") || !strings.Contains(ps, "sleep 302") {
 		t.Errorf("after the run: want sleep 301 killed and the unmarked sleep 302 alive:\n%s", ps)
 	}
@@ -136,7 +137,7 @@ func TestRunnerLeftoversAndCancel(t *testing.T) {
 	if _, _, _, err := r.Run(cctx, []string{"sleep", "303"}, nil); err == nil {
 		t.Fatalf("a cancelled run answered without an error")
 	}
-	if ps := testutil.Docker(t, "exec", ctr, "ps", "-eo", "args"); strings.Contains(ps, "sleep 303") {
+	if ps := dockercli.Docker(t, "exec", ctr, "ps", "-eo", "args"); strings.Contains(ps, "sleep 303") {
 		t.Errorf("a cancelled run still runs:\n%s", ps)
 	}
 }

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
@@ -54,7 +55,7 @@ func jobStatus(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.
 // The container restarted, then killed mid-job, then removed: job.status
 // and host.status say each truthfully.
 func TestContainerRestartedKilledRemoved(t *testing.T) {
-	ctx := testutil.Context(t, 5*time.Minute)
+	ctx := waitfor.Context(t, 5*time.Minute)
 	p, host := spawnPlugin(t, ctx)
 	ctr := host.Host.Handle
 	send := func(jt protocol.Target, text string) {
@@ -67,7 +68,7 @@ func TestContainerRestartedKilledRemoved(t *testing.T) {
 	// A restart: the container runs, its tmux server and job do not.
 	j1 := startAgent(t, ctx, p, host, "a1", nil)
 	send(j1, "a long turn [[ms:600000]]")
-	testutil.Docker(t, "restart", "-t", "1", ctr)
+	dockercli.Docker(t, "restart", "-t", "1", ctr)
 	if st := jobStatus(t, ctx, p, j1); st.State != protocol.JobLost {
 		t.Fatalf("job.status after a container restart: %+v", st)
 	}
@@ -78,7 +79,7 @@ func TestContainerRestartedKilledRemoved(t *testing.T) {
 	// Killed mid-job: the job is lost, the host needs a human.
 	j2 := startAgent(t, ctx, p, host, "a2", nil)
 	send(j2, "a long turn [[ms:600000]]")
-	testutil.Docker(t, "kill", ctr)
+	dockercli.Docker(t, "kill", ctr)
 	if st := jobStatus(t, ctx, p, j2); st.State != protocol.JobLost || !strings.Contains(st.Reason, "exited") {
 		t.Fatalf("job.status with the container killed: %+v", st)
 	}
@@ -92,7 +93,7 @@ func TestContainerRestartedKilledRemoved(t *testing.T) {
 	}
 
 	// Removed: the host is gone, the job lost; stop and lookup resolve.
-	testutil.Docker(t, "rm", "-f", ctr)
+	dockercli.Docker(t, "rm", "-f", ctr)
 	if hs := must[protocol.HostStatus](t, "host.status")(p.HostStatus(ctx, host)); hs.State != protocol.HostGone {
 		t.Fatalf("host.status of a removed container: %+v", hs)
 	}
@@ -115,13 +116,13 @@ func asRemote(err error, re **caller.RemoteError) bool { return errors.As(err, r
 // next invocation (protocol/caller/replay): accepted, delivered once, and a
 // resend delivers nothing twice.
 func TestDeliveryResolvedByReceiptAfterAKill(t *testing.T) {
-	ctx := testutil.Context(t, 5*time.Minute)
+	ctx := waitfor.Context(t, 5*time.Minute)
 	p, host := spawnPlugin(t, ctx)
 	ctr := host.Host.Handle
 	jt := startAgent(t, ctx, p, host, "k", map[string]string{"MU_TEST_AGENT_MS": "50"})
 	root := "/home/mu/.mu-jobs"
-	inbox := strings.TrimSpace(testutil.Docker(t, "exec", ctr, "sh", "-c", `echo "$1"/jobs/*/chan/inbox`, "sh", root))
-	tmuxPid := testutil.Docker(t, "exec", ctr, "tmux", "-S", root+"/tmux.sock", "display-message", "-p", "#{pid}")
+	inbox := strings.TrimSpace(dockercli.Docker(t, "exec", ctr, "sh", "-c", `echo "$1"/jobs/*/chan/inbox`, "sh", root))
+	tmuxPid := dockercli.Docker(t, "exec", ctr, "tmux", "-S", root+"/tmux.sock", "display-message", "-p", "#{pid}")
 	t.Cleanup(func() { _ = exec.Command("docker", "exec", ctr, "kill", "-CONT", tmuxPid).Run() })
 	j, err := replay.Open(t.TempDir())
 	if err != nil {
@@ -139,8 +140,8 @@ func TestDeliveryResolvedByReceiptAfterAKill(t *testing.T) {
 		if attempt > 5 {
 			t.Fatalf("the plugin answered before the freezer could stop it, 5 times")
 		}
-		n := strings.Count(testutil.Docker(t, "exec", ctr, "ls", inbox), "\n") + 1
-		if testutil.Docker(t, "exec", ctr, "ls", inbox) == "" {
+		n := strings.Count(dockercli.Docker(t, "exec", ctr, "ls", inbox), "\n") + 1
+		if dockercli.Docker(t, "exec", ctr, "ls", inbox) == "" {
 			n = 0
 		}
 		freezer := exec.CommandContext(ctx, "docker", "exec", ctr, "/bin/sh", "-c", `q=$1 pid=$2 n=$3
@@ -179,7 +180,7 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 		select {
 		case e := <-done:
 			t.Logf("attempt %d: the plugin answered first (%v); again", attempt, e.err)
-			testutil.Docker(t, "exec", ctr, "kill", "-CONT", tmuxPid)
+			dockercli.Docker(t, "exec", ctr, "kill", "-CONT", tmuxPid)
 			if e.err != nil {
 				t.Fatalf("channel.send: %v", e.err)
 			}
@@ -196,10 +197,13 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 		}
 		in = e.in
 		<-p.Done()
-		testutil.Docker(t, "exec", ctr, "kill", "-CONT", tmuxPid)
+		dockercli.Docker(t, "exec", ctr, "kill", "-CONT", tmuxPid)
 	}
 
 	// The next invocation resolves it by receipt.
+	if err := j.Next(); err != nil {
+		t.Fatal(err)
+	}
 	p2 := drive.Start(t, callerConfig(t)).Plugin
 	out, err := j.Resolve(ctx, p2, in)
 	if err != nil || out.State != replay.Found {
@@ -226,7 +230,7 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 	if again.Baseline == nil || *again.Baseline != b {
 		t.Fatalf("the resend: %+v, want baseline %d", again, b)
 	}
-	count := testutil.Docker(t, "exec", ctr, "sh", "-c", `grep -lxF -- "$2" "$1"/*/msgid | wc -l`, "sh", inbox, msg)
+	count := dockercli.Docker(t, "exec", ctr, "sh", "-c", `grep -lxF -- "$2" "$1"/*/msgid | wc -l`, "sh", inbox, msg)
 	if count != "1" {
 		t.Fatalf("%s deliveries of %s in the inbox, want 1", count, msg)
 	}

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -27,7 +27,7 @@ func callerConfig(t testing.TB) caller.Config {
 		Argv: []string{binPath(t), "--prefix", sandboxtest.NewPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
 			"--label", "org.mu-plugins.testrun=" + runID},
 		Need:   []string{"host", "link", "job", "channel"},
-		Stderr: testutil.LogWriter(t, "plugin stderr: "),
+		Stderr: testlog.LogWriter(t, "plugin stderr: "),
 	}
 }
 

@@ -5,9 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
+	"github.com/mu-org/mu-plugins/internal/testutil/panes"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -19,11 +22,11 @@ import (
 // collected with link.fetch; the view killed with the job still running, a
 // re-attach, job.stop and host.release.
 func TestSpawnAsMuDoesIt(t *testing.T) {
-	ctx := testutil.Context(t, 5*time.Minute)
+	ctx := waitfor.Context(t, 5*time.Minute)
 	p, host := spawnPlugin(t, ctx)
 
 	// The site: a local commit pushed, a worktree made from it.
-	local, rev := testutil.Repo(t, t.TempDir(), "the project\n")
+	local, rev := gitrepo.Repo(t, t.TempDir(), "the project\n")
 	if r, err := p.Push(ctx, host, local, "repo", rev, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.push: %+v %v", r, err)
 	}
@@ -42,7 +45,7 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	jt := drive.JobTarget(host, "docker", key, res.Handle, "ws", name)
 
 	// The view, as mu runs it: a local pane, stdin from /dev/null.
-	tm := testutil.NewPanes(t)
+	tm := panes.NewPanes(t)
 	tm.Open(t, "view1", res.View.Command, res.View.Env)
 	tm.Shows(t, "view1", "mu test agent: ready")
 
@@ -68,10 +71,10 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if r, err := p.Fetch(ctx, host, "tree", local, time.Minute); err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("link.fetch: %+v %v", r, err)
 	}
-	if subj := testutil.Git(t, local, "log", "-1", "--format=%s", "FETCH_HEAD"); subj != "mu-test-agent: turn 1" {
+	if subj := gitrepo.Git(t, local, "log", "-1", "--format=%s", "FETCH_HEAD"); subj != "mu-test-agent: turn 1" {
 		t.Fatalf("FETCH_HEAD is %q, not the agent's commit", subj)
 	}
-	if parent := testutil.Git(t, local, "rev-parse", "FETCH_HEAD^"); parent != rev {
+	if parent := gitrepo.Git(t, local, "rev-parse", "FETCH_HEAD^"); parent != rev {
 		t.Fatalf("the agent's commit's parent is %s, not the pushed %s", parent, rev)
 	}
 	tm.Shows(t, "view1", "[settled turn 1]")
@@ -105,5 +108,5 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 
 // hostKeyOf is the acquire key of a host (its container's label).
 func hostKeyOf(t testing.TB, p interface{}, host protocol.Target) string {
-	return testutil.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}`, host.Host.Handle)
+	return dockercli.Docker(t, "inspect", "-f", `{{index .Config.Labels "org.mu-plugins.key"}}`, host.Host.Handle)
 }

@@ -15,12 +15,12 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/mu-org/mu-plugins/backend/ssh"
+	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // An ssh:// endpoint's Engine is reached over one SSH connection made by
-// this project's SSH layer (backend/ssh: resolved and trusted as
+// this project's SSH client (internal/sshclient: resolved and trusted as
 // mu-plugin-ssh connects: ssh_config, known_hosts, the agent, ProxyJump,
 // ProxyCommand, a running ControlMaster). Every connection of the Docker
 // client, the hijacked exec streams included, is a channel of it that
@@ -60,8 +60,8 @@ func (f SSHFlags) set() bool {
 
 // dialerConfig is the SSH layer's configuration, its messages naming these
 // flags (--ssh-option, --ssh-identity).
-func (f SSHFlags) dialerConfig() ssh.Config {
-	return ssh.Config{SSHConfig: f.Config, Options: f.Options, KnownHosts: f.KnownHosts, Identity: f.Identity, FlagPrefix: "ssh-"}
+func (f SSHFlags) dialerConfig() sshclient.Config {
+	return sshclient.Config{SSHConfig: f.Config, Options: f.Options, KnownHosts: f.KnownHosts, Identity: f.Identity, FlagPrefix: "ssh-"}
 }
 
 // UseSSH gives the endpoint the SSH settings f, checked as mu-plugin-ssh
@@ -148,12 +148,12 @@ type sshEngine struct {
 	ep     Endpoint
 	dest   string // ssh://[user@]host[:port], as the SSH layer dials it
 	socket string // the Engine's socket on the remote host
-	dialer *ssh.Dialer
+	dialer *sshclient.Dialer
 	log    *slog.Logger
 
 	lock   chan struct{} // held while connecting
 	mu     sync.Mutex
-	cl     *ssh.Client
+	cl     *sshclient.Client
 	closed bool
 }
 
@@ -166,14 +166,14 @@ func newSSHEngine(e Endpoint, log *slog.Logger) (*sshEngine, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &sshEngine{ep: e, dest: dest, socket: socket, log: log, lock: make(chan struct{}, 1),
-		dialer: ssh.NewDialer(e.SSH.dialerConfig(), log)}, nil
+		dialer: sshclient.NewDialer(e.SSH.dialerConfig(), log)}, nil
 }
 
 // connect returns the live SSH connection, dialling it when there is none
 // or it dropped. Its errors are the SSH layer's (*protocol.Error: human for
 // the configuration, host keys and authentication, with a remedy;
 // retryable when the host cannot be reached), naming the endpoint.
-func (s *sshEngine) connect(ctx context.Context) (*ssh.Client, error) {
+func (s *sshEngine) connect(ctx context.Context) (*sshclient.Client, error) {
 	select {
 	case s.lock <- struct{}{}:
 	case <-ctx.Done():
@@ -265,7 +265,7 @@ func (s *sshEngine) Close() {
 }
 
 // detail says how the Engine is reached, for host check's ssh step.
-func (s *sshEngine) detail(cl *ssh.Client) string {
+func (s *sshEngine) detail(cl *sshclient.Client) string {
 	r := cl.Resolved
 	d := fmt.Sprintf("%s@%s (port %d) through %s; host key %s", r.User, r.HostName, r.Port, cl.Route, cl.HostKey)
 	if cl.AuthKey != "" {
@@ -283,7 +283,7 @@ var socketScript string
 // every cause the same "open failed", so a session looks at the socket as
 // the SSH user sees it. A missing socket is retryable (the Engine is not
 // running there, as for a local socket); a person must act on the rest.
-func (s *sshEngine) socketError(ctx context.Context, cl *ssh.Client, cause error) error {
+func (s *sshEngine) socketError(ctx context.Context, cl *sshclient.Client, cause error) error {
 	r := cl.Resolved
 	who := r.User + "@" + r.HostName
 	look, err := s.lookAtSocket(ctx, cl)
@@ -327,7 +327,7 @@ func (l socketLook) group() string {
 
 // lookAtSocket runs socketScript over a session: the script is a constant
 // of the command line, the path travels on stdin.
-func (s *sshEngine) lookAtSocket(ctx context.Context, cl *ssh.Client) (socketLook, error) {
+func (s *sshEngine) lookAtSocket(ctx context.Context, cl *sshclient.Client) (socketLook, error) {
 	sess, err := cl.NewSession()
 	if err != nil {
 		return socketLook{}, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+
+	"github.com/mu-org/mu-plugins/internal/proc"
 )
 
 // do runs fn on the world under the store's lock (Store.Do), with every
@@ -26,9 +28,19 @@ func (f *Fake) do(ctx context.Context, write bool, fn func(w *World) error) erro
 		})
 	}
 	for _, h := range gone {
-		_ = os.RemoveAll(f.hostPath(h))
+		f.removeHost(h)
 	}
 	return err
+}
+
+// removeHost ends a gone host's runs (in this plugin process or another:
+// they carry HostVar) and removes its directory: killed, then removed (a
+// run that starts after that finds no directory), then killed again (one
+// that started in between).
+func (f *Fake) removeHost(handle string) {
+	proc.KillCarrying(HostVar, handle)
+	_ = os.RemoveAll(f.hostPath(handle))
+	proc.KillCarrying(HostVar, handle)
 }
 
 // expire makes gone every host past its ttl, and loses its jobs; with

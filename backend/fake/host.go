@@ -203,7 +203,7 @@ func rawOrNull[T any](v *T) json.RawMessage {
 }
 
 func (f *Fake) hostRelease(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (any, error) {
-	var dir string
+	var handle string
 	err := f.do(ctx, true, func(w *World) error {
 		h := w.Hosts[p.Key]
 		if h == nil || h.State == stateReleased {
@@ -216,12 +216,12 @@ func (f *Fake) hostRelease(ctx context.Context, call *protocol.Call, p protocol.
 			return nil // its ttl ran out: it is gone already, and so are its jobs
 		}
 		h.State, h.Released = stateReleased, f.now()
-		dir = f.hostPath(h.Result.Handle)
+		handle = h.Result.Handle
 		f.endHostJobs(w, h, "its host was released", false, true)
 		return nil
 	})
-	if err == nil && dir != "" {
-		_ = os.RemoveAll(dir)
+	if err == nil && handle != "" {
+		f.removeHost(handle) // gone is a proof: its runs end before the answer
 	}
 	return nil, err
 }

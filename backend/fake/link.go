@@ -24,10 +24,16 @@ var hostNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$`)
 // site is where a call runs: a host's login directory, and the time its
 // host is gone (epoch ms; 0 for none), which ends any run still going.
 type site struct {
-	name  string
-	home  string
-	until int64
+	name   string
+	handle string // a provider host's handle: its runs carry it (HostVar)
+	home   string
+	until  int64
 }
+
+// HostVar is in the environment of every run on a provider host, naming
+// the host's handle: host.release finds the host's runs by it, in this
+// plugin process or another, and ends them before it answers.
+const HostVar = "MU_FAKE_HOST"
 
 // hostDir is a host's login directory, created on first use: the host's
 // handle for a provider host, else its name, under ROOT/hosts. A provider
@@ -42,6 +48,8 @@ func (f *Fake) hostDir(ctx context.Context, h protocol.HostRef) (site, error) {
 			hr := w.hostByHandle(h.Handle)
 			switch {
 			case hr == nil:
+				// host.status reads it gone: nothing runs on it.
+				gone = "is not in this fake's world (without --state a world lasts one invocation)"
 			case hr.State == stateReleased:
 				gone = "was released"
 			case hr.State == stateGone:
@@ -65,7 +73,7 @@ func (f *Fake) hostDir(ctx context.Context, h protocol.HostRef) (site, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return site{}, protocol.Wrap(protocol.Retryable, err, "creating the host's directory")
 	}
-	return site{name: name, home: dir, until: until}, nil
+	return site{name: name, handle: h.Handle, home: dir, until: until}, nil
 }
 
 // onHost resolves a path on the host: relative to its login directory.
@@ -118,7 +126,7 @@ func (f *Fake) runSteps(ctx context.Context, at site, timeoutMs int64, steps []s
 	stderr := outcap.New(protocol.MaxLine)
 	var res protocol.ExecResult
 	for _, s := range steps {
-		code, timedOut, err := runOne(tctx, at.home, s, stdout, stderr)
+		code, timedOut, err := runOne(tctx, at, s, stdout, stderr)
 		if err != nil {
 			return res, protocol.Wrap(protocol.Retryable, err, "starting "+s.argv[0])
 		}
@@ -132,6 +140,9 @@ func (f *Fake) runSteps(ctx context.Context, at site, timeoutMs int64, steps []s
 			res.ExitCode = nil
 			break
 		}
+		if code >= 128 && f.releasedNow(ctx, at) {
+			return res, protocol.Errorf(protocol.UnknownOutcome, "host %s was released during the run, which was killed", at.name)
+		}
 		res.ExitCode = &code
 		if code != 0 {
 			break
@@ -143,7 +154,22 @@ func (f *Fake) runSteps(ctx context.Context, at site, timeoutMs int64, steps []s
 	return res, nil
 }
 
-func runOne(ctx context.Context, home string, s step, stdout, stderr *outcap.Capture) (code int, timedOut bool, err error) {
+// releasedNow tells whether a provider host was released (a run killed by
+// a signal may have been killed by its release, in this process or another).
+func (f *Fake) releasedNow(ctx context.Context, at site) bool {
+	if at.handle == "" {
+		return false
+	}
+	released := false
+	_ = f.do(ctx, false, func(w *World) error {
+		hr := w.hostByHandle(at.handle)
+		released = hr == nil || hr.State == stateReleased
+		return nil
+	})
+	return released
+}
+
+func runOne(ctx context.Context, at site, s step, stdout, stderr *outcap.Capture) (code int, timedOut bool, err error) {
 	if st, err := os.Stat(s.dir); err != nil || !st.IsDir() {
 		fmt.Fprintf(stderr, "mu-plugin-fake: cd %s: no such directory\n", s.dir)
 		return 2, false, nil
@@ -154,7 +180,10 @@ func runOne(ctx context.Context, home string, s step, stdout, stderr *outcap.Cap
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = s.dir
-	cmd.Env = cleanEnv(home, s.dir)
+	cmd.Env = cleanEnv(at.home, s.dir)
+	if at.handle != "" {
+		cmd.Env = append(cmd.Env, HostVar+"="+at.handle)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	r, err := proc.Run(ctx, cmd, proc.Options{KillLeftovers: true})
 	if err != nil {

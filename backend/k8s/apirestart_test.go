@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -136,7 +136,7 @@ func apiRestartExec(t *testing.T, p, warm *plugin, pod string, r reply) {
 	var er protocol.ExecResult
 	if err := warm.Ask(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er); err != nil {
 		outcome(t, "link.exec on the warm plugin", reply{err: err})
-		if !testutil.Poll(time.Minute, func() bool {
+		if !waitfor.Poll(time.Minute, func() bool {
 			return warm.Ask(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er) == nil
 		}) {
 			t.Fatalf("link.exec on the warm plugin never answered again")
@@ -160,7 +160,7 @@ func apiRestartAcquire(t *testing.T, p *plugin, r reply) {
 		}
 	}
 	var lk protocol.HostLookupResult
-	testutil.Poll(2*time.Minute, func() bool {
+	waitfor.Poll(2*time.Minute, func() bool {
 		lk = p.Lookup(t, "api-acq", true)
 		return !lk.Pending && lk.Unknown == ""
 	})

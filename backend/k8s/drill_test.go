@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -41,7 +41,7 @@ var smallPod = map[string]string{"ttl": "1h", "cpuRequest": "10m", "memoryReques
 func longestOf(t *testing.T, n int, call func(t *testing.T, c int) time.Duration) time.Duration {
 	var mu sync.Mutex
 	var longest time.Duration
-	testutil.Trials(t, n, n, func(t *testing.T, c int) {
+	crashdrill.Trials(t, n, n, func(t *testing.T, c int) {
 		d := call(t, c)
 		mu.Lock()
 		defer mu.Unlock()
@@ -62,16 +62,16 @@ func TestCrashDrillAcquire(t *testing.T) {
 	span := full + full/4
 	t.Logf("a whole acquire took %v; killing within 0..%v (odd trials), 0..40ms (even trials)", full, span)
 
-	var counts testutil.Tally
-	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
-		at := testutil.KillPoint(i/2, (trials+1)/2, span)
+	var counts crashdrill.Tally
+	crashdrill.Trials(t, trials, drillConc, func(t *testing.T, i int) {
+		at := crashdrill.KillPoint(i/2, (trials+1)/2, span)
 		if i%2 == 0 {
-			at = testutil.KillPoint(i/2, (trials+1)/2, 40*time.Millisecond) // around the create itself
+			at = crashdrill.KillPoint(i/2, (trials+1)/2, 40*time.Millisecond) // around the create itself
 		}
 		counts.Add(acquireTrial(t, p, i, at))
 	})
 	t.Logf("lookup answers after the kill: %v", &counts)
-	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
+	crashdrill.Trials(t, trials, drillConc, func(t *testing.T, i int) {
 		p.Must(t, "host.release", sandboxtest.KeyParams(fmt.Sprintf("drill-%d", i)), nil)
 	})
 	for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
@@ -143,7 +143,7 @@ func (p *plugin) podName(t testing.TB, key string) string {
 func TestCrashDrillRelease(t *testing.T) {
 	trials := drillTrials(t)
 	p := start(t)
-	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
+	crashdrill.Trials(t, trials, drillConc, func(t *testing.T, i int) {
 		p.Acquire(t, fmt.Sprintf("rel-%d", i), smallPod)
 	})
 	p.Acquire(t, "rel-probe", smallPod)
@@ -155,11 +155,11 @@ func TestCrashDrillRelease(t *testing.T) {
 	span := full + full/4
 	t.Logf("a fresh plugin's whole release took %v; killing within 0..%v", full, span)
 
-	var counts testutil.Tally
-	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
+	var counts crashdrill.Tally
+	crashdrill.Trials(t, trials, drillConc, func(t *testing.T, i int) {
 		key := fmt.Sprintf("rel-%d", i)
 		name := p.podName(t, key)
-		startOn(t, p.prefix).KillDuring("host.release", sandboxtest.KeyParams(key), testutil.KillPoint(i, trials, span))
+		startOn(t, p.prefix).KillDuring("host.release", sandboxtest.KeyParams(key), crashdrill.KillPoint(i, trials, span))
 		counts.Add(releaseState(t, p, name))
 		p.Must(t, "host.release", sandboxtest.KeyParams(key), nil)
 		for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {

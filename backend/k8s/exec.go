@@ -14,6 +14,7 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/mu-org/mu-plugins/internal/execchan"
+	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/sandbox"
 )
 
@@ -107,9 +108,9 @@ func (b *Backend) execOnce(ctx context.Context, pod string, argv []string, stdin
 	if err != nil {
 		return -1, nil, nil, err
 	}
-	var out, errb execchan.LimitBuffer
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: &out, Stderr: &errb})
-	return exitOf(err, out.B, errb.B)
+	out, errb := outcap.New(outcap.MaxStream), outcap.New(outcap.MaxStream)
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: out, Stderr: errb})
+	return exitOf(err, out.Kept(), errb.Kept())
 }
 
 // exitOf is a finished exec's exit code: a non-zero exit is an error of

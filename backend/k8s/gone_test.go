@@ -10,8 +10,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -71,7 +71,7 @@ func TestHostGoneEvicted(t *testing.T) {
 	}
 	var hs protocol.HostStatus
 	seen := map[protocol.HostState]int{}
-	gone := testutil.Poll(2*time.Minute, func() bool {
+	gone := waitfor.Poll(2*time.Minute, func() bool {
 		p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
 		seen[hs.State]++
 		return hs.State != protocol.HostUnknown

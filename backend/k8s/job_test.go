@@ -10,8 +10,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -42,7 +43,7 @@ func TestJobStartCmdArgBound(t *testing.T) {
 	p := start(t)
 	res := p.Acquire(t, "key-bound", map[string]string{"ttl": "1h"})
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
-	sandboxtest.CmdArgBound(t, testutil.Context(t, 5*time.Minute), p.Plugin.Plugin, host, agentSpec("bound"), "k8s")
+	sandboxtest.CmdArgBound(t, waitfor.Context(t, 5*time.Minute), p.Plugin.Plugin, host, agentSpec("bound"), "k8s")
 }
 
 func jobState(t *testing.T, p *plugin, jt protocol.Target) protocol.JobStatus {
@@ -77,13 +78,13 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 	for k, v := range started.View.Env {
 		view.Env = append(view.Env, k+"="+v)
 	}
-	var out testutil.LockedBuffer
+	var out testlog.LockedBuffer
 	view.Stdout, view.Stderr, view.Stdin = &out, &out, nil
 	if err := view.Start(); err != nil {
 		t.Fatal(err)
 	}
 	// It shows the agent's terminal: its greeting.
-	if !testutil.Poll(testutil.Patience, func() bool { return strings.Contains(out.String(), "mu test agent: ready") }) {
+	if !waitfor.Poll(waitfor.Patience, func() bool { return strings.Contains(out.String(), "mu test agent: ready") }) {
 		t.Errorf("the view did not show the job's terminal: %q", out.String())
 	}
 	_ = view.Process.Kill()
@@ -105,7 +106,7 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hs protocol.HostStatus
-	testutil.Poll(10*time.Second, func() bool { // a forced delete removes the object at once; poll a little in case it lags
+	waitfor.Poll(10*time.Second, func() bool { // a forced delete removes the object at once; poll a little in case it lags
 		q.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
 		return hs.State == protocol.HostGone
 	})

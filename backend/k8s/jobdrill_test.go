@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
@@ -38,9 +38,9 @@ func TestCrashDrillJobStart(t *testing.T) {
 	span := full + full/4
 	t.Logf("a fresh plugin's whole job.start took up to %v, %d at once; killing within 0..%v", full, drillConc, span)
 
-	var counts testutil.Tally
-	testutil.Trials(t, trials, drillConc, func(t *testing.T, i int) {
-		counts.Add(jobStartTrial(t, p, host, fmt.Sprintf("jd-%d", i), testutil.KillPoint(i, trials, span)))
+	var counts crashdrill.Tally
+	crashdrill.Trials(t, trials, drillConc, func(t *testing.T, i int) {
+		counts.Add(jobStartTrial(t, p, host, fmt.Sprintf("jd-%d", i), crashdrill.KillPoint(i, trials, span)))
 	})
 	t.Logf("job.lookup answers after the kill: %v", &counts)
 	if left := podExec(t, p, res.Handle, "sh", "-c", "ps -eo args | grep -c '[m]u-test-agent' || true"); strings.TrimSpace(left) != "0" {
@@ -132,7 +132,7 @@ func TestCrashDrillChannelSend(t *testing.T) {
 	defer cancel()
 	jts := make([]protocol.Target, sendChains)
 	runs := make([]int64, sendChains)
-	testutil.Trials(t, sendChains, sendChains, func(t *testing.T, c int) {
+	crashdrill.Trials(t, sendChains, sendChains, func(t *testing.T, c int) {
 		jts[c], _ = startJob(t, p, host, fmt.Sprintf("sendjob-%d", c))
 		runs[c] = drive.Baseline(t, ctx, p.Plugin.Plugin, jts[c]).Runs
 	})
@@ -152,10 +152,10 @@ func TestCrashDrillChannelSend(t *testing.T) {
 	span := full + full/4
 	t.Logf("a fresh plugin's whole channel.send took up to %v, %d at once; killing within 0..%v", full, sendChains, span)
 
-	var counts testutil.Tally
-	testutil.Trials(t, sendChains, sendChains, func(t *testing.T, c int) {
+	var counts crashdrill.Tally
+	crashdrill.Trials(t, sendChains, sendChains, func(t *testing.T, c int) {
 		for i := c; i < trials; i += sendChains {
-			st := sendTrial(t, ctx, p, jts[c], &runs[c], fmt.Sprintf("msg-%d", i), testutil.KillPoint(i, trials, span))
+			st := sendTrial(t, ctx, p, jts[c], &runs[c], fmt.Sprintf("msg-%d", i), crashdrill.KillPoint(i, trials, span))
 			counts.Add(st)
 			if t.Failed() {
 				return

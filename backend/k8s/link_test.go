@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -89,7 +89,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Fatalf("fetch: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}
-	if got := testutil.Git(t, dir, "rev-parse", "FETCH_HEAD"); got != strings.TrimSpace(made.Stdout) {
+	if got := gitrepo.Git(t, dir, "rev-parse", "FETCH_HEAD"); got != strings.TrimSpace(made.Stdout) {
 		t.Errorf("FETCH_HEAD %s, want %s", got, made.Stdout)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mu-org/mu-plugins/internal/testk8s"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -27,7 +27,7 @@ import (
 var runID = sandboxtest.RunID() // labels this test binary's pods: org.mu-plugins.testrun
 
 func TestMain(m *testing.M) {
-	testutil.Main(m, nil, cleanupRun)
+	programs.Main(m, nil, cleanupRun)
 }
 
 // cleanupRun deletes every pod this test binary made (fences included).
@@ -51,7 +51,7 @@ func cleanupRun() {
 
 func binPath(t testing.TB) string {
 	t.Helper()
-	return testutil.BuildRace(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-k8s")
+	return programs.BuildRace(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-k8s")
 }
 
 // plugin is mu-plugin-k8s as a test drives it (sandboxtest.Plugin), on

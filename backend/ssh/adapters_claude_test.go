@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -20,7 +20,7 @@ import (
 // in that home; a long message is read with no permission dialog; an API
 // error (StopFailure) settles its turn and the next one works.
 func TestClaudeAdapterOnSSHHost(t *testing.T) {
-	ctx := testutil.Context(t, 5*time.Minute)
+	ctx := waitfor.Context(t, 5*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	dir := path.Join(h.s.Home, h.root)
 	b := New(Config{SSHConfig: h.s.Config}, nil)

@@ -39,7 +39,7 @@ func TestIdentityAgent(t *testing.T) {
 		{"dollar", "IdentityAgent $MU_AGENT_SOCK"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := writeConfig(t, base+"  "+c.line+"\n")
+			cfg := testsshd.WriteConfig(t, base+"  "+c.line+"\n")
 			if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
 				t.Fatalf("ssh: %v: %s", err, out)
 			}
@@ -48,11 +48,11 @@ func TestIdentityAgent(t *testing.T) {
 	}
 	t.Run("SSH_AUTH_SOCK", func(t *testing.T) {
 		t.Setenv("SSH_AUTH_SOCK", sock)
-		expectOK(t, Config{SSHConfig: writeConfig(t, base+"  IdentityAgent SSH_AUTH_SOCK\n")})
+		expectOK(t, Config{SSHConfig: testsshd.WriteConfig(t, base+"  IdentityAgent SSH_AUTH_SOCK\n")})
 	})
 	t.Run("none", func(t *testing.T) {
 		t.Setenv("SSH_AUTH_SOCK", sock)
-		cfg := writeConfig(t, base+"  IdentityAgent none\n")
+		cfg := testsshd.WriteConfig(t, base+"  IdentityAgent none\n")
 		if exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").Run() == nil {
 			t.Fatal("ssh used the agent despite IdentityAgent none; the premise is wrong")
 		}
@@ -61,7 +61,7 @@ func TestIdentityAgent(t *testing.T) {
 	t.Run("unreachable", func(t *testing.T) {
 		// A path from the environment is named as written, never expanded.
 		t.Setenv("MU_AGENT_DIR", filepath.Join(t.TempDir(), "gone"))
-		cfg := writeConfig(t, base+"  IdentityAgent ${MU_AGENT_DIR}/agent.sock\n")
+		cfg := testsshd.WriteConfig(t, base+"  IdentityAgent ${MU_AGENT_DIR}/agent.sock\n")
 		d, _ := inproc(t, Config{SSHConfig: cfg})
 		_, r := d.exec("box", "true", ".", 20*time.Second)
 		if r == nil || !strings.Contains(r.Message, "cannot reach the agent at IdentityAgent ${MU_AGENT_DIR}/agent.sock (as written)") {
@@ -88,7 +88,7 @@ func TestAgentKeyByPublicFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("SSH_AUTH_SOCK", sock)
-	cfg := writeConfig(t, strings.Replace(s.HostBlock("box"), "IdentityFile "+s.UserKey, "IdentityFile "+pubOnly, 1))
+	cfg := testsshd.WriteConfig(t, strings.Replace(s.HostBlock("box"), "IdentityFile "+s.UserKey, "IdentityFile "+pubOnly, 1))
 	if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
 		t.Fatalf("ssh: %v: %s", err, out)
 	}
@@ -121,12 +121,12 @@ func TestCertificateFileAgentKey(t *testing.T) {
 	block := strings.Replace(s.HostBlock("box"), "IdentityFile "+s.UserKey, "CertificateFile "+cert, 1)
 	// IdentitiesOnly yes: the agent's key is not listed, so ssh has no
 	// private key for the certificate; the plugin must not find one either.
-	strict := writeConfig(t, block)
+	strict := testsshd.WriteConfig(t, block)
 	if exec.Command("ssh", "-F", strict, "-o", "ControlPath=none", "box", "true").Run() == nil {
 		t.Fatal("ssh authenticated with IdentitiesOnly yes; the premise is wrong")
 	}
 	expectHuman(t, Config{SSHConfig: strict}, "no SSH key")
-	cfg := writeConfig(t, strings.Replace(block, "IdentitiesOnly yes", "IdentitiesOnly no", 1))
+	cfg := testsshd.WriteConfig(t, strings.Replace(block, "IdentitiesOnly yes", "IdentitiesOnly no", 1))
 	if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
 		t.Fatalf("ssh: %v: %s", err, out)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -47,7 +47,7 @@ func pathWithout(t *testing.T, missing ...string) string {
 // link.checkSteps and job.checkSteps answer the same steps. The state root
 // still passes.
 func TestAgentStepsMissingTools(t *testing.T) {
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	s := testsshd.Start(t, testsshd.Options{Extra: []string{"SetEnv PATH=" + pathWithout(t, "tmux", "flock")}})
 	root := newKey("mu-jobs-test")
 	t.Cleanup(func() { os.RemoveAll(filepath.Join(s.Home, root)) })

@@ -10,18 +10,6 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
 
-// withIdentity writes an ssh_config for s whose IdentityFile is key.
-func withIdentity(t *testing.T, s *testsshd.Server, key string, extra ...string) string {
-	t.Helper()
-	block := strings.Replace(s.HostBlock("box"), "IdentityFile "+s.UserKey, "IdentityFile "+key, 1)
-	block += strings.Join(extra, "\n") + "\n"
-	cfg := filepath.Join(t.TempDir(), "ssh_config")
-	if err := os.WriteFile(cfg, []byte(block), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
 // startAgent starts an ssh-agent in the foreground and points SSH_AUTH_SOCK at it.
 func startAgent(t *testing.T) string {
 	t.Helper()
@@ -66,31 +54,31 @@ func TestAuth(t *testing.T) {
 	authorize(t, s, testsshd.KeyGen(t, rsa, "rsa", ""))
 
 	t.Run("refused-key", func(t *testing.T) {
-		expectHuman(t, Config{SSHConfig: withIdentity(t, s, stranger)}, "refused the keys", "ssh-copy-id", "--identity")
+		expectHuman(t, Config{SSHConfig: s.WithIdentity(t, stranger)}, "refused the keys", "ssh-copy-id", "--identity")
 	})
 	t.Run("no-key", func(t *testing.T) {
-		expectHuman(t, Config{SSHConfig: withIdentity(t, s, filepath.Join(dir, "missing"))}, "no SSH key", "ssh-keygen")
+		expectHuman(t, Config{SSHConfig: s.WithIdentity(t, filepath.Join(dir, "missing"))}, "no SSH key", "ssh-keygen")
 	})
 	t.Run("identity-flag", func(t *testing.T) {
-		expectOK(t, Config{SSHConfig: withIdentity(t, s, stranger), Identity: s.UserKey})
+		expectOK(t, Config{SSHConfig: s.WithIdentity(t, stranger), Identity: s.UserKey})
 	})
 	t.Run("rsa-sha2", func(t *testing.T) {
 		// OpenSSH 8.8+ refuses SHA-1 ssh-rsa signatures: an RSA key must sign rsa-sha2.
-		expectOK(t, Config{SSHConfig: withIdentity(t, s, rsa)})
+		expectOK(t, Config{SSHConfig: s.WithIdentity(t, rsa)})
 	})
 	t.Run("passphrase-not-in-agent", func(t *testing.T) {
 		t.Setenv("SSH_AUTH_SOCK", "")
-		expectHuman(t, Config{SSHConfig: withIdentity(t, s, locked)}, "passphrase-protected", "ssh-add "+locked)
+		expectHuman(t, Config{SSHConfig: s.WithIdentity(t, locked)}, "passphrase-protected", "ssh-add "+locked)
 	})
 	t.Run("passphrase-in-agent", func(t *testing.T) {
 		startAgent(t)
 		sshAdd(t, locked, "sekrit")
-		expectOK(t, Config{SSHConfig: withIdentity(t, s, locked)})
+		expectOK(t, Config{SSHConfig: s.WithIdentity(t, locked)})
 	})
 	t.Run("agent-only", func(t *testing.T) {
 		startAgent(t)
 		sshAdd(t, s.UserKey, "")
-		cfg := withIdentity(t, s, filepath.Join(dir, "missing"))
+		cfg := s.WithIdentity(t, filepath.Join(dir, "missing"))
 		cfg2 := filepath.Join(t.TempDir(), "c")
 		b, _ := os.ReadFile(cfg)
 		os.WriteFile(cfg2, []byte(strings.Replace(string(b), "IdentitiesOnly yes", "IdentitiesOnly no", 1)), 0o600)
@@ -107,7 +95,7 @@ func TestAuth(t *testing.T) {
 			testsshd.KeyGen(t, k, "ed25519", "")
 			sshAdd(t, k, "")
 		}
-		cfg := withIdentity(t, s, s.UserKey)
+		cfg := s.WithIdentity(t, s.UserKey)
 		cfg2 := filepath.Join(t.TempDir(), "c")
 		b, _ := os.ReadFile(cfg)
 		os.WriteFile(cfg2, []byte(strings.Replace(string(b), "IdentitiesOnly yes", "IdentitiesOnly no", 1)), 0o600)
@@ -132,8 +120,8 @@ func TestAuthUserCertificate(t *testing.T) {
 	if out, err := exec.Command("ssh-keygen", "-q", "-s", ca, "-I", "mu-test", "-n", s.User, key+".pub").CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	expectOK(t, Config{SSHConfig: withIdentity(t, s, key)})
+	expectOK(t, Config{SSHConfig: s.WithIdentity(t, key)})
 	// Without its certificate the same key is refused.
 	os.Remove(key + "-cert.pub")
-	expectHuman(t, Config{SSHConfig: withIdentity(t, s, key)}, "refused the keys")
+	expectHuman(t, Config{SSHConfig: s.WithIdentity(t, key)}, "refused the keys")
 }

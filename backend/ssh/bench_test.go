@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 func openssh(b *testing.B, s *testsshd.Server, extra ...string) {
@@ -32,7 +34,7 @@ func controlMaster(b *testing.B, s *testsshd.Server) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testutil.Eventually(b, "the ControlMaster socket", func() bool { _, err := os.Stat(ctl); return err == nil })
+	waitfor.Eventually(b, "the ControlMaster socket", func() bool { _, err := os.Stat(ctl); return err == nil })
 	return ctl
 }
 
@@ -68,7 +70,7 @@ func BenchmarkCold(b *testing.B) {
 
 // proxyConfig is s's Host block reached through a relay ProxyCommand.
 func proxyConfig(b testing.TB, s *testsshd.Server) string {
-	return writeConfig(b, s.HostBlock("box")+"  ControlPath none\n  ProxyCommand busybox nc %h %p\n")
+	return testsshd.WriteConfig(b, s.HostBlock("box")+"  ControlPath none\n  ProxyCommand busybox nc %h %p\n")
 }
 
 // BenchmarkColdProxyCommand: a cold call through a ProxyCommand, against
@@ -108,7 +110,7 @@ func BenchmarkWarmProxyCommand(b *testing.B) {
 	})
 	b.Run("openssh-controlmaster", func(b *testing.B) {
 		ctl := filepath.Join(b.TempDir(), "ctl")
-		startMaster(b, cfg, ctl, "box")
+		testsshd.StartMaster(b, cfg, ctl, "box")
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			sshTrue(b, cfg, "-S", ctl)
@@ -122,8 +124,8 @@ func BenchmarkWarmProxyCommand(b *testing.B) {
 func BenchmarkColdThroughMaster(b *testing.B) {
 	s := testsshd.Start(b, testsshd.Options{})
 	ctl := filepath.Join(b.TempDir(), "ctl")
-	cfg := writeConfig(b, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
-	startMaster(b, cfg, ctl, "box")
+	cfg := testsshd.WriteConfig(b, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
+	testsshd.StartMaster(b, cfg, ctl, "box")
 	coldPair(b, cfg)
 }
 
@@ -155,7 +157,7 @@ func BenchmarkConcurrent50(b *testing.B) {
 	var mu sync.Mutex
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		testutil.Parallel(50, func(int) {
+		crashdrill.Parallel(50, func(int) {
 			res, r := d.exec("box", "true", ".", 60*time.Second)
 			if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				mu.Lock()
@@ -176,7 +178,7 @@ func BenchmarkFetch(b *testing.B) {
 	head := remoteRepo(b, d, "bench-src", 200)
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "r")
-		testutil.Git(b, "/", "init", "-q", dir)
+		gitrepo.Git(b, "/", "init", "-q", dir)
 		return dir
 	}
 	check := func(dir string) {
@@ -247,8 +249,8 @@ func BenchmarkSideBySide(b *testing.B) {
 	remoteRepo(b, d, "sbs-src", 200)
 	proxyCfg := proxyConfig(b, s)
 	mctl := filepath.Join(b.TempDir(), "mctl")
-	masterCfg := writeConfig(b, s.HostBlock("box")+"  ControlPath "+mctl+"\n")
-	startMaster(b, masterCfg, mctl, "box")
+	masterCfg := testsshd.WriteConfig(b, s.HostBlock("box")+"  ControlPath "+mctl+"\n")
+	testsshd.StartMaster(b, masterCfg, mctl, "box")
 	type pair struct{ plugin, openssh time.Duration }
 	// Each measurement starts once the previous one's leftovers settled (a
 	// cold plugin's remote sessions end just after it exits): untimed.
@@ -260,7 +262,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 	fresh := func() string {
 		dir := filepath.Join(b.TempDir(), "r")
-		testutil.Git(b, "/", "init", "-q", dir)
+		gitrepo.Git(b, "/", "init", "-q", dir)
 		return dir
 	}
 	var cold, warm, fetch, proxy, master pair

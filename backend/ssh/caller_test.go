@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -73,7 +73,7 @@ func TestWithCaller(t *testing.T) {
 	d := &driver{Plugin: p, t: t}
 	head := strings.TrimSpace(d.mustExec("box", "rm -rf cs && git init -q cs && cd cs && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m x && git rev-parse HEAD"))
 	local := t.TempDir()
-	testutil.Git(t, local, "init", "-q")
+	gitrepo.Git(t, local, "init", "-q")
 	res, err = p.Fetch(ctx, box, "cs", local, 60*time.Second)
 	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("fetch: %+v %v", res, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/internal/outcap"
+	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -38,27 +39,27 @@ func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protoco
 // failed (the rest are recorded skipped).
 func (b *Backend) reachConnect(ctx context.Context, l *gitlink.Steps, dest string) (*conn, bool) {
 	d := b.pool.dialer
-	r, err := d.res.Resolve(ctx, dest)
+	r, err := d.Resolve(ctx, dest)
 	if err != nil {
 		l.FailRest("resolve", errDetail(err))
 		return nil, true
 	}
-	var m *master
+	var m *sshclient.Master
 	if r.ControlPath != "" && r.ControlMaster != "yes" && r.ControlMaster != "ask" {
-		m, _ = r.runningMaster(ctx)
+		m, _ = r.RunningMaster(ctx)
 	}
 	l.Pass("resolve", resolveDetail(r, m))
 	switch {
 	case m != nil:
-		l.Skip("tcp", "the connection is "+m.String()+"'s (ControlPath "+r.where("ControlPath")+"): see the hostkey step")
+		l.Skip("tcp", "the connection is "+m.String()+"'s (ControlPath "+r.Where("ControlPath")+"): see the hostkey step")
 	case r.ProxyCommand != "":
-		l.Skip("tcp", "the host is reached through its ProxyCommand ("+r.where("ProxyCommand")+"): see the hostkey step")
+		l.Skip("tcp", "the host is reached through its ProxyCommand ("+r.Where("ProxyCommand")+"): see the hostkey step")
 	case len(r.ProxyJump) > 0:
 		l.Skip("tcp", "the host is reached through its jump host(s), ProxyJump "+strings.Join(r.ProxyJump, ",")+": see the hostkey step")
 	default:
-		nc, err := d.dialTCP(ctx, r)
+		nc, err := d.DialTCP(ctx, r)
 		if err != nil {
-			l.FailRest("tcp", fmt.Sprintf("%s. Check the host is up, HostName and Port (%s) in the SSH configuration, and any firewall.", errDetail(err), r.where("Port")))
+			l.FailRest("tcp", fmt.Sprintf("%s. Check the host is up, HostName and Port (%s) in the SSH configuration, and any firewall.", errDetail(err), r.Where("Port")))
 			return nil, true
 		}
 		l.Pass("tcp", fmt.Sprintf("connected to %s (%s)", r.Addr(), nc.RemoteAddr()))
@@ -67,12 +68,12 @@ func (b *Backend) reachConnect(ctx context.Context, l *gitlink.Steps, dest strin
 	c, err := b.pool.get(ctx, dest)
 	if err != nil {
 		detail := errDetail(err)
-		var se *stageError
+		var se *sshclient.StageError
 		switch {
-		case errors.Is(err, errHostKey):
+		case errors.Is(err, sshclient.ErrHostKey):
 			l.FailRest("hostkey", detail)
-		case errors.As(err, &se) && errors.Is(err, errAuth):
-			l.Pass("hostkey", se.hostKey)
+		case errors.As(err, &se) && errors.Is(err, sshclient.ErrAuth):
+			l.Pass("hostkey", se.HostKey)
 			l.FailRest("auth", detail)
 		default:
 			l.FailRest("hostkey", detail+". Check the host runs an SSH server on that port.")
@@ -99,7 +100,7 @@ func (b *Backend) reachProbe(ctx context.Context, l *gitlink.Steps, c *conn) []p
 	o, _ := out.Bytes()
 	e, _ := errb.Bytes()
 	if err != nil || exit == nil || !strings.Contains(string(o), "mu-sh ok") {
-		return l.FailRest("sh", fmt.Sprintf("/bin/sh did not run the probe (%s): %s. The host needs a POSIX /bin/sh and an account whose login shell runs commands.", errString(err), firstLine(string(e))))
+		return l.FailRest("sh", fmt.Sprintf("/bin/sh did not run the probe (%s): %s. The host needs a POSIX /bin/sh and an account whose login shell runs commands.", errString(err), sshclient.FirstLine(string(e))))
 	}
 	l.Pass("sh", "/bin/sh runs scripts")
 	lines := map[string]string{}
@@ -138,7 +139,7 @@ func errDetail(err error) string {
 
 // resolveDetail says how the destination resolved: the endpoint, the
 // route, the resolver and the files it read.
-func resolveDetail(r *Resolved, m *master) string {
+func resolveDetail(r *sshclient.Resolved, m *sshclient.Master) string {
 	route := ""
 	switch {
 	case m != nil:
@@ -152,7 +153,7 @@ func resolveDetail(r *Resolved, m *master) string {
 	if files == "" {
 		files = "no config file"
 	}
-	return fmt.Sprintf("%s is %s@%s port %d%s (%s, %s)", safeName(r.Alias), r.User, r.HostName, r.Port, route, r.Via, files)
+	return fmt.Sprintf("%s is %s@%s port %d%s (%s, %s)", sshclient.SafeName(r.Alias), r.User, r.HostName, r.Port, route, r.Via, files)
 }
 
 // gitTooOld reads "git version X.Y…" and says whether it predates 2.18.

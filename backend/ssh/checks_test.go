@@ -79,7 +79,7 @@ func TestCheckStepsProxyCommand(t *testing.T) {
 // with the hand-back's words.
 func TestCheckStepsRefusedOption(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
-	cfg := writeConfig(t, s.HostBlock("box")+"  CheckHostIP yes\n")
+	cfg := testsshd.WriteConfig(t, s.HostBlock("box")+"  CheckHostIP yes\n")
 	d, _ := inproc(t, Config{SSHConfig: cfg})
 	_, ok, detail := stepMap(d.steps("box"))
 	if ok["resolve"] != "false" || ok["tcp"] != "null" || !strings.Contains(detail["resolve"], "CheckHostIP yes ("+cfg+" line 11)") || !strings.Contains(detail["resolve"], "To fix:") {
@@ -101,7 +101,7 @@ func TestCheckStepsFailures(t *testing.T) {
 		}
 	})
 	t.Run("auth", func(t *testing.T) {
-		cfg := withIdentity(t, s, filepath.Join(t.TempDir(), "none"))
+		cfg := s.WithIdentity(t, filepath.Join(t.TempDir(), "none"))
 		d, _ := inproc(t, Config{SSHConfig: cfg})
 		_, ok, detail := stepMap(d.steps("box"))
 		if ok["hostkey"] != "true" || ok["auth"] != "false" || ok["sh"] != "null" {

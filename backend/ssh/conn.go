@@ -3,24 +3,17 @@ package ssh
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
-	"time"
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/protocol"
-)
-
-// Defaults where the user's configuration sets nothing.
-const (
-	defaultConnectTimeout = 30 * time.Second
-	defaultAliveInterval  = 15 * time.Second
 )
 
 // pool holds one connection per destination for the invocation.
 type pool struct {
-	dialer      *Dialer
+	dialer      *sshclient.Dialer
 	maxSessions int
 	log         *slog.Logger
 
@@ -36,8 +29,8 @@ type entry struct {
 
 // conn is one live SSH connection and its session slots.
 type conn struct {
-	r      *Resolved
-	cl     *Client
+	r      *sshclient.Resolved
+	cl     *sshclient.Client
 	client *gossh.Client
 	done   <-chan struct{} // closed once the connection is dead
 	slots  *slots
@@ -49,7 +42,7 @@ type conn struct {
 	files sftpState // the connection's SFTP session (files.go)
 }
 
-func newPool(d *Dialer, maxSessions int, log *slog.Logger) *pool {
+func newPool(d *sshclient.Dialer, maxSessions int, log *slog.Logger) *pool {
 	return &pool{dialer: d, maxSessions: maxSessions, log: log, entries: map[string]*entry{}}
 }
 
@@ -137,60 +130,4 @@ func (c *conn) dead() bool {
 
 func (c *conn) close() {
 	c.cl.Close()
-}
-
-// KeepAlive sends keepalive@openssh.com every ServerAliveInterval (OpenSSH
-// answers with a failure; any answer means alive) and closes the connection
-// after ServerAliveCountMax unanswered ones, so its calls fail fast. It
-// returns once the connection is gone. Not for a connection through a
-// ControlMaster: the master keeps its own connection alive, and drops a
-// proxy client that sends it a global request.
-func (c *Client) KeepAlive(log *slog.Logger) {
-	every := c.Resolved.ServerAliveInterval
-	if every <= 0 {
-		every = defaultAliveInterval
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	missed := 0
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-t.C:
-		}
-		answered := make(chan struct{})
-		go func() {
-			_, _, err := c.SendRequest("keepalive@openssh.com", true, nil)
-			if err == nil {
-				close(answered)
-			}
-		}()
-		select {
-		case <-answered:
-			missed = 0
-		case <-c.done:
-			return
-		case <-time.After(every):
-			missed++
-			if missed >= c.Resolved.ServerAliveCountMax {
-				log.Warn("connection unresponsive; closing", "host", c.Resolved.Alias)
-				c.Close()
-				return
-			}
-		}
-	}
-}
-
-// safeName keeps a destination printable in messages.
-func safeName(s string) string {
-	if len(s) > 100 {
-		s = s[:100]
-	}
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s)
 }

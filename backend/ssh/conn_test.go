@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
 )
 
 func TestProxyJump(t *testing.T) {
@@ -52,7 +52,7 @@ func TestConcurrentExecs(t *testing.T) {
 	d, b := inproc(t, cfg)
 	const n = 50
 	errs := make(chan string, n)
-	testutil.Parallel(n, func(i int) {
+	crashdrill.Parallel(n, func(i int) {
 		res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
 		switch {
 		case r != nil:
@@ -79,7 +79,7 @@ func TestSlotsShrink(t *testing.T) {
 	cfg.MaxSessions = 10
 	d, b := inproc(t, cfg)
 	errs := make(chan string, 20)
-	testutil.Parallel(20, func(int) {
+	crashdrill.Parallel(20, func(int) {
 		res, r := d.exec("box", "sleep 0.3; echo ok", ".", 60*time.Second)
 		if r != nil {
 			errs <- r.Message
@@ -107,7 +107,7 @@ func TestStopWithAllSlotsBusy(t *testing.T) {
 	cfg.MaxSessions = 4
 	noWatchdog(t)
 	d, _ := inproc(t, cfg)
-	testutil.Parallel(2, func(i int) {
+	crashdrill.Parallel(2, func(i int) {
 		res, r := d.exec("box", fmt.Sprintf("sleep 3270%d", i), ".", 1500*time.Millisecond)
 		if r != nil || res.ExitCode != nil {
 			t.Errorf("want a timed-out answer, got %+v %+v", res, r)
@@ -148,7 +148,7 @@ func TestStopWhenMaxSessionsOverstated(t *testing.T) {
 	noWatchdog(t)
 	d, _ := inproc(t, cfg)
 	d.mustExec("box", "true") // the connection, and its control session, exist
-	testutil.Parallel(4, func(i int) {
+	crashdrill.Parallel(4, func(i int) {
 		res, r := d.exec("box", fmt.Sprintf("sleep 3280%d", i), ".", 2*time.Second)
 		if r != nil && r.Kind != "retryable" || r == nil && res.ExitCode != nil {
 			t.Errorf("want a timed-out answer or a retryable refusal, got %+v %+v", res, r)
@@ -189,7 +189,7 @@ func TestProxyJumpFirstHopProxyCommand(t *testing.T) {
 	kh := filepath.Join(t.TempDir(), "kh")
 	os.WriteFile(kh, []byte("jump-alias "+jump.HostKeyPub+"\n"), 0o600)
 	jumpBlock = strings.Replace(jumpBlock, "UserKnownHostsFile "+jump.KnownHosts, "UserKnownHostsFile "+kh, 1)
-	cfg := writeConfig(t, target.HostBlock("box")+"  ProxyJump jump\n"+jumpBlock)
+	cfg := testsshd.WriteConfig(t, target.HostBlock("box")+"  ProxyJump jump\n"+jumpBlock)
 	if out, err := exec.Command("ssh", "-F", cfg, "-o", "ControlPath=none", "box", "true").CombinedOutput(); err != nil {
 		t.Fatalf("ssh: %v: %s", err, out)
 	}

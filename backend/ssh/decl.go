@@ -1,3 +1,7 @@
+// Package ssh is mu-plugin-ssh's backend: a link to any SSH host, with
+// scripts that stop on timeout ("stopping"), git fetch and push over the
+// plugin's own connection, and OpenSSH's own resolution and trust rules
+// (internal/sshclient).
 package ssh
 
 import (
@@ -12,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -34,55 +39,24 @@ type Config struct {
 	ShimExe     string   // the binary git runs as GIT_SSH ("" is this executable)
 	JobsRoot    string   // --jobs-root: where a host keeps its jobs ("" is JobsDir under the login directory)
 	Channel     string   // the channel seam's name: the registered name ("" is ChannelName)
-	// FlagPrefix names the four flags above in messages and remedies, for
-	// a plugin that embeds this SSH layer under its own flag names: "" is
-	// mu-plugin-ssh's --config, --option, --known-hosts and --identity;
-	// "ssh-" is mu-plugin-docker's --ssh-config, --ssh-option ….
-	FlagPrefix string
 }
 
-// flagName is the embedding plugin's name for one of the SSH flags.
-func flagName(prefix, name string) string { return "--" + prefix + name }
+// Client is the configuration of the SSH client the plugin connects with.
+func (c Config) Client() sshclient.Config {
+	return sshclient.Config{SSHConfig: c.SSHConfig, Options: c.Options, KnownHosts: c.KnownHosts, Identity: c.Identity}
+}
 
 // Check refuses flags the plugin cannot work with: files that cannot be
-// read, fewer than two sessions.
+// read, options ssh does not know, fewer than two sessions.
 func (c Config) Check() error {
-	for name, f := range map[string]string{"config": c.SSHConfig, "known-hosts": c.KnownHosts, "identity": c.Identity} {
-		flag := flagName(c.FlagPrefix, name)
-		if f == "" {
-			continue
-		}
-		fh, err := os.Open(f)
-		if err != nil {
-			return fmt.Errorf("%s: %w", flag, err)
-		}
-		fh.Close()
+	if err := c.Client().Check(); err != nil {
+		return err
 	}
 	if c.MaxSessions != 0 && c.MaxSessions < 2 {
 		return fmt.Errorf("--max-sessions must be at least 2 (one session is kept for stopping scripts), got %d", c.MaxSessions)
 	}
 	if n := len(c.Instance); n > 128 {
 		return fmt.Errorf("--instance must be 1-128 characters, got %d", n)
-	}
-	for _, o := range c.Options {
-		if err := checkOption(flagName(c.FlagPrefix, "option"), o); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkOption reads --option as ssh reads -o: Key=Value or "Key Value",
-// a keyword ssh_config knows. Include and Match are not options.
-func checkOption(flag, o string) error {
-	k, v := splitKeyword(o)
-	switch lk := strings.ToLower(k); {
-	case k == "" || v == "" || strings.ContainsAny(o, "\n\r\x00"):
-		return fmt.Errorf("%s %q: want Key=Value, as ssh -o", flag, o)
-	case lk == "include" || lk == "match" || lk == "host":
-		return fmt.Errorf("%s %q: %s is not allowed here (ssh -o refuses it too)", flag, o, k)
-	case optionPolicies[lk].name == "":
-		return fmt.Errorf("%s %q: %s is not an ssh_config option the plugin knows", flag, o, k)
 	}
 	return nil
 }
@@ -144,7 +118,7 @@ func New(cfg Config, log *slog.Logger) *Backend {
 		cfg.Channel = ChannelName
 	}
 	b := &Backend{cfg: cfg, log: log, runs: map[*run]struct{}{}}
-	b.pool = newPool(NewDialer(cfg, log), cfg.MaxSessions, log)
+	b.pool = newPool(sshclient.NewDialer(cfg.Client(), log), cfg.MaxSessions, log)
 	return b
 }
 
@@ -155,7 +129,7 @@ func New(cfg Config, log *slog.Logger) *Backend {
 func DefaultInstance(sshConfig string) string {
 	p := sshConfig
 	if p == "" {
-		p = expandTilde("~/.ssh/config")
+		p = sshclient.ExpandTilde("~/.ssh/config")
 	}
 	if abs, err := filepath.Abs(p); err == nil {
 		p = abs

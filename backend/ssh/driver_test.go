@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
+	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -22,13 +23,13 @@ import (
 
 func TestMain(m *testing.M) {
 	os.Unsetenv("SSH_AUTH_SOCK")
-	testutil.Main(m, nil)
+	programs.Main(m, nil)
 }
 
 // pluginBin is the built mu-plugin-ssh, built once.
 func pluginBin(t testing.TB) string {
 	t.Helper()
-	return testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
+	return programs.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
 }
 
 // driver is mu-plugin-ssh as a test drives it: one attempt a call, and
@@ -93,10 +94,10 @@ func local(t testing.TB, cfg Config) (caller.Config, *Backend) {
 	if cfg.ShimExe == "" {
 		cfg.ShimExe = pluginBin(t)
 	}
-	b := New(cfg, testLogger(t))
+	b := New(cfg, testlog.Logger(t))
 	opts := b.Options()
 	opts.Name, opts.Version = "ssh", "test"
-	opts.Logger = testLogger(t)
+	opts.Logger = testlog.Logger(t)
 	return caller.Config{Name: "ssh", Local: &opts, SkipParamsCheck: true, Retries: -1, StopGrace: 30 * time.Second}, b
 }
 

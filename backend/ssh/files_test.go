@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/panes"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -16,7 +17,7 @@ import (
 // Files go over SFTP where the host serves it: the test agent's install,
 // a read by offset; job.checkSteps' agent phase passes every step.
 func TestFilesOverSFTP(t *testing.T) {
-	ctx := testutil.Context(t, 3*time.Minute)
+	ctx := waitfor.Context(t, 3*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	if log := h.s.LogText(); !strings.Contains(log, "subsystem 'sftp'") {
 		t.Fatalf("the agent was not installed over SFTP; sshd's log:\n%s", drive.Tail(log))
@@ -47,7 +48,7 @@ func TestFilesOverSFTP(t *testing.T) {
 // naming the sshd_config line), and everything falls back to scripts: the
 // install, and the view's log.
 func TestNoSFTPFallsBack(t *testing.T) {
-	ctx := testutil.Context(t, 3*time.Minute)
+	ctx := waitfor.Context(t, 3*time.Minute)
 	h := newJobHost(t, testsshd.Options{NoSFTP: true})
 	b := New(Config{SSHConfig: h.s.Config}, nil)
 	defer b.Close()
@@ -74,7 +75,7 @@ func TestNoSFTPFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
-	tm := testutil.NewPanes(t)
+	tm := panes.NewPanes(t)
 	tm.Open(t, "v", res.View.Command, res.View.Env)
 	tm.Shows(t, "v", "mu test agent: ready")
 	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: h.jobTarget(key, res.Handle, "a")}, Key: key}); err != nil {
@@ -86,7 +87,7 @@ func TestNoSFTPFallsBack(t *testing.T) {
 // A jobs root the user cannot write fails the state-root step with the
 // remedy naming --jobs-root.
 func TestCheckStepsStateRoot(t *testing.T) {
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	s := testsshd.Start(t, testsshd.Options{})
 	p := startJobsPlugin(t, s, "/proc/mu-jobs")
 	steps, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}, Phase: protocol.PhaseAgent})

@@ -12,6 +12,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/gitlink"
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
+	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -162,10 +163,10 @@ func shimURL(path string) string {
 
 func localRepoOK(repo string) error {
 	if repo == "" || !filepath.IsAbs(repo) {
-		return protocol.Errorf(protocol.Permanent, "localRepo %q must be an absolute path", safeName(repo))
+		return protocol.Errorf(protocol.Permanent, "localRepo %q must be an absolute path", sshclient.SafeName(repo))
 	}
 	if st, err := os.Stat(repo); err != nil || !st.IsDir() {
-		return protocol.Errorf(protocol.Permanent, "localRepo %q is not a directory", safeName(repo))
+		return protocol.Errorf(protocol.Permanent, "localRepo %q is not a directory", sshclient.SafeName(repo))
 	}
 	return nil
 }

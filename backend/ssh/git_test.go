@@ -11,7 +11,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
 )
 
 // remoteRepo makes a repo with n commits in the test user's home (owned by
@@ -40,7 +40,7 @@ func TestFetch(t *testing.T) {
 	d := onBox(t)
 	head := remoteRepo(t, d, "fetch-src", 30)
 	local := t.TempDir()
-	testutil.Git(t, local, "init", "-q")
+	gitrepo.Git(t, local, "init", "-q")
 	trace := filepath.Join(t.TempDir(), "trace")
 	t.Setenv("GIT_TRACE_PACKET", trace)
 	res, r := d.link("link.fetch", fetchParams("box", "fetch-src", local, 60*time.Second))
@@ -51,7 +51,7 @@ func TestFetch(t *testing.T) {
 	if !strings.HasPrefix(string(fh), head) {
 		t.Fatalf("FETCH_HEAD %q does not name the remote HEAD %s", fh, head)
 	}
-	if n := testutil.Git(t, local, "rev-list", "--count", head); n != "30" {
+	if n := gitrepo.Git(t, local, "rev-list", "--count", head); n != "30" {
 		t.Errorf("history: %s commits, want 30", n)
 	}
 	tr, _ := os.ReadFile(trace)
@@ -67,7 +67,7 @@ func TestFetch(t *testing.T) {
 
 func TestPush(t *testing.T) {
 	d := onBox(t)
-	local, rev := testutil.Repo(t, t.TempDir(), "0", "1", "2")
+	local, rev := gitrepo.Repo(t, t.TempDir(), "0", "1", "2")
 	d.mustExec("box", "rm -rf push-dst")
 	res, r := d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
 	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
@@ -117,7 +117,7 @@ func TestFetchTimeoutStops(t *testing.T) {
 	d, _ := inproc(t, cfg)
 	d.mustExec("box", "rm -rf hang-repo && git init -q hang-repo && rm hang-repo/.git/HEAD && mkfifo hang-repo/.git/HEAD")
 	local := t.TempDir()
-	testutil.Git(t, local, "init", "-q")
+	gitrepo.Git(t, local, "init", "-q")
 	res, r := d.link("link.fetch", fetchParams("box", "hang-repo", local, 3*time.Second))
 	if r != nil {
 		t.Fatalf("fetch: %s", r.Message)

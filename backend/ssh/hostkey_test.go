@@ -11,6 +11,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
 
@@ -193,7 +194,7 @@ func TestFirstContactAsSSH(t *testing.T) {
 	}
 	pub := filepath.Join(t.TempDir(), "k.pub")
 	os.WriteFile(pub, []byte(f[1]+" "+f[2]+"\n"), 0o600)
-	fp, typ := keygenFingerprint(t, pub), keyTypeName(mustParseKey(t, f[1]+" "+f[2]))
+	fp, typ := keygenFingerprint(t, pub), sshclient.KeyTypeName(mustParseKey(t, f[1]+" "+f[2]))
 	cfg, _ := clientConfig(t, s, "yes")
 	expectHuman(t, Config{SSHConfig: cfg}, "not known", fp, "ssh-keyscan -t "+typ+" ")
 	if typ != "ed25519" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/outcap"
+	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -195,5 +196,5 @@ func (b *Backend) viewArgv(dest, root, handle string) []string {
 // jobsRoot is dest's jobs directory (--jobs-root, under the login
 // directory unless absolute), asked once per host per invocation.
 func (b *Backend) jobsRoot(ctx context.Context, dest string) (string, error) {
-	return b.roots.Get(ctx, dest, b.Runner(dest), b.cfg.JobsRoot, "host "+safeName(dest))
+	return b.roots.Get(ctx, dest, b.Runner(dest), b.cfg.JobsRoot, "host "+sshclient.SafeName(dest))
 }

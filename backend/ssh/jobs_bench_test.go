@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -18,7 +18,7 @@ import (
 // BenchmarkJobStartToBaseline: job.start of the test agent to the first
 // non-null channel.baseline (spawn readiness).
 func BenchmarkJobStartToBaseline(b *testing.B) {
-	ctx := testutil.Context(b, 20*time.Minute)
+	ctx := waitfor.Context(b, 20*time.Minute)
 	h := newJobHost(b, testsshd.Options{})
 	p := h.start(b)
 	prefix := newKey("bench")
@@ -33,7 +33,7 @@ func BenchmarkJobStartToBaseline(b *testing.B) {
 // agent whose turns work 100 ms: the overhead beyond the agent's work.
 func BenchmarkJobSendToSettled(b *testing.B) {
 	const work = 100 * time.Millisecond
-	ctx := testutil.Context(b, 20*time.Minute)
+	ctx := waitfor.Context(b, 20*time.Minute)
 	h := newJobHost(b, testsshd.Options{})
 	p := h.start(b)
 	key := newKey("bench")

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -106,7 +106,7 @@ func cutConfig(t *testing.T, s *testsshd.Server, r *cutRelay) string {
 	if err := os.WriteFile(kh, []byte(fmt.Sprintf("[127.0.0.1]:%d %s\n", r.port(), s.HostKeyPub)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return writeConfig(t, fmt.Sprintf("Host cut\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
+	return testsshd.WriteConfig(t, fmt.Sprintf("Host cut\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
 		"  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  BatchMode yes\n"+
 		"  ServerAliveInterval 1\n  ServerAliveCountMax 2\n  ConnectTimeout 2\n", r.port(), s.User, s.UserKey, kh))
 }
@@ -115,7 +115,7 @@ func cutConfig(t *testing.T, s *testsshd.Server, r *cutRelay) string {
 // it running), the plugin reads it unknown, never ended or lost, and once
 // the link is back the turn has settled and is read.
 func TestJobSurvivesNetworkCut(t *testing.T) {
-	ctx := testutil.Context(t, 4*time.Minute)
+	ctx := waitfor.Context(t, 4*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	relay := newCutRelay(t, h.s.Addr())
 	cfg := cutConfig(t, h.s, relay)
@@ -149,7 +149,7 @@ func TestJobSurvivesNetworkCut(t *testing.T) {
 	drive.Settled(t, ctx, direct, djt, 0)
 	relay.heal()
 
-	testutil.Eventually(t, "job.status running once the link is back", func() bool {
+	waitfor.Eventually(t, "job.status running once the link is back", func() bool {
 		st, err := p.JobStatus(ctx, jt)
 		return err == nil && st.State == protocol.JobRunning
 	})
@@ -165,7 +165,7 @@ func TestJobSurvivesNetworkCut(t *testing.T) {
 // the job runs on, the plugin reconnects, the turn is read and the next
 // delivery works.
 func TestJobSurvivesSSHDRestart(t *testing.T) {
-	ctx := testutil.Context(t, 4*time.Minute)
+	ctx := waitfor.Context(t, 4*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
 	key := newKey("restart")
@@ -181,7 +181,7 @@ func TestJobSurvivesSSHDRestart(t *testing.T) {
 	}
 	h.s.Restart(t)
 	var st protocol.JobStatus
-	testutil.Eventually(t, "job.status answers after the restart", func() bool {
+	waitfor.Eventually(t, "job.status answers after the restart", func() bool {
 		st, err = p.JobStatus(ctx, jt)
 		if err == nil && (st.State == protocol.JobEnded || st.State == protocol.JobLost) {
 			t.Fatalf("job.status after sshd restarted: %+v", st)

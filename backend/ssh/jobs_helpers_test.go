@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -25,7 +25,7 @@ type jobHost struct {
 func newJobHost(t testing.TB, o testsshd.Options) *jobHost {
 	t.Helper()
 	s := testsshd.Start(t, o)
-	h := &jobHost{s: s, root: "mu-jobs-test-" + testutil.RandHex(6)}
+	h := &jobHost{s: s, root: "mu-jobs-test-" + words.RandHex(6)}
 	h.agent = path.Join(s.Home, h.root, "bin", "mu-test-agent")
 	t.Cleanup(func() { h.cleanup(t) })
 	b := New(Config{SSHConfig: s.Config}, nil)
@@ -85,4 +85,4 @@ func (h *jobHost) jobTarget(key, handle, name string) protocol.Target {
 	return drive.JobTarget(h.host(), JobKind, key, handle, "ws", name)
 }
 
-func newKey(prefix string) string { return prefix + "-" + testutil.RandHex(6) }
+func newKey(prefix string) string { return prefix + "-" + words.RandHex(6) }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -20,7 +20,7 @@ import (
 func TestJobsShellsAndUsers(t *testing.T) {
 	t.Run("busybox-ash", func(t *testing.T) {
 		h := newJobHost(t, testsshd.Options{BusyboxSh: true})
-		ctx := testutil.Context(t, time.Minute)
+		ctx := waitfor.Context(t, time.Minute)
 		b := New(Config{SSHConfig: h.s.Config}, nil)
 		defer b.Close()
 		out, _, _, err := b.Runner(h.s.Alias).Run(ctx, []string{"/bin/sh", "-c", "/bin/sh --help 2>&1; sh --help 2>&1"}, nil)
@@ -36,7 +36,7 @@ func TestJobsShellsAndUsers(t *testing.T) {
 }
 
 func jobRoundTrip(t *testing.T, h *jobHost) {
-	ctx := testutil.Context(t, 3*time.Minute)
+	ctx := waitfor.Context(t, 3*time.Minute)
 	b := New(Config{SSHConfig: h.s.Config}, nil)
 	defer b.Close()
 	j, err := tmuxjob.New(b.Runner(h.s.Alias), tmuxjob.Options{Root: path.Join(h.s.Home, h.root), Kind: JobKind, Channel: ChannelName})
@@ -57,7 +57,7 @@ func jobRoundTrip(t *testing.T, h *jobHost) {
 	if _, err := j.Start(ctx, protocol.JobStartParams{Base: base, Key: key, Spec: h.spec("a", ".", map[string]string{"Q": "it's $(x)"})}); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	testutil.Eventually(t, "baseline", func() bool {
+	waitfor.Eventually(t, "baseline", func() bool {
 		bl, err := j.Baseline(ctx, key)
 		return err == nil && bl != nil
 	})
@@ -74,7 +74,7 @@ func jobRoundTrip(t *testing.T, h *jobHost) {
 		t.Fatalf("watch: %s %+v", method, note)
 	}
 	var o *protocol.Observation
-	testutil.Eventually(t, "the settled turn", func() bool {
+	waitfor.Eventually(t, "the settled turn", func() bool {
 		o, err = j.LastRun(ctx, protocol.LastRunParams{Base: base, AfterRuns: 0})
 		return err == nil && o != nil
 	})

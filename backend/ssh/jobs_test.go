@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/panes"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -22,7 +23,7 @@ import (
 // re-attached, a second plugin process reading what the first wrote,
 // job.stop, and the view saying the job ended.
 func TestJobOnSSHHost(t *testing.T) {
-	ctx := testutil.Context(t, 5*time.Minute)
+	ctx := waitfor.Context(t, 5*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
 	decl := p.Declaration().Seams
@@ -49,7 +50,7 @@ func TestJobOnSSHHost(t *testing.T) {
 		t.Fatalf("a second job.start with the key: %+v %v", again, err)
 	}
 
-	tm := testutil.NewPanes(t)
+	tm := panes.NewPanes(t)
 	tm.Open(t, "view1", res.View.Command, res.View.Env)
 	tm.Shows(t, "view1", "mu test agent: ready")
 
@@ -101,7 +102,7 @@ func TestJobOnSSHHost(t *testing.T) {
 // not the command line around it (the Runner refuses it); a spec.cmd of
 // 64 KiB, the documented size that always fits, starts.
 func TestJobStartTooLongForTheCommandLine(t *testing.T) {
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
 	sp := h.spec("a", ".", nil)
@@ -125,7 +126,7 @@ func TestJobStartTooLongForTheCommandLine(t *testing.T) {
 		t.Fatalf("job.start of a 64 KiB spec.cmd: %v", err)
 	}
 	target := h.jobTarget(key, res.Handle, "a")
-	testutil.Eventually(t, "the agent with a 64 KiB spec.cmd ready", func() bool {
+	waitfor.Eventually(t, "the agent with a 64 KiB spec.cmd ready", func() bool {
 		bl, err := p.Baseline(ctx, target)
 		return err == nil && bl != nil
 	})

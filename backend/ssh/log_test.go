@@ -2,19 +2,13 @@ package ssh
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 )
-
-func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testutil.LogWriter(t, ""), &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
 
 // TestLogFile: --log-file at debug level tells what `ssh -v` tells: the
 // config files read, the resolved destination, the route (here a
@@ -34,7 +28,7 @@ func TestLogFile(t *testing.T) {
 	os.WriteFile(filepath.Join(agentDir, "kh"), mustRead(t, s.KnownHosts), 0o600)
 	block := strings.Replace(s.HostBlock("box"), "IdentityFile "+s.UserKey, "IdentityFile ${MU_TEST_AGENT_DIR}/id", 1)
 	block = strings.Replace(block, "UserKnownHostsFile "+s.KnownHosts, "UserKnownHostsFile ${MU_TEST_AGENT_DIR}/kh", 1)
-	cfg := writeConfig(t, block+"  ControlPath ${MU_TEST_AGENT_DIR}/ctl-%C\n"+
+	cfg := testsshd.WriteConfig(t, block+"  ControlPath ${MU_TEST_AGENT_DIR}/ctl-%C\n"+
 		"  IdentityAgent ${MU_TEST_AGENT_DIR}/agent.sock\n"+
 		"  ProxyCommand sh -c 'test -n \"$MU_PLUGIN_CANARY\" && exec busybox nc \"$0\" \"$1\"' %h %p\n"+
 		"  ForwardAgent yes\n  SetEnv SECRET_TOKEN="+canary+"\n")

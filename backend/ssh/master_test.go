@@ -1,34 +1,18 @@
 package ssh
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
 )
-
-// startMaster runs `ssh -M -N` for alias with cfg (which names the
-// ControlPath ctl, or -S ctl when it does not) and waits for its socket. The
-// test started it; the test's cleanup kills it.
-func startMaster(t testing.TB, cfg, ctl, alias string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command("ssh", "-F", cfg, "-M", "-S", ctl, "-N", "-o", "ControlPersist=no", alias)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	testutil.Eventually(t, "the ControlMaster answering", func() bool { return exec.Command("ssh", "-S", ctl, "-O", "check", alias).Run() == nil })
-	return cmd
-}
 
 // TestControlMaster: with a master running at the config's ControlPath,
 // every call goes through it (the server sees no new login), and all the
@@ -39,8 +23,8 @@ func startMaster(t testing.TB, cfg, ctl, alias string) *exec.Cmd {
 func TestControlMaster(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	ctl := filepath.Join(t.TempDir(), "ctl")
-	cfg := writeConfig(t, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
-	master := startMaster(t, cfg, ctl, "box")
+	cfg := testsshd.WriteConfig(t, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
+	master := testsshd.StartMaster(t, cfg, ctl, "box")
 	before := s.Logins()
 
 	d := subproc(t, nil, "--config", cfg)
@@ -61,7 +45,7 @@ func TestControlMaster(t *testing.T) {
 
 	t.Run("slots", func(t *testing.T) {
 		errs := make(chan string, 20)
-		testutil.Parallel(20, func(i int) {
+		crashdrill.Parallel(20, func(i int) {
 			res, r := d.exec("box", fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60*time.Second)
 			if r != nil || res.Stdout != fmt.Sprintf("%d\n", i) {
 				errs <- fmt.Sprintf("call %d: %+v %+v", i, res, r)
@@ -75,15 +59,15 @@ func TestControlMaster(t *testing.T) {
 	t.Run("git", func(t *testing.T) {
 		head := remoteRepo(t, d, "cm-src", 3)
 		local := filepath.Join(t.TempDir(), "r")
-		testutil.Git(t, "/", "init", "-q", local)
+		gitrepo.Git(t, "/", "init", "-q", local)
 		if res, r := d.link("link.fetch", fetchParams("box", "cm-src", local, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("fetch: %+v %+v", res, r)
 		}
 		if fh, _ := os.ReadFile(filepath.Join(local, ".git", "FETCH_HEAD")); !strings.HasPrefix(string(fh), head) {
 			t.Fatalf("FETCH_HEAD %q, want %s", fh, head)
 		}
-		testutil.Git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
-		rev := testutil.Git(t, local, "rev-parse", "HEAD")
+		gitrepo.Git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
+		rev := gitrepo.Git(t, local, "rev-parse", "HEAD")
 		if res, r := d.link("link.push", pushParams("box", local, "cm-dst", rev, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("push: %+v %+v", res, r)
 		}
@@ -112,7 +96,7 @@ func TestControlMaster(t *testing.T) {
 		t.Fatal("with the master gone, the plugin did not connect by itself")
 	}
 	if _, err := os.Stat(ctl); err == nil {
-		if probe, _ := probeMaster(t.Context(), ctl); probe != nil {
+		if probe, _ := sshclient.ProbeMaster(t.Context(), ctl); probe != nil {
 			t.Fatal("the plugin started a master")
 		}
 	}
@@ -125,7 +109,7 @@ const protocol5s = 5 * time.Second
 func TestControlMasterNotStarted(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	ctl := filepath.Join(t.TempDir(), "ctl")
-	cfg := writeConfig(t, s.HostBlock("box")+"  ControlMaster auto\n  ControlPath "+ctl+"\n  ControlPersist yes\n")
+	cfg := testsshd.WriteConfig(t, s.HostBlock("box")+"  ControlMaster auto\n  ControlPath "+ctl+"\n  ControlPersist yes\n")
 	before := s.Logins()
 	expectOK(t, Config{SSHConfig: cfg})
 	if s.Logins() != before+1 {
@@ -141,63 +125,8 @@ func TestControlMasterNotStarted(t *testing.T) {
 func TestControlMasterAutoask(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	ctl := filepath.Join(t.TempDir(), "ctl")
-	plain := writeConfig(t, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
-	startMaster(t, plain, ctl, "box")
-	cfg := writeConfig(t, s.HostBlock("box")+"  ControlMaster autoask\n  ControlPath "+ctl+"\n")
+	plain := testsshd.WriteConfig(t, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
+	testsshd.StartMaster(t, plain, ctl, "box")
+	cfg := testsshd.WriteConfig(t, s.HostBlock("box")+"  ControlMaster autoask\n  ControlPath "+ctl+"\n")
 	expectHuman(t, Config{SSHConfig: cfg}, "ControlMaster autoask", "ControlMaster auto")
-}
-
-// TestDialerStreamLocal: the exported Dialer gives other backends (the
-// docker plugin's ssh:// engines) an *gossh.Client resolved as the plugin
-// resolves; a unix socket on the host is reachable through it
-// (direct-streamlocal), directly and over a running ControlMaster.
-func TestDialerStreamLocal(t *testing.T) {
-	s := testsshd.Start(t, testsshd.Options{})
-	dir, err := os.MkdirTemp("", "mu-sl-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o777)
-	sock := filepath.Join(dir, "echo.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	os.Chmod(sock, 0o777)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(c, c); c.Close() }()
-		}
-	}()
-	ctl := filepath.Join(t.TempDir(), "ctl")
-	withMaster := writeConfig(t, s.HostBlock("box")+"  ControlPath "+ctl+"\n")
-	startMaster(t, withMaster, ctl, "box")
-	for name, cfg := range map[string]string{"direct": s.Config, "master": withMaster} {
-		t.Run(name, func(t *testing.T) {
-			c, err := NewDialer(Config{SSHConfig: cfg}, testLogger(t)).Dial(t.Context(), "box")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if c.Master != (name == "master") || c.Resolved.Alias != "box" || c.HostKey == "" {
-				t.Fatalf("client %+v", c)
-			}
-			nc, err := c.Dial("unix", sock)
-			if err != nil {
-				t.Fatalf("direct-streamlocal: %v", err)
-			}
-			defer nc.Close()
-			fmt.Fprint(nc, "ping\n")
-			line, err := bufio.NewReader(nc).ReadString('\n')
-			if err != nil || line != "ping\n" {
-				t.Fatalf("echo: %q %v", line, err)
-			}
-		})
-	}
 }

@@ -12,18 +12,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/osproc"
 )
-
-// writeConfig writes an ssh_config and returns its path.
-func writeConfig(t testing.TB, body string) string {
-	t.Helper()
-	cfg := filepath.Join(t.TempDir(), "ssh_config")
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
 
 // proxied is a config where box's HostName does not resolve: only its
 // ProxyCommand (a relay to the real server, recording its tokens) reaches
@@ -39,7 +29,7 @@ func proxied(t *testing.T, s *testsshd.Server, extra, khName string) (cfg, token
 		"  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  BatchMode yes\n  ControlPath none\n"+
 		"  ProxyCommand sh -c 'echo \"$0\" >> %s; exec busybox nc \"$1\" \"$2\"' '%%h %%n %%r %%k %%p %%%%' %s %d\n%s",
 		s.Port, s.User, s.UserKey, kh, tokens, s.Host, s.Port, extra)
-	return writeConfig(t, block), tokens, kh
+	return testsshd.WriteConfig(t, block), tokens, kh
 }
 
 // TestProxyCommand: a host reached only through a relay command, its
@@ -79,7 +69,7 @@ func TestProxyCommand(t *testing.T) {
 		expectHuman(t, Config{SSHConfig: cfg}, "(proxied-box) is not known", "append this line to "+kh+": `proxied-box "+s.HostKeyPub+"`")
 	})
 	t.Run("command-fails", func(t *testing.T) {
-		cfg := writeConfig(t, s.HostBlock("box")+"  ProxyCommand sh -c \"echo 'no route to %h' >&2; exit 3\"\n")
+		cfg := testsshd.WriteConfig(t, s.HostBlock("box")+"  ProxyCommand sh -c \"echo 'no route to %h' >&2; exit 3\"\n")
 		d, _ := inproc(t, Config{SSHConfig: cfg})
 		_, r := d.exec("box", "true", ".", 20*time.Second)
 		if r == nil || r.Kind != "retryable" || !strings.Contains(r.Message, "exited with status 3: no route to 127.0.0.1") {
@@ -87,7 +77,7 @@ func TestProxyCommand(t *testing.T) {
 		}
 	})
 	t.Run("unknown-token", func(t *testing.T) {
-		cfg := writeConfig(t, s.HostBlock("box")+"  ProxyCommand busybox nc %h %x\n")
+		cfg := testsshd.WriteConfig(t, s.HostBlock("box")+"  ProxyCommand busybox nc %h %x\n")
 		if err := exec.Command("ssh", "-F", cfg, "box", "true").Run(); err == nil {
 			t.Fatal("ssh accepted the unknown token; the premise is wrong")
 		}
@@ -134,7 +124,7 @@ func TestProxyCommandSSHW(t *testing.T) {
 	}
 	d.CloseStdin()
 	for _, p := range proxy {
-		if testutil.Alive(p) {
+		if osproc.Alive(p) {
 			t.Errorf("the ProxyCommand (pid %d) outlived the plugin", p)
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -34,7 +34,7 @@ sleep %d4
 func waitGone(t *testing.T, s *testsshd.Server, marker string, bound time.Duration) []string {
 	t.Helper()
 	var left []string
-	testutil.Poll(bound, func() bool { left = remoteLeft(t, s, marker); return len(left) == 0 })
+	waitfor.Poll(bound, func() bool { left = remoteLeft(t, s, marker); return len(left) == 0 })
 	return left
 }
 
@@ -128,7 +128,7 @@ func TestStoppingOnShutdown(t *testing.T) {
 }
 
 func waitStarted(t *testing.T, s *testsshd.Server, marker string) bool {
-	return testutil.Poll(30*time.Second, func() bool { return len(remoteLeft(t, s, marker)) > 0 })
+	return waitfor.Poll(30*time.Second, func() bool { return len(remoteLeft(t, s, marker)) > 0 })
 }
 
 // TestWatchdogCoversLostConnection: the plugin is killed outright (no stop

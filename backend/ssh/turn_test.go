@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -31,7 +31,7 @@ func TestLargeTurnRecord(t *testing.T) {
 }
 
 func largeTurn(t *testing.T, o testsshd.Options) {
-	ctx := testutil.Context(t, 3*time.Minute)
+	ctx := waitfor.Context(t, 3*time.Minute)
 	h := newJobHost(t, o)
 	b := New(Config{SSHConfig: h.s.Config}, nil)
 	defer b.Close()
@@ -48,7 +48,7 @@ func largeTurn(t *testing.T, o testsshd.Options) {
 	}
 	defer func() { _ = big.Stop(ctx, key) }()
 	var bl *protocol.Baseline
-	testutil.Eventually(t, "baseline", func() bool {
+	waitfor.Eventually(t, "baseline", func() bool {
 		bl, err = big.Baseline(ctx, key)
 		return err == nil && bl != nil
 	})

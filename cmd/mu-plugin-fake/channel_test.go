@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -24,7 +25,7 @@ func startJob(t *testing.T, p *drive.Plugin, key, name string, sp protocol.JobSp
 	t.Helper()
 	r := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: key, Spec: sp})
 	if r.Handle == "" || r.View.Command == "" || r.View.Env == nil || r.Baseline == nil || r.Baseline.Runs != 0 {
-		t.Fatalf("job.start: %s", testutil.JSON(r))
+		t.Fatalf("job.start: %s", words.JSON(r))
 	}
 	return agentEnv{p: p, t: agentTarget("box", "ws", name, key, r.Handle), start: r}
 }
@@ -44,7 +45,7 @@ func (a agentEnv) reading(t *testing.T) protocol.Reading {
 		Base: protocol.Base{Target: a.t}, Targets: []protocol.AgentName{{Workstream: a.t.Agent.Workstream, Name: a.t.Agent.Name}}})
 	r, ok := m[a.t.Agent.Key()]
 	if !ok {
-		t.Fatalf("readStates has no reading for %s: %s", a.t.Agent.Key(), testutil.JSON(m))
+		t.Fatalf("readStates has no reading for %s: %s", a.t.Agent.Key(), words.JSON(m))
 	}
 	return r
 }
@@ -63,11 +64,11 @@ func (a agentEnv) watchInc(t *testing.T, after int64, inc string) caller.Notific
 // watchP runs channel.watch and waits for its one notification.
 func (a agentEnv) watchP(t *testing.T, params protocol.WatchParams) caller.Notification {
 	t.Helper()
-	w, err := a.p.Watch(testutil.Context(t, time.Minute), params, 0)
+	w, err := a.p.Watch(waitfor.Context(t, time.Minute), params, 0)
 	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}
-	n, err := w.Wait(testutil.Context(t, time.Minute))
+	n, err := w.Wait(waitfor.Context(t, time.Minute))
 	if err != nil {
 		t.Fatalf("watch wait: %v\n%s", err, a.p.Explain())
 	}
@@ -78,8 +79,8 @@ func TestJobLifecycle(t *testing.T) {
 	p := start(t, "--turn-ms", "50")
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
 	again := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j1", Spec: spec("ws", "a1")})
-	if testutil.JSON(again) != testutil.JSON(a.start) {
-		t.Fatalf("a deduped start: %s, want %s", testutil.JSON(again), testutil.JSON(a.start))
+	if words.JSON(again) != words.JSON(a.start) {
+		t.Fatalf("a deduped start: %s, want %s", words.JSON(again), words.JSON(a.start))
 	}
 	other := spec("ws", "a1")
 	other.Cmd = "something else"
@@ -88,17 +89,17 @@ func TestJobLifecycle(t *testing.T) {
 	}
 	l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j1", Fence: true})
 	if l.Found == nil || l.Found.Handle != a.start.Handle || l.Found.View == nil || l.Found.View.Command != a.start.View.Command {
-		t.Fatalf("lookup: %s", testutil.JSON(l))
+		t.Fatalf("lookup: %s", words.JSON(l))
 	}
 	if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "nope", Fence: true}); !l.None {
-		t.Fatalf("lookup of an unknown key: %s", testutil.JSON(l))
+		t.Fatalf("lookup of an unknown key: %s", words.JSON(l))
 	}
 	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
-		t.Fatalf("status: %s", testutil.JSON(s))
+		t.Fatalf("status: %s", words.JSON(s))
 	}
 	v := drive.Call[protocol.View](t, p, protocol.MethodJobAttach, protocol.Base{Target: a.t})
 	if v.Command != a.start.View.Command {
-		t.Fatalf("attach: %s", testutil.JSON(v))
+		t.Fatalf("attach: %s", words.JSON(v))
 	}
 	bad := spec("ws", "a2")
 	bad.Role = "god-mode"
@@ -109,7 +110,7 @@ func TestJobLifecycle(t *testing.T) {
 		drive.Call[json.RawMessage](t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
 	}
 	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobEnded || s.Exit == nil {
-		t.Fatalf("status after stop: %s", testutil.JSON(s))
+		t.Fatalf("status after stop: %s", words.JSON(s))
 	}
 	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("late", "m-late")); re == nil {
 		t.Fatal("a send to a stopped job was accepted")
@@ -121,15 +122,15 @@ func TestChannelSendWatchReceiptDedupe(t *testing.T) {
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
 	base := drive.Call[*protocol.Baseline](t, p, protocol.MethodChannelBaseline, protocol.Base{Target: a.t})
 	if base == nil || base.Runs != 0 || base.Incarnation != a.start.Baseline.Incarnation {
-		t.Fatalf("baseline: %s", testutil.JSON(base))
+		t.Fatalf("baseline: %s", words.JSON(base))
 	}
 	r := a.send(t, "hello", "m1")
 	if r.Channel != "fake" || r.Ack != protocol.AckConfirmed || r.MsgID != "m1" || r.Baseline == nil || *r.Baseline != 0 {
-		t.Fatalf("send: %s", testutil.JSON(r))
+		t.Fatalf("send: %s", words.JSON(r))
 	}
 	// The resend: the same params but the deadline.
-	if again := a.send(t, "hello", "m1"); testutil.JSON(again) != testutil.JSON(r) {
-		t.Fatalf("a resend answered %s, want %s", testutil.JSON(again), testutil.JSON(r))
+	if again := a.send(t, "hello", "m1"); words.JSON(again) != words.JSON(r) {
+		t.Fatalf("a resend answered %s, want %s", words.JSON(again), words.JSON(r))
 	}
 	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("other text", "m1")); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("msgId reused with other params: %v", re)
@@ -144,21 +145,21 @@ func TestChannelSendWatchReceiptDedupe(t *testing.T) {
 		t.Fatalf("want exactly one watch/settled, got %d:\n%s", n, p.Explain())
 	}
 	if s := a.reading(t); s.State != protocol.TurnIdle || s.Runs != 1 {
-		t.Fatalf("after one turn (the resend made none): %s", testutil.JSON(s))
+		t.Fatalf("after one turn (the resend made none): %s", words.JSON(s))
 	}
 	rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
 	if rc.State != protocol.ReceiptAccepted || rc.ID != "m1" || rc.Runs == nil || *rc.Runs != 0 || rc.Incarnation == "" {
-		t.Fatalf("receipt: %s", testutil.JSON(rc))
+		t.Fatalf("receipt: %s", words.JSON(rc))
 	}
 	if rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m-none"}); rc.State != protocol.ReceiptNotAccepted || rc.ID != "m-none" {
-		t.Fatalf("receipt of an unknown msgId: %s", testutil.JSON(rc))
+		t.Fatalf("receipt of an unknown msgId: %s", words.JSON(rc))
 	}
 	lr := drive.Call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 0})
 	if lr == nil || lr.Runs != 1 {
-		t.Fatalf("lastRun: %s", testutil.JSON(lr))
+		t.Fatalf("lastRun: %s", words.JSON(lr))
 	}
 	if lr := drive.Call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 1}); lr != nil {
-		t.Fatalf("lastRun past the last: %s", testutil.JSON(lr))
+		t.Fatalf("lastRun past the last: %s", words.JSON(lr))
 	}
 	// Two queued sends: baselines count the turns before each; runs stay dense.
 	r2, r3 := a.send(t, "two [[ms:300]]", "m2"), a.send(t, "three", "m3")
@@ -176,16 +177,16 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
 	a.send(t, "may I? [[block:question]]", "m1")
 	var rd protocol.Reading
-	testutil.Poll(testutil.Patience, func() bool { rd = a.reading(t); return rd.State == protocol.TurnBlocked })
+	waitfor.Poll(waitfor.Patience, func() bool { rd = a.reading(t); return rd.State == protocol.TurnBlocked })
 	if rd.State != protocol.TurnBlocked || rd.Pending != "question" {
-		t.Fatalf("want blocked on question: %s", testutil.JSON(rd))
+		t.Fatalf("want blocked on question: %s", words.JSON(rd))
 	}
 	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("hi", "m2")); re == nil {
 		t.Fatal("a send without force to a blocked agent was accepted")
 	}
 	ans := drive.Call[protocol.AnswerResult](t, p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: protocol.Base{Target: a.t}, Keys: []string{"y"}})
 	if ans.Ack != protocol.AckConfirmed || len(ans.Keys) != 1 {
-		t.Fatalf("answer: %s", testutil.JSON(ans))
+		t.Fatalf("answer: %s", words.JSON(ans))
 	}
 	zero := int64(0)
 	if n := a.watch(t, &zero); n.Settled == nil || n.Settled.Observation.Runs != 1 {
@@ -199,23 +200,23 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	}
 	ir := drive.Call[protocol.InterruptResult](t, p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: protocol.Base{Target: a.t}, Text: "stop that [[ms:600000]]", MsgID: "m5", TimeoutMs: 1000})
 	if !ir.WasBusy || ir.Runs == nil || *ir.Runs != 2 || ir.MsgID != "m5" {
-		t.Fatalf("interrupt: %s", testutil.JSON(ir))
+		t.Fatalf("interrupt: %s", words.JSON(ir))
 	}
 	cm := drive.Call[protocol.SendResult](t, p, protocol.MethodChannelCommand, protocol.CommandParams{Base: protocol.Base{Target: a.t}, Name: "compact"})
 	if cm.Ack != protocol.AckConfirmed || *cm.Baseline != 3 {
-		t.Fatalf("command queued after the interrupt's turn: %s", testutil.JSON(cm))
+		t.Fatalf("command queued after the interrupt's turn: %s", words.JSON(cm))
 	}
 	ab := drive.Call[protocol.AbortResult](t, p, protocol.MethodChannelAbort, protocol.AbortParams{Base: protocol.Base{Target: a.t}, TimeoutMs: 1000})
 	if ab.Before != protocol.TurnBusy || ab.After != protocol.TurnIdle || !ab.Aborted || !ab.Settled {
-		t.Fatalf("abort: %s", testutil.JSON(ab))
+		t.Fatalf("abort: %s", words.JSON(ab))
 	}
 	if rd := a.reading(t); rd.State != protocol.TurnIdle || rd.Runs != 3 {
-		t.Fatalf("after abort (the queue dropped): %s", testutil.JSON(rd))
+		t.Fatalf("after abort (the queue dropped): %s", words.JSON(rd))
 	}
 
 	// fresh restarts the session: a new incarnation, runs from 0, and a
 	// watch open across it ends with watch/restarted.
-	w, err := p.Watch(testutil.Context(t, time.Minute), protocol.WatchParams{Base: protocol.Base{Target: a.t}}, 0)
+	w, err := p.Watch(waitfor.Context(t, time.Minute), protocol.WatchParams{Base: protocol.Base{Target: a.t}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	if *fr.Baseline != 0 {
 		t.Fatalf("fresh baseline %d", *fr.Baseline)
 	}
-	n, err := w.Wait(testutil.Context(t, time.Minute))
+	n, err := w.Wait(waitfor.Context(t, time.Minute))
 	if err != nil || n.Restarted == nil || n.Restarted.Incarnation == a.start.Baseline.Incarnation {
 		t.Fatalf("watch across fresh: %v %s", err, n.Params)
 	}
@@ -246,7 +247,7 @@ func TestAtStartFirstPrompt(t *testing.T) {
 	}
 	rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "first"})
 	if rc.State != protocol.ReceiptAccepted || *rc.Runs != 0 {
-		t.Fatalf("the first prompt's receipt: %s", testutil.JSON(rc))
+		t.Fatalf("the first prompt's receipt: %s", words.JSON(rc))
 	}
 	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j2", Spec: spec("ws", "a2")}); re == nil {
 		t.Fatal("an at-start start without a first prompt was accepted")
@@ -274,10 +275,10 @@ func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
 	for after, text := range []string{"one", "two", "three"} {
 		o := a.lastRun(t, int64(after), "")
 		if o == nil || o.Runs != int64(after+1) || o.LastText != "fake: done: "+text || o.Incarnation != inc || !o.Settled {
-			t.Fatalf("lastRun afterRuns %d: %s, want turn %d (%s)", after, testutil.JSON(o), after+1, text)
+			t.Fatalf("lastRun afterRuns %d: %s, want turn %d (%s)", after, words.JSON(o), after+1, text)
 		}
 		if o := a.lastRun(t, int64(after), inc); o == nil || o.Runs != int64(after+1) {
-			t.Fatalf("lastRun afterRuns %d inc %s: %s", after, inc, testutil.JSON(o))
+			t.Fatalf("lastRun afterRuns %d inc %s: %s", after, inc, words.JSON(o))
 		}
 		n := a.watchInc(t, int64(after), "")
 		if n.Settled == nil || n.Settled.Observation.Runs != int64(after+1) || n.Settled.Observation.LastText != "fake: done: "+text {
@@ -285,10 +286,10 @@ func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
 		}
 	}
 	if o := a.lastRun(t, 3, ""); o != nil {
-		t.Fatalf("lastRun past the last settled turn: %s", testutil.JSON(o))
+		t.Fatalf("lastRun past the last settled turn: %s", words.JSON(o))
 	}
 	if o := a.lastRun(t, 0, "inc-999"); o != nil {
-		t.Fatalf("lastRun of an incarnation the fake never had: %s", testutil.JSON(o))
+		t.Fatalf("lastRun of an incarnation the fake never had: %s", words.JSON(o))
 	}
 	if n := a.watchInc(t, 0, "inc-999"); n.Restarted == nil || n.Restarted.Incarnation != inc {
 		t.Fatalf("watch on an incarnation the fake never had: %s, want watch/restarted to %s", n.Params, inc)
@@ -296,7 +297,7 @@ func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
 	// After a fresh, the old incarnation is another one.
 	drive.Call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m-fresh"})
 	if o := a.lastRun(t, 0, inc); o != nil {
-		t.Fatalf("lastRun of the incarnation before a fresh: %s", testutil.JSON(o))
+		t.Fatalf("lastRun of the incarnation before a fresh: %s", words.JSON(o))
 	}
 	if n := a.watchInc(t, 0, inc); n.Restarted == nil || n.Restarted.Incarnation == inc {
 		t.Fatalf("watch on the incarnation before a fresh: %s", n.Params)
@@ -316,7 +317,7 @@ func TestOversizeTurnTextIsCutToFit(t *testing.T) {
 	if err := enc.Encode(a.sendP(strings.Repeat("<", 300<<10), "m-big")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodChannelSend, json.RawMessage(raw.Bytes()), 0); err != nil {
+	if _, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodChannelSend, json.RawMessage(raw.Bytes()), 0); err != nil {
 		t.Fatalf("send: %v", err)
 	}
 	n := a.watchInc(t, 0, "")
@@ -324,7 +325,7 @@ func TestOversizeTurnTextIsCutToFit(t *testing.T) {
 		t.Fatalf("the big turn's notification: %.200s", n.Params)
 	}
 	if o := a.lastRun(t, 0, ""); o == nil || !o.LastTextTruncated || o.Runs != 1 {
-		t.Fatalf("lastRun of the big turn: %.200s", testutil.JSON(o))
+		t.Fatalf("lastRun of the big turn: %.200s", words.JSON(o))
 	}
 	a.send(t, "small", "m-small")
 	if n := a.watchInc(t, 1, ""); n.Settled == nil || n.Settled.Observation.LastText != "fake: done: small" || n.Settled.Observation.LastTextTruncated {
@@ -345,7 +346,7 @@ func TestJobStartRefusesEnvNoProcessCanCarry(t *testing.T) {
 			t.Errorf("env %q: %v, want a permanent refusal", env, re)
 		}
 		if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: key}); !l.None {
-			t.Errorf("env %q: a refused start was recorded: %s", env, testutil.JSON(l))
+			t.Errorf("env %q: a refused start was recorded: %s", env, words.JSON(l))
 		}
 	}
 }
@@ -374,17 +375,17 @@ func TestReceiptNotAcceptedIsFinal(t *testing.T) {
 	for _, c := range late {
 		method, id, params := c.method, c.id, c.params
 		if rc := receipt(p, id); rc.State != protocol.ReceiptNotAccepted || rc.ID != id {
-			t.Fatalf("receipt of %s before any delivery: %s", id, testutil.JSON(rc))
+			t.Fatalf("receipt of %s before any delivery: %s", id, words.JSON(rc))
 		}
 		if re := drive.Err(t, p, method, params); re == nil || re.Kind != protocol.Permanent {
 			t.Errorf("%s of msgId %s after its receipt answered not-accepted: %v, want refused permanent", method, id, re)
 		}
 		if rc := receipt(p, id); rc.State != protocol.ReceiptNotAccepted {
-			t.Errorf("receipt of %s after the late %s: %s, want not-accepted still", id, method, testutil.JSON(rc))
+			t.Errorf("receipt of %s after the late %s: %s, want not-accepted still", id, method, words.JSON(rc))
 		}
 	}
 	if rd := a.reading(t); rd.State != protocol.TurnIdle || rd.Runs != 0 {
-		t.Errorf("a refused late delivery made a turn: %s", testutil.JSON(rd))
+		t.Errorf("a refused late delivery made a turn: %s", words.JSON(rd))
 	}
 	// The fence is in the world: another invocation refuses it too.
 	p.Stop()
@@ -394,9 +395,9 @@ func TestReceiptNotAcceptedIsFinal(t *testing.T) {
 	}
 	// A msgId never asked about is still delivered.
 	if r := drive.Call[protocol.SendResult](t, q, protocol.MethodChannelSend, a.sendP("on time", "m-ok")); r.MsgID != "m-ok" {
-		t.Errorf("send: %s", testutil.JSON(r))
+		t.Errorf("send: %s", words.JSON(r))
 	}
 	if rc := receipt(q, "m-ok"); rc.State != protocol.ReceiptAccepted {
-		t.Errorf("receipt of a delivered msgId: %s", testutil.JSON(rc))
+		t.Errorf("receipt of a delivered msgId: %s", words.JSON(rc))
 	}
 }

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/backend/fake"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/osproc"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -47,11 +49,11 @@ func TestInvalidMessageFaults(t *testing.T) {
 				a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
 				a.send(t, "hi", "m1")
 				zero := int64(0)
-				if w, err := p.Watch(testutil.Context(t, time.Minute), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: &zero}, 0); err == nil {
-					w.Wait(testutil.Context(t, time.Minute))
+				if w, err := p.Watch(waitfor.Context(t, time.Minute), protocol.WatchParams{Base: protocol.Base{Target: a.t}, AfterRuns: &zero}, 0); err == nil {
+					w.Wait(waitfor.Context(t, time.Minute))
 				}
 			} else {
-				p.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 5000), 0)
+				p.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 5000), 0)
 			}
 			select {
 			case <-p.Stopping():
@@ -69,7 +71,7 @@ func TestInvalidMessageFaults(t *testing.T) {
 // The same raw lines at startup, before the handshake's answer.
 func TestStartupFaultBreaksTheHandshake(t *testing.T) {
 	s := scenario(t, `{"method":"initialize","fault":"not-json"}`)
-	_, err := caller.Start(testutil.Context(t, time.Minute), caller.Config{Name: "fake", Argv: []string{plugin(t), "--scenario", s}, Env: []string{markEnv + "=1"}})
+	_, err := caller.Start(waitfor.Context(t, time.Minute), caller.Config{Name: "fake", Argv: []string{plugin(t), "--scenario", s}, Env: []string{markEnv + "=1"}})
 	var lr *caller.LoadRefusal
 	if !errors.As(err, &lr) {
 		t.Fatalf("start with a not-JSON line first: %v, want a load refusal", err)
@@ -114,12 +116,12 @@ func TestDelayHangAndReplyFaults(t *testing.T) {
 	// A delay past the call's deadline: the plugin gives up at the deadline
 	// (its context ends), so the call fails one way or the other.
 	d := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"delay","ms":600000}`))
-	if _, err := d.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second); err == nil {
+	if _, err := d.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second); err == nil {
 		t.Fatal("a call delayed past its deadline succeeded")
 	}
 	// A hang ignores even $/cancel: the call is unanswered.
 	h := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"hang"}`))
-	_, err := h.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second)
+	_, err := h.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second)
 	var re *caller.RemoteError
 	if !errors.Is(err, caller.ErrUnanswered) || errors.As(err, &re) {
 		t.Fatalf("hang: %v, want unanswered", err)
@@ -135,14 +137,14 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 	}{{fake.FaultCrashBefore, false}, {fake.FaultCrashAfter, true}} {
 		state := t.TempDir()
 		p := start(t, "--state", state, "--scenario", scenario(t, `{"method":"host.acquire","fault":"`+c.fault+`"}`))
-		_, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP("k", nil), 0)
+		_, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP("k", nil), 0)
 		if !errors.Is(err, caller.ErrUnanswered) {
 			t.Fatalf("%s: %v, want unanswered", c.fault, err)
 		}
 		q := start(t, "--state", state)
 		l := drive.Call[protocol.HostLookupResult](t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k", Fence: true})
 		if (l.Found != nil) != c.found || (!c.found && !l.None) {
-			t.Fatalf("%s: lookup %s", c.fault, testutil.JSON(l))
+			t.Fatalf("%s: lookup %s", c.fault, words.JSON(l))
 		}
 	}
 }
@@ -161,7 +163,7 @@ func TestEscapeGroup(t *testing.T) {
 	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	pgid := p.Pgid()
 	var escaped []int
-	testutil.Poll(testutil.Patience, func() bool { escaped = outsiders(pgid); return len(escaped) > 0 })
+	waitfor.Poll(waitfor.Patience, func() bool { escaped = outsiders(pgid); return len(escaped) > 0 })
 	for _, pid := range escaped {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -178,7 +180,7 @@ func TestEscapeGroup(t *testing.T) {
 // whose process group is not pgid.
 func outsiders(pgid int) []int {
 	var out []int
-	for _, pid := range testutil.Procs(func(kv string) bool { return kv == "MU_PLUGIN_CANARY="+canary }) {
+	for _, pid := range osproc.Procs(func(kv string) bool { return kv == "MU_PLUGIN_CANARY="+canary }) {
 		if g, err := syscall.Getpgid(pid); err == nil && g != pgid {
 			out = append(out, pid)
 		}

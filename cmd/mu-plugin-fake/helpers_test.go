@@ -4,16 +4,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
-// The test binary is the plugin: run as mu-plugin-fake (testutil.Main) it
+// The test binary is the plugin: run as mu-plugin-fake (programs.Main) it
 // runs main instead of the tests, so the plugin runs under -race too.
 func TestMain(m *testing.M) {
-	testutil.Main(m, map[string]func(){"mu-plugin-fake": main})
+	programs.Main(m, map[string]func(){"mu-plugin-fake": main})
 }
 
 const canary = "canary-7f3e9a1c55d2"
@@ -23,7 +23,7 @@ const canary = "canary-7f3e9a1c55d2"
 const markEnv = "MU_FAKE_TEST_ENV"
 
 // plugin is the absolute path of mu-plugin-fake: this test binary.
-func plugin(t testing.TB) string { return testutil.Command(t, "mu-plugin-fake") }
+func plugin(t testing.TB) string { return programs.Command(t, "mu-plugin-fake") }
 
 func start(t testing.TB, args ...string) *drive.Plugin {
 	t.Helper()

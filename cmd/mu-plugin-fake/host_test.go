@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -19,12 +20,12 @@ func TestHostAcquireLookupStatusRelease(t *testing.T) {
 	params := map[string]string{"ttl": "2h", "idle": "15m", "maxJobs": "3"}
 	a := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k1", params))
 	if a.Handle == "" || a.DeadlineAt == nil || a.IdleReclaimMs == nil || *a.IdleReclaimMs != 900000 || a.MaxJobs == nil || *a.MaxJobs != 3 {
-		t.Fatalf("acquire: %s", testutil.JSON(a))
+		t.Fatalf("acquire: %s", words.JSON(a))
 	}
 	// An exact repeat (only the deadline differs) returns the first result.
 	b := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k1", params))
-	if testutil.JSON(a) != testutil.JSON(b) {
-		t.Fatalf("repeat: %s, want %s", testutil.JSON(b), testutil.JSON(a))
+	if words.JSON(a) != words.JSON(b) {
+		t.Fatalf("repeat: %s, want %s", words.JSON(b), words.JSON(a))
 	}
 	if re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k1", map[string]string{"ttl": "1h"})); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("the key with other params: %v, want permanent", re)
@@ -34,11 +35,11 @@ func TestHostAcquireLookupStatusRelease(t *testing.T) {
 	}
 	found := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k1", Fence: true})
 	if found.Found == nil || found.Found.Handle != a.Handle {
-		t.Fatalf("lookup k1: %s", testutil.JSON(found))
+		t.Fatalf("lookup k1: %s", words.JSON(found))
 	}
 	none := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k2", Fence: true})
 	if !none.None {
-		t.Fatalf("lookup k2: %s", testutil.JSON(none))
+		t.Fatalf("lookup k2: %s", words.JSON(none))
 	}
 	if re := drive.Err(t, p, protocol.MethodHostAcquire, acquireP("k2", nil)); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("acquire after a fenced none: %v, want refused", re)
@@ -70,7 +71,7 @@ func TestHostAcquireLookupStatusRelease(t *testing.T) {
 	}
 	gone := drive.Call[protocol.HostStatus](t, p, protocol.MethodHostStatus, protocol.Base{Target: ht})
 	if gone.State != protocol.HostGone {
-		t.Fatalf("status after release: %s", testutil.JSON(gone))
+		t.Fatalf("status after release: %s", words.JSON(gone))
 	}
 	if re := drive.Err(t, p, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: "true", Cwd: ".", TimeoutMs: 5000}); re == nil {
 		t.Fatal("exec on a released host succeeded")
@@ -85,16 +86,16 @@ func TestHostLookupPendingThenNone(t *testing.T) {
 	slow := start(t, "--state", state)
 	done := make(chan error, 1)
 	go func() {
-		_, err := slow.Call(testutil.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP("slow", map[string]string{"boot": "60s"}), 0)
+		_, err := slow.Call(waitfor.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP("slow", map[string]string{"boot": "60s"}), 0)
 		done <- err
 	}()
 	other := start(t, "--state", state)
 	lp := protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "slow"}
 	var l protocol.HostLookupResult
-	if !testutil.Poll(30*time.Second, func() bool {
+	if !waitfor.Poll(30*time.Second, func() bool {
 		l = drive.Call[protocol.HostLookupResult](t, other, protocol.MethodHostLookup, lp)
 		if !l.Pending && !l.None {
-			t.Fatalf("lookup during the acquire: %s", testutil.JSON(l))
+			t.Fatalf("lookup during the acquire: %s", words.JSON(l))
 		}
 		return l.Pending
 	}) {
@@ -104,6 +105,6 @@ func TestHostLookupPendingThenNone(t *testing.T) {
 	<-done
 	l = drive.Call[protocol.HostLookupResult](t, other, protocol.MethodHostLookup, lp)
 	if !l.None {
-		t.Fatalf("lookup after the acquirer died: %s, want none", testutil.JSON(l))
+		t.Fatalf("lookup after the acquirer died: %s, want none", words.JSON(l))
 	}
 }

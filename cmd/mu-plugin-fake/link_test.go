@@ -12,8 +12,11 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/proc"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
+	"github.com/mu-org/mu-plugins/internal/testutil/osproc"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -66,7 +69,7 @@ func TestExecTimeoutKillsTheTreeBeforeAnswering(t *testing.T) {
 			t.Fatal(err)
 		}
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		if testutil.Alive(pid) {
+		if osproc.Alive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("pid %d (%s) still runs after the timed-out answer", pid, f)
 		}
@@ -80,7 +83,7 @@ func TestExecOutputPastTheCapAndBinaryGiveAValidReply(t *testing.T) {
 		"long":     "yes 'a line of text' | head -c 5000000",
 		"escaping": "yes '<&>\"' | head -c 2000000",
 	} {
-		raw, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", script, ".", 20000), 0)
+		raw, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", script, ".", 20000), 0)
 		if err != nil {
 			t.Fatalf("%s: %v (the reply must stay a valid message)", name, err)
 		}
@@ -100,7 +103,7 @@ func TestExecOutputPastTheCapAndBinaryGiveAValidReply(t *testing.T) {
 func TestFetchAndPushUseRealGit(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
-	local, rev := testutil.Repo(t, t.TempDir(), "one\n")
+	local, rev := gitrepo.Repo(t, t.TempDir(), "one\n")
 
 	push := protocol.PushParams{Base: protocol.Base{Target: drive.HostTarget("box")}, LocalRepo: local, RemoteRepo: "repos/new", Rev: rev, TimeoutMs: 20000}
 	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
@@ -108,12 +111,12 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 		t.Fatalf("push: %+v", r)
 	}
 	remote := filepath.Join(root, "hosts", "box", "repos", "new")
-	if got := testutil.Git(t, remote, "rev-parse", rev+"^{commit}"); got != rev {
+	if got := gitrepo.Git(t, remote, "rev-parse", rev+"^{commit}"); got != rev {
 		t.Fatalf("the created repo does not hold %s", rev)
 	}
-	refs := testutil.Git(t, remote, "for-each-ref")
+	refs := gitrepo.Git(t, remote, "for-each-ref")
 	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
-	if r.ExitCode == nil || *r.ExitCode != 0 || testutil.Git(t, remote, "for-each-ref") != refs {
+	if r.ExitCode == nil || *r.ExitCode != 0 || gitrepo.Git(t, remote, "for-each-ref") != refs {
 		t.Fatalf("a second push was not an untouched success: %+v", r)
 	}
 
@@ -147,11 +150,11 @@ func TestCheckSteps(t *testing.T) {
 	p := start(t)
 	steps := drive.Call[[]protocol.Step](t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "reach", Root: "nope"})
 	if len(steps) != 2 || steps[0].OK != protocol.StepPassed || steps[1].OK != protocol.StepWarn {
-		t.Fatalf("steps %s", testutil.JSON(steps))
+		t.Fatalf("steps %s", words.JSON(steps))
 	}
 	steps = drive.Call[[]protocol.Step](t, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "agent"})
 	if len(steps) != 1 || steps[0].OK != protocol.StepPassed {
-		t.Fatalf("job steps %s", testutil.JSON(steps))
+		t.Fatalf("job steps %s", words.JSON(steps))
 	}
 }
 

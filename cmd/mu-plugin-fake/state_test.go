@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -33,10 +34,10 @@ func TestStateSurvivesInvocations(t *testing.T) {
 	}
 	rc := drive.Call[protocol.Receipt](t, p2, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
 	if rc.State != protocol.ReceiptAccepted {
-		t.Fatalf("receipt in the next invocation: %s", testutil.JSON(rc))
+		t.Fatalf("receipt in the next invocation: %s", words.JSON(rc))
 	}
 	if s := drive.Call[protocol.JobStatus](t, p2, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
-		t.Fatalf("job status in the next invocation: %s", testutil.JSON(s))
+		t.Fatalf("job status in the next invocation: %s", words.JSON(s))
 	}
 }
 
@@ -52,7 +53,7 @@ func TestStateTwoInvocationsAtOnce(t *testing.T) {
 		go func(i int, p *drive.Plugin) {
 			defer wg.Done()
 			for k := 0; k < n; k++ {
-				if _, err := p.Call(testutil.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP(fmt.Sprintf("p%d-k%d", i, k), nil), 0); err != nil {
+				if _, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP(fmt.Sprintf("p%d-k%d", i, k), nil), 0); err != nil {
 					t.Errorf("acquire: %v", err)
 				}
 			}
@@ -79,7 +80,7 @@ func TestStateTwoInvocationsAtOnce(t *testing.T) {
 		for k := 0; k < n; k++ {
 			l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: fmt.Sprintf("p%d-k%d", i, k)})
 			if l.Found == nil {
-				t.Fatalf("p%d-k%d: %s", i, k, testutil.JSON(l))
+				t.Fatalf("p%d-k%d: %s", i, k, words.JSON(l))
 			}
 		}
 	}
@@ -110,7 +111,7 @@ func TestViewRunsInATerminalAndShowsTheTranscript(t *testing.T) {
 	}
 	waitFor := func(want string) string {
 		var s string
-		if !testutil.Poll(testutil.Patience, func() bool { s = capture(); return strings.Contains(s, want) }) {
+		if !waitfor.Poll(waitfor.Patience, func() bool { s = capture(); return strings.Contains(s, want) }) {
 			t.Fatalf("the pane never showed %q:\n%s", want, s)
 		}
 		return s

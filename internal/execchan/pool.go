@@ -15,10 +15,6 @@ import (
 // proven: the answer must come inside mu's grace (5 s) after timeoutMs.
 const KillWait = 3 * time.Second
 
-// MaxStream is the most of one stream a run keeps; internal/outcap then
-// fits both streams into the reply.
-const MaxStream = 1 << 20
-
 // RunnerTimeout bounds one Runner run when ctx sets no deadline: the
 // longest tmuxjob run (a watch's batch of looks, a stop's kill rounds) ends
 // well inside it.
@@ -270,14 +266,4 @@ func (p *Pool) kill(ctx context.Context, s *Session, r *run) (*int, *run, error)
 		return nil, nil, ctx.Err()
 	}
 	return nil, r, nil
-}
-
-// LimitBuffer keeps the first MaxStream bytes written to it.
-type LimitBuffer struct{ B []byte }
-
-func (l *LimitBuffer) Write(p []byte) (int, error) {
-	if room := MaxStream - len(l.B); room > 0 {
-		l.B = append(l.B, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mu-org/mu-plugins/internal/outcap"
 )
 
 // RunVar marks every process a run starts (it is in their environment and
@@ -181,8 +183,8 @@ func newRun() *run {
 	return &run{
 		tok:  tok,
 		mark: randomHex(),
-		out:  collector{marker: []byte(tok + " "), limit: MaxStream},
-		err:  collector{marker: []byte(tok), limit: MaxStream},
+		out:  collector{marker: []byte(tok + " "), limit: outcap.MaxStream},
+		err:  collector{marker: []byte(tok), limit: outcap.MaxStream},
 		done: make(chan struct{}),
 	}
 }

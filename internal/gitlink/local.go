@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/internal/outcap"
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -82,8 +81,8 @@ func RunLocal(ctx context.Context, timeout time.Duration, env map[string]string,
 	for _, k := range keys {
 		cmd.Env = append(cmd.Env, k+"="+env[k])
 	}
-	var out, errb execchan.LimitBuffer
-	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errb, nil
+	out, errb := outcap.New(outcap.MaxStream), outcap.New(outcap.MaxStream)
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = out, errb, nil
 	res, err := proc.Run(gctx, cmd, proc.Options{KillLeftovers: true})
 	if err != nil {
 		return nil, protocol.Wrap(protocol.Retryable, err, "running git")
@@ -95,12 +94,14 @@ func RunLocal(ctx context.Context, timeout time.Duration, env map[string]string,
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		o, e, _ := outcap.Fit(out.B, errb.B, false, outcap.ReplyBudget)
+		o, e, _ := outcap.Fit(out.Kept(), errb.Kept(), false, outcap.ReplyBudget)
 		return &protocol.ExecResult{ExitCode: nil, Stdout: o, Stderr: e, Partial: true}, nil
 	}
 	code := res.ExitCode
-	o, e, cut := outcap.Fit(out.B, errb.B, false, outcap.ReplyBudget)
-	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || len(out.B) >= execchan.MaxStream || len(errb.B) >= execchan.MaxStream}, nil
+	ob, oDropped := out.Bytes()
+	eb, eDropped := errb.Bytes()
+	o, e, cut := outcap.Fit(ob, eb, false, outcap.ReplyBudget)
+	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || oDropped || eDropped}, nil
 }
 
 // Prepare is link.push's first step on a host reached by one-off execs:

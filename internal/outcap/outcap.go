@@ -16,6 +16,10 @@ import (
 // the 1 MiB line less room for the envelope and the other fields.
 const ReplyBudget = protocol.MaxLine - 4096
 
+// MaxStream is the most of one stream a run keeps (a Capture's limit for
+// a link's run); Fit then fits both streams into the reply.
+const MaxStream = 1 << 20
+
 // Capture keeps the head of one stream, at most Limit bytes, and counts the
 // rest. It never blocks the writer. Safe for concurrent use.
 type Capture struct {
@@ -47,6 +51,12 @@ func (c *Capture) Bytes() ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]byte(nil), c.buf...), c.total > int64(len(c.buf))
+}
+
+// Kept returns a copy of what was kept.
+func (c *Capture) Kept() []byte {
+	b, _ := c.Bytes()
+	return b
 }
 
 // Total is how many bytes were written.

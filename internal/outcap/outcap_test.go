@@ -80,6 +80,26 @@ func TestCapture(t *testing.T) {
 	}
 }
 
+// A stream of exactly the limit is kept whole and not dropped; Kept is the
+// copy Bytes gives.
+func TestCaptureAtLimit(t *testing.T) {
+	c := New(4)
+	c.Write([]byte("ab"))
+	c.Write([]byte("cd"))
+	if b, dropped := c.Bytes(); string(b) != "abcd" || dropped {
+		t.Fatalf("got %q dropped=%v, want all of it kept", b, dropped)
+	}
+	k := c.Kept()
+	k[0] = 'x'
+	if string(c.Kept()) != "abcd" {
+		t.Fatal("Kept must return a copy")
+	}
+	c.Write([]byte("e"))
+	if b, dropped := c.Bytes(); string(b) != "abcd" || !dropped {
+		t.Fatalf("got %q dropped=%v, want the head and dropped", b, dropped)
+	}
+}
+
 // Small budgets, every kind of escape: the fit is within budget, and a
 // small stream keeps all of itself while the other takes the rest.
 func TestFitSmallBudget(t *testing.T) {

@@ -174,6 +174,16 @@ func killTree(mark string, leader int, since uint64) {
 	kill(func(env []byte) bool { return containsEnv(env, want) }, leader, since, false)
 }
 
+// KillCarrying SIGKILLs every process whose environment carries
+// name=value, whoever started it (another plugin process too), and every
+// descendant of one, repeating until a scan finds none: what a provider
+// does to a host's runs when the host goes. A process that removed the
+// variable from its environment before a scan saw it is not found.
+func KillCarrying(name, value string) {
+	want := []byte(name + "=" + value + "\x00")
+	kill(func(env []byte) bool { return containsEnv(env, want) }, 0, 0, false)
+}
+
 // Find lists the live (not zombie) processes of a run: those marked with
 // mark, and their descendants and the leader's.
 func Find(mark string, leader int) []int {

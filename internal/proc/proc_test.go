@@ -14,7 +14,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,11 +32,11 @@ sleep 303
 `
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = dir
-	var out testutil.LockedBuffer
+	var out testlog.LockedBuffer
 	cmd.Stdout = &out
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		testutil.Poll(testutil.Patience, func() bool { return strings.Contains(out.String(), "started") })
+		waitfor.Poll(waitfor.Patience, func() bool { return strings.Contains(out.String(), "started") })
 		cancel()
 	}()
 	res, err := Run(ctx, cmd, Options{})

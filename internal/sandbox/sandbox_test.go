@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/creator"
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -23,7 +23,7 @@ func TestJobAnswersOnAHostNotRunning(t *testing.T) {
 	for method, byState := range want {
 		for st, w := range byState {
 			res, err := notRunning[method](st, "why")
-			got := testutil.JSON(res)
+			got := words.JSON(res)
 			var pe *protocol.Error
 			if errors.As(err, &pe) {
 				got = string(pe.Kind)

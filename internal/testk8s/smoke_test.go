@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 // The cluster runs a pod of the test image, execs into it over the
@@ -81,7 +81,7 @@ func TestPodRunsExecsAndIsDeleted(t *testing.T) {
 		t.Fatalf("delete %s: %v", pod, err)
 	}
 	var err error
-	if !testutil.PollContext(ctx, 200*time.Millisecond, func() bool {
+	if !waitfor.PollContext(ctx, 200*time.Millisecond, func() bool {
 		_, err = cs.CoreV1().Pods(c.Namespace).Get(ctx, pod, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	}) {

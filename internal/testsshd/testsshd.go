@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
 // SSHD is the OpenSSH daemon the helper runs.
@@ -269,7 +269,7 @@ func (s *Server) start(config string) error {
 	go func() { exited <- cmd.Wait() }()
 	gone := false
 	var exitErr error
-	up := testutil.Poll(30*time.Second, func() bool {
+	up := waitfor.Poll(30*time.Second, func() bool {
 		select {
 		case exitErr = <-exited:
 			gone = true
@@ -423,7 +423,7 @@ func Agent(t testing.TB, keys ...string) string {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	// The socket file exists from bind(2), before the agent listens: wait
 	// until a connection is accepted.
-	testutil.Poll(testutil.Patience, func() bool {
+	waitfor.Poll(waitfor.Patience, func() bool {
 		c, err := net.Dial("unix", sock)
 		if err == nil {
 			c.Close()

@@ -1,19 +1,24 @@
-// Package testutil holds the helpers the test packages share, defined
-// once: a locked buffer (LockedBuffer), waiting for an outcome
-// (Eventually, Poll, Context), a value as JSON (JSON), a writer into the
-// test's log (LogWriter), git, docker and processes (Git, Repo, ShQuote,
-// RandHex, Docker, DockerCLI, Alive, Procs), a crash
-// drill's parts (ParallelAtMost, Trials, KillPoint, Tally), and the
-// one way a test gets a program to run:
+// Package testutil is the index of the helpers the test packages share,
+// each defined once, in a package by concern:
 //
-//   - this test binary itself, as a named command (Main and Command, on
-//     testscript's Main, as mvdan/sh does): a package's own test plugins
-//     and mains, run under -race with the tests;
-//   - a main package built once per test binary: Build (a plugin the tests
-//     run against), BuildRace (the plugin under test, under -race with the
-//     tests), BuildShipped (static, as `make build` ships it).
+//   - waitfor: waiting for an outcome, never a fixed sleep (Eventually,
+//     Poll, PollContext, Context, Patience);
+//   - testlog: what a test captures and logs (LogWriter, Logger,
+//     LockedBuffer);
+//   - words: the strings tests make (JSON, ShQuote, RandHex);
+//   - gitrepo: git with a test identity, and repositories (Git, Repo);
+//   - osproc: a test's processes on this machine (Alive, Procs);
+//   - dockercli: the docker CLI (Docker, DockerCLI, DockerLabelled);
+//   - crashdrill: a crash drill's parts (Trials, ParallelAtMost,
+//     Parallel, KillPoint, Tally);
+//   - programs: the one way a test gets a program to run: this test
+//     binary as a named command (Main, Command), or a main built once
+//     (Build, BuildRace, BuildShipped);
+//   - panes: a tmux server of the test's own, as mu's panes (Panes);
+//   - drive: the one way a test drives a plugin, through protocol/caller;
+//   - sandboxtest: the providers' tests' set-up and shared checks.
 //
-// It imports no package of this module, so that any test, protocol's and
-// protocol/caller's included, can use it. Driving a plugin through
-// protocol/caller is package drive's (internal/testutil/drive).
+// All but drive and sandboxtest import no package of this module outside
+// internal/testutil, so that any test, protocol's and protocol/caller's
+// included, can use them.
 package testutil

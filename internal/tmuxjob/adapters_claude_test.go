@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -84,7 +84,7 @@ func TestClaudeTUILongMessageEveryRole(t *testing.T) {
 func (a *adapterHost) settledUnblocked(t *testing.T, key string, jt protocol.Target, after int64) protocol.Observation {
 	t.Helper()
 	var r protocol.Reading
-	testutil.Eventually(t, "the turn settles", func() bool {
+	waitfor.Eventually(t, "the turn settles", func() bool {
 		r = a.reading(t, key)
 		return r.State == protocol.TurnBlocked || r.Runs > after
 	})
@@ -103,7 +103,7 @@ func TestClaudeTUIBlockedAnswer(t *testing.T) {
 	for i, k := range []struct{ keys, want string }{{"1", ""}, {"3", " (denied)"}} {
 		a.send(t, key, "m"+k.keys, "[[block:rm-it]]")
 		var r protocol.Reading
-		testutil.Eventually(t, "blocked", func() bool { r = a.reading(t, key); return r.State == protocol.TurnBlocked })
+		waitfor.Eventually(t, "blocked", func() bool { r = a.reading(t, key); return r.State == protocol.TurnBlocked })
 		if !strings.Contains(r.Pending, "Bash") {
 			t.Fatalf("pending %q", r.Pending)
 		}

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -113,7 +114,7 @@ func (a *adapterHost) command(t *testing.T, key, name, instructions string) {
 func (a *adapterHost) interrupt(t *testing.T, key string, jt protocol.Target, after int64, text string) (cut, next protocol.Observation) {
 	t.Helper()
 	a.send(t, key, "long", "long [[ms:60000]]")
-	testutil.Eventually(t, "busy", func() bool { return a.reading(t, key).State == protocol.TurnBusy })
+	waitfor.Eventually(t, "busy", func() bool { return a.reading(t, key).State == protocol.TurnBusy })
 	res := drive.Call[protocol.InterruptResult](t, a.p, protocol.MethodChannelInterrupt,
 		protocol.InterruptParams{Base: base(key), Text: text, MsgID: "intr", TimeoutMs: 30000})
 	if res.Pending {
@@ -242,7 +243,7 @@ func TestAdaptersReadOnlyRole(t *testing.T) {
 // a remedy, and starts nothing.
 func TestReadOnlyRefusedWithoutAnAdapter(t *testing.T) {
 	a := newAdapterHost(t)
-	s := spec("exec sh " + testutil.ShQuote(a.agent))
+	s := spec("exec sh " + words.ShQuote(a.agent))
 	s.Role = "read-only"
 	re := drive.Err(t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base("ro"), Key: "ro", Spec: s})
 	if re == nil || re.Kind != protocol.Permanent || !strings.Contains(string(re.Data), `"remedy"`) || !strings.Contains(re.Message, "read-only") {
@@ -270,7 +271,7 @@ func TestAdaptersCLINotFound(t *testing.T) {
 	s.Env["PATH"] = "/usr/bin:/bin"
 	drive.Call[protocol.JobStartResult](t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base("nf-claude"), Key: "nf-claude", Spec: s})
 	var r protocol.Reading
-	testutil.Eventually(t, "readStates names the missing CLI", func() bool {
+	waitfor.Eventually(t, "readStates names the missing CLI", func() bool {
 		r = a.reading(t, "nf-claude")
 		return strings.Contains(r.Reason, "the harness failed: claude was not found on the host") && strings.Contains(r.Reason, "npm install -g @anthropic-ai/claude-code")
 	})
@@ -280,7 +281,7 @@ func TestAdaptersCLINotFound(t *testing.T) {
 // its version when it is on the PATH, how to install it when not.
 func TestCheckStepsNameTheAgentCLIs(t *testing.T) {
 	a := newAdapterHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	t.Setenv("PATH", "/usr/bin:/bin")
 	steps, err := a.jobs.CheckSteps(ctx, protocol.PhaseAgent)
 	if err != nil || len(steps) != 5 || steps[4].Step != "agents" || steps[4].OK != protocol.StepPassed ||

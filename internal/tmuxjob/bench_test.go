@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -26,7 +27,7 @@ func BenchmarkStartToBaseline(b *testing.B) {
 			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
 			cmd := c.cmd
 			if cmd == "" {
-				cmd = "exec sh " + testutil.ShQuote(h.agent)
+				cmd = "exec sh " + words.ShQuote(h.agent)
 			}
 			benchStartToBaseline(b, h, cmd, true)
 		})
@@ -45,7 +46,7 @@ const atOnce = `o=$MU_CHANNEL_DIR/out; printf 'inc=q1\nstate=idle\nsince=1\nruns
 // this machine), state-ms: from the call's beginning to the harness's
 // first state (the file's time).
 func benchStartToBaseline(b *testing.B, h *host, cmd string, local bool) {
-	ctx := testutil.Context(b, 2*time.Minute)
+	ctx := waitfor.Context(b, 2*time.Minute)
 	var startD, stateD time.Duration
 	var polls, n int
 	for i := 0; b.Loop(); i++ {
@@ -128,7 +129,7 @@ func BenchmarkAdapterSendToSettled(b *testing.B) {
 			s.Harness, s.Cwd = c.harness, cwd
 			s.Env = map[string]string{"PATH": bin + ":" + os.Getenv("PATH"), "HOME": h.root}
 			key := "ba"
-			if _, err := h.jobs.Start(testutil.Context(b, 2*time.Minute), protocol.JobStartParams{Base: base(key), Key: key, Spec: s}); err != nil {
+			if _, err := h.jobs.Start(waitfor.Context(b, 2*time.Minute), protocol.JobStartParams{Base: base(key), Key: key, Spec: s}); err != nil {
 				b.Fatal(err)
 			}
 			h.waitBaseline(b, key)
@@ -141,7 +142,7 @@ func BenchmarkAdapterSendToSettled(b *testing.B) {
 
 // benchTurns times b.Loop's turns of the job key, each working workMs.
 func benchTurns(b *testing.B, h *host, key string, workMs int) {
-	ctx := testutil.Context(b, 2*time.Minute)
+	ctx := waitfor.Context(b, 2*time.Minute)
 	st, err := h.jobs.Baseline(ctx, key)
 	if err != nil || st == nil {
 		b.Fatalf("baseline: %+v %v", st, err)
@@ -223,7 +224,7 @@ func BenchmarkReceipt(b *testing.B) {
 // run, its lock, the entry written and renamed in, and the nudge.
 func BenchmarkSend(b *testing.B) {
 	h := newHost(b)
-	ctx := testutil.Context(b, 2*time.Minute)
+	ctx := waitfor.Context(b, 2*time.Minute)
 	key := "bd"
 	h.startAgent(b, key, map[string]string{"MU_TEST_AGENT_MS": "0"}, "")
 	for i := 0; b.Loop(); i++ {
@@ -239,7 +240,7 @@ func BenchmarkSend(b *testing.B) {
 // plugin's part alone, with no turn of an agent's running beside it.
 func BenchmarkSendBare(b *testing.B) {
 	h := newHost(b)
-	ctx := testutil.Context(b, 2*time.Minute)
+	ctx := waitfor.Context(b, 2*time.Minute)
 	key := "bb"
 	h.startBare(b, key)
 	h.writeState(b, key, "inc=bb1\nstate=idle\nsince=1\nruns=0\ncursor=0\n")
@@ -258,7 +259,7 @@ func BenchmarkSendBare(b *testing.B) {
 // default Options.Poll.
 func BenchmarkWatchWake(b *testing.B) {
 	h := newHost(b)
-	ctx := testutil.Context(b, 2*time.Minute)
+	ctx := waitfor.Context(b, 2*time.Minute)
 	key := "bw"
 	h.startBare(b, key)
 	out := filepath.Join(h.jobs.ChannelDir(key), "out")

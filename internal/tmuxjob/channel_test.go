@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -37,7 +37,7 @@ func TestSendBusySettledRunsDense(t *testing.T) {
 	if s1.Ack != protocol.AckConfirmed || s1.Channel != "tmux-test" || s1.MsgID != "m1" || s1.Baseline == nil || *s1.Baseline != 0 {
 		t.Fatalf("send 1: %+v", s1)
 	}
-	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	waitfor.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	// Two more queue behind the turn in progress: baselines 1 and 2.
 	s2 := h.send(t, key, "m2", "second")
 	s3 := h.send(t, key, "m3", "third")
@@ -50,7 +50,7 @@ func TestSendBusySettledRunsDense(t *testing.T) {
 			t.Fatalf("turn %d: %+v", i+1, o)
 		}
 	}
-	testutil.Eventually(t, "idle at runs 3", func() bool { r := h.reading(t, key); return r.State == protocol.TurnIdle && r.Runs == 3 })
+	waitfor.Eventually(t, "idle at runs 3", func() bool { r := h.reading(t, key); return r.State == protocol.TurnIdle && r.Runs == 3 })
 	// lastRun past the last settled turn: nothing yet.
 	if o, err := h.jobs.LastRun(ctx, protocol.LastRunParams{Base: base(key), AfterRuns: 3}); err != nil || o != nil {
 		t.Fatalf("lastRun 3: %+v %v", o, err)
@@ -140,7 +140,7 @@ func TestBlockedThenAnswered(t *testing.T) {
 	}
 	h.send(t, key, "m1", "do it [[block:proceed]] [[ms:200]]")
 	var r protocol.Reading
-	testutil.Eventually(t, "blocked", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked })
+	waitfor.Eventually(t, "blocked", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked })
 	if r.Pending != "proceed" || r.Runs != 0 {
 		t.Fatalf("blocked reading: %+v", r)
 	}
@@ -164,7 +164,7 @@ func TestBlockedThenAnswered(t *testing.T) {
 	}
 	// The same keys for a new dialog are a new answer.
 	h.send(t, key, "m2", "again [[block:second]]")
-	testutil.Eventually(t, "blocked again", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked && r.Pending == "second" })
+	waitfor.Eventually(t, "blocked again", func() bool { r = h.reading(t, key); return r.State == protocol.TurnBlocked && r.Pending == "second" })
 	if _, err := h.jobs.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y", "Enter"}}); err != nil {
 		t.Fatalf("answer to the second dialog: %v", err)
 	}
@@ -181,7 +181,7 @@ func TestInterruptAndAbort(t *testing.T) {
 	key := "c5"
 	h, ctx := withAgent(t, key)
 	h.send(t, key, "m1", "long [[ms:600000]]")
-	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	waitfor.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	ir, err := h.jobs.Interrupt(ctx, protocol.InterruptParams{Base: base(key), Text: "instead, this", MsgID: "i1", TimeoutMs: 30000})
 	if err != nil || !ir.WasBusy || ir.Pending || ir.MsgID != "i1" || ir.Runs == nil || *ir.Runs != 1 {
 		t.Fatalf("interrupt: %+v %v", ir, err)
@@ -196,12 +196,12 @@ func TestInterruptAndAbort(t *testing.T) {
 	// An interrupt's resend interrupts nothing again: the turn the first
 	// one started runs to its end.
 	h.send(t, key, "m1b", "long [[ms:600000]]")
-	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	waitfor.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	ip := protocol.InterruptParams{Base: base(key), Text: "then this [[ms:1500]]", MsgID: "i2", TimeoutMs: 30000}
 	if _, err := h.jobs.Interrupt(ctx, ip); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, "the interrupt's turn", func() bool { r := h.reading(t, key); return r.State == protocol.TurnBusy && r.Runs == 3 })
+	waitfor.Eventually(t, "the interrupt's turn", func() bool { r := h.reading(t, key); return r.State == protocol.TurnBusy && r.Runs == 3 })
 	if ir, err := h.jobs.Interrupt(ctx, ip); err != nil || ir.Pending || ir.WasBusy {
 		t.Fatalf("interrupt resend: %+v %v", ir, err)
 	}
@@ -214,7 +214,7 @@ func TestInterruptAndAbort(t *testing.T) {
 		t.Fatalf("abort when idle: %+v %v", ab, err)
 	}
 	h.send(t, key, "m2", "long again [[ms:600000]]")
-	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	waitfor.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	ab, err = h.jobs.Abort(ctx, protocol.AbortParams{Base: base(key), TimeoutMs: 30000})
 	if err != nil || ab.Before != protocol.TurnBusy || ab.After != protocol.TurnIdle || !ab.Settled || !ab.Aborted || ab.Pending {
 		t.Fatalf("abort: %+v %v", ab, err)
@@ -253,14 +253,14 @@ func TestHostileTextDeliveredVerbatim(t *testing.T) {
 	if _, err := os.Stat("/tmp/x"); err == nil {
 		t.Log("note: /tmp/x exists (not necessarily ours)")
 	}
-	if st, _ := h.jobs.Status(testutil.Context(t, 2*time.Minute), key); st.State != protocol.JobRunning {
+	if st, _ := h.jobs.Status(waitfor.Context(t, 2*time.Minute), key); st.State != protocol.JobRunning {
 		t.Fatalf("the agent did not survive the texts: %+v", st)
 	}
 }
 
 func TestCommandFreshExpectIncarnationAndCommit(t *testing.T) {
 	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	key := "c7"
 	repo := filepath.Join(h.root, "repo")
 	for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init"}} {
@@ -390,7 +390,7 @@ func TestEarlierIncarnationSettledTurnIsNotAnswered(t *testing.T) {
 	}
 	h.send(t, key, "r1", "[[restart]]")
 	var now *protocol.Baseline
-	testutil.Eventually(t, "a new incarnation", func() bool {
+	waitfor.Eventually(t, "a new incarnation", func() bool {
 		now = h.waitBaseline(t, key)
 		return now.Incarnation != b.Incarnation
 	})

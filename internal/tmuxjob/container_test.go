@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -21,7 +23,7 @@ import (
 // container restart reads lost.
 func TestInTheTestImage(t *testing.T) {
 	image := testimage.Ensure(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--init", "--label", testimage.Label+"=1", image).CombinedOutput()
 	if err != nil {
 		t.Fatalf("docker run: %v %s", err, out)
@@ -56,13 +58,13 @@ func TestInTheTestImage(t *testing.T) {
 		t.Fatalf("turn 1: %+v", o)
 	}
 	h.send(t, key, "m2", "ask [[block:ok]]")
-	testutil.Eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
+	waitfor.Eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
 	if _, err := j.Answer(ctx, protocol.AnswerParams{Base: base(key), Keys: []string{"y"}}); err != nil {
 		t.Fatal(err)
 	}
 	h.lastRun(t, key, 1)
 	h.send(t, key, "m3", "long [[ms:600000]]")
-	testutil.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
+	waitfor.Eventually(t, "busy", func() bool { return h.reading(t, key).State == protocol.TurnBusy })
 	if ir, err := j.Interrupt(ctx, protocol.InterruptParams{Base: base(key), Text: "now this", MsgID: "i1", TimeoutMs: 30000}); err != nil || !ir.WasBusy || ir.Pending {
 		t.Fatalf("interrupt: %+v %v", ir, err)
 	}
@@ -71,10 +73,10 @@ func TestInTheTestImage(t *testing.T) {
 	}
 
 	// The view's follow side over the exec shows the agent.
-	var buf testutil.LockedBuffer
+	var buf testlog.LockedBuffer
 	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	go func() { _ = j.Follow(fctx, handleOf(t, j, key), &buf) }()
-	testutil.Eventually(t, "follow shows the agent", func() bool { return strings.Contains(buf.String(), "agent: now this") })
+	waitfor.Eventually(t, "follow shows the agent", func() bool { return strings.Contains(buf.String(), "agent: now this") })
 	cancel()
 
 	// A container restart: the tmux server is gone, the job with it.
@@ -102,7 +104,7 @@ func TestInTheTestImage(t *testing.T) {
 func testContainer(tb testing.TB, mod ...func(*tmuxjob.Options)) (*host, string) {
 	tb.Helper()
 	image := testimage.Ensure(tb)
-	ctx := testutil.Context(tb, 2*time.Minute)
+	ctx := waitfor.Context(tb, 2*time.Minute)
 	out, err := exec.CommandContext(ctx, "docker", "run", "-d", "--init", "--label", testimage.Label+"=1", image).CombinedOutput()
 	if err != nil {
 		tb.Fatalf("docker run: %v %s", err, out)
@@ -130,11 +132,11 @@ func testContainer(tb testing.TB, mod ...func(*tmuxjob.Options)) (*host, string)
 func BenchmarkInTheTestImage(b *testing.B) {
 	b.Run("start-to-baseline", func(b *testing.B) {
 		h, _ := testContainer(b)
-		benchStartToBaseline(b, h, "exec sh "+testutil.ShQuote(h.agent), false)
+		benchStartToBaseline(b, h, "exec sh "+words.ShQuote(h.agent), false)
 	})
 	b.Run("send-to-settled/work=100ms", func(b *testing.B) {
 		h, _ := testContainer(b)
-		ctx := testutil.Context(b, 2*time.Minute)
+		ctx := waitfor.Context(b, 2*time.Minute)
 		h.startAgent(b, "bt", nil, "")
 		var runs int64
 		start := time.Now()
@@ -156,7 +158,7 @@ func BenchmarkInTheTestImage(b *testing.B) {
 }
 
 func handleOf(t *testing.T, j *tmuxjob.Jobs, key string) string {
-	lk, err := j.Lookup(testutil.Context(t, 2*time.Minute), protocol.LookupParams{Base: base(key), Key: key})
+	lk, err := j.Lookup(waitfor.Context(t, 2*time.Minute), protocol.LookupParams{Base: base(key), Key: key})
 	if err != nil || lk.Found == nil {
 		t.Fatalf("lookup: %+v %v", lk, err)
 	}
@@ -169,7 +171,7 @@ func handleOf(t *testing.T, j *tmuxjob.Jobs, key string) string {
 // settled, all with nobody at the pane.
 func TestClaudeTUIInTheTestImage(t *testing.T) {
 	h, ctr := testContainer(t, func(o *tmuxjob.Options) { o.OwnsHome = true })
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	if err := agent.InstallDouble(ctx, h.r, "claude", "/home/mu/bin/claude"); err != nil {
 		t.Fatal(err)
 	}

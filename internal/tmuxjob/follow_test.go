@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -23,7 +24,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	testutil.Main(m, map[string]func(){followCmd: func() {
+	programs.Main(m, map[string]func(){followCmd: func() {
 		j, err := tmuxjob.New(tmuxjob.LocalRunner{}, tmuxjob.Options{Root: os.Getenv(followRootVar), Kind: "tmux", Channel: "tmux-test"})
 		if err == nil {
 			err = j.Follow(context.Background(), os.Args[1], os.Stdout)
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 }
 
 func followView(t *testing.T, root string) func(handle, logPath string) protocol.View {
-	exe := testutil.Command(t, followCmd)
+	exe := programs.Command(t, followCmd)
 	return func(handle, _ string) protocol.View {
 		return tmuxjob.ViewArgv(map[string]string{followRootVar: root}, exe, handle)
 	}
@@ -47,7 +48,7 @@ func TestFollowViewOverRunner(t *testing.T) {
 	key := "fv"
 	res := h.startAgent(t, key, nil, "")
 	cmd, out := runView(t, res.View)
-	testutil.Eventually(t, "the view shows the agent", func() bool { return strings.Contains(out.String(), "mu test agent: ready") })
+	waitfor.Eventually(t, "the view shows the agent", func() bool { return strings.Contains(out.String(), "mu test agent: ready") })
 	big := strings.Repeat("0123456789abcdef", 40000) // 640 KB: more than one chunk
 	h.send(t, key, "m1", "big "+big+" [[exit:3]]")
 	if err := cmd.Wait(); err != nil {
@@ -57,7 +58,7 @@ func TestFollowViewOverRunner(t *testing.T) {
 	if !strings.Contains(s, big) || !strings.Contains(s, "[mu: the job ended, exit 3]") {
 		t.Fatalf("view output: %s", drive.Tail(s))
 	}
-	if st, _ := h.jobs.Status(testutil.Context(t, 2*time.Minute), key); st.State != protocol.JobEnded || *st.Exit != 3 {
+	if st, _ := h.jobs.Status(waitfor.Context(t, 2*time.Minute), key); st.State != protocol.JobEnded || *st.Exit != 3 {
 		t.Fatalf("status: %+v", st)
 	}
 }

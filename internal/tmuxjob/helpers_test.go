@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/osproc"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
@@ -93,7 +95,7 @@ func killMarked(root string) {
 
 // marked lists the live processes carrying a job mark under root.
 func marked(root string) []int {
-	return testutil.Procs(func(kv string) bool { return strings.HasPrefix(kv, "MU_CHANNEL_DIR="+root+"/") })
+	return osproc.Procs(func(kv string) bool { return strings.HasPrefix(kv, "MU_CHANNEL_DIR="+root+"/") })
 }
 
 func base(key string) protocol.Base {
@@ -114,17 +116,17 @@ func withAgent(t testing.TB, key string) (*host, context.Context) {
 	t.Helper()
 	h := newHost(t)
 	h.startAgent(t, key, nil, "")
-	return h, testutil.Context(t, 2*time.Minute)
+	return h, waitfor.Context(t, 2*time.Minute)
 }
 
 func (h *host) startAgent(t testing.TB, key string, env map[string]string, cwd string) protocol.JobStartResult {
 	t.Helper()
-	s := spec("exec sh " + testutil.ShQuote(h.agent))
+	s := spec("exec sh " + words.ShQuote(h.agent))
 	if env != nil {
 		s.Env = env
 	}
 	s.Cwd = cwd
-	res, err := h.jobs.Start(testutil.Context(t, 2*time.Minute), protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
+	res, err := h.jobs.Start(waitfor.Context(t, 2*time.Minute), protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -155,9 +157,9 @@ func sendAsync(ctx context.Context, j *tmuxjob.Jobs, key, msgID, text string) <-
 func (h *host) waitBaseline(t testing.TB, key string) *protocol.Baseline {
 	t.Helper()
 	var b *protocol.Baseline
-	testutil.Eventually(t, "the harness reports a baseline", func() bool {
+	waitfor.Eventually(t, "the harness reports a baseline", func() bool {
 		var err error
-		b, err = h.jobs.Baseline(testutil.Context(t, 2*time.Minute), key)
+		b, err = h.jobs.Baseline(waitfor.Context(t, 2*time.Minute), key)
 		return err == nil && b != nil
 	})
 	return b
@@ -166,9 +168,9 @@ func (h *host) waitBaseline(t testing.TB, key string) *protocol.Baseline {
 func (h *host) lastRun(t testing.TB, key string, after int64) *protocol.Observation {
 	t.Helper()
 	var o *protocol.Observation
-	testutil.Eventually(t, "turn settles", func() bool {
+	waitfor.Eventually(t, "turn settles", func() bool {
 		var err error
-		o, err = h.jobs.LastRun(testutil.Context(t, 2*time.Minute), protocol.LastRunParams{Base: base(key), AfterRuns: after})
+		o, err = h.jobs.LastRun(waitfor.Context(t, 2*time.Minute), protocol.LastRunParams{Base: base(key), AfterRuns: after})
 		if err != nil {
 			t.Fatalf("lastRun: %v", err)
 		}
@@ -179,7 +181,7 @@ func (h *host) lastRun(t testing.TB, key string, after int64) *protocol.Observat
 
 func (h *host) send(t testing.TB, key, msgID, text string) protocol.SendResult {
 	t.Helper()
-	r, err := h.jobs.Send(testutil.Context(t, 2*time.Minute), protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
+	r, err := h.jobs.Send(waitfor.Context(t, 2*time.Minute), protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
 	if err != nil {
 		t.Fatalf("send %s: %v", msgID, err)
 	}
@@ -188,7 +190,7 @@ func (h *host) send(t testing.TB, key, msgID, text string) protocol.SendResult {
 
 func (h *host) reading(t testing.TB, key string) protocol.Reading {
 	t.Helper()
-	m, err := h.jobs.ReadStates(testutil.Context(t, 2*time.Minute), protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}})
+	m, err := h.jobs.ReadStates(waitfor.Context(t, 2*time.Minute), protocol.ReadStatesParams{Base: base(key), Targets: []protocol.AgentName{{Workstream: "ws", Name: "a1"}}})
 	if err != nil {
 		t.Fatalf("readStates: %v", err)
 	}
@@ -203,7 +205,7 @@ func (h *host) reading(t testing.TB, key string) protocol.Reading {
 // benchmark) is its harness and writes its state with writeState.
 func (h *host) startBare(t testing.TB, key string) {
 	t.Helper()
-	if _, err := h.jobs.Start(testutil.Context(t, 2*time.Minute), protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sleep 1000")}); err != nil {
+	if _, err := h.jobs.Start(waitfor.Context(t, 2*time.Minute), protocol.JobStartParams{Base: base(key), Key: key, Spec: spec("exec sleep 1000")}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -27,14 +29,14 @@ func kindOf(err error) protocol.Kind {
 }
 
 // runView runs a view command the way mu does: sh -c, stdin /dev/null.
-func runView(t *testing.T, v protocol.View) (*exec.Cmd, *testutil.LockedBuffer) {
+func runView(t *testing.T, v protocol.View) (*exec.Cmd, *testlog.LockedBuffer) {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", v.Command)
 	cmd.Stdin = nil // /dev/null
 	for k, val := range v.Env {
 		cmd.Env = append(os.Environ(), k+"="+val)
 	}
-	out := &testutil.LockedBuffer{}
+	out := &testlog.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if v.Cwd != "" {
 		cmd.Dir = v.Cwd
@@ -48,7 +50,7 @@ func runView(t *testing.T, v protocol.View) (*exec.Cmd, *testutil.LockedBuffer) 
 
 func TestStartLookupStatusAttachStop(t *testing.T) {
 	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	key := "job-1"
 	res := h.startAgent(t, key, nil, "")
 	if !strings.HasPrefix(res.Handle, "mu-") || res.View.Command == "" || res.View.Env == nil {
@@ -65,9 +67,9 @@ func TestStartLookupStatusAttachStop(t *testing.T) {
 
 	// The view, run for real with stdin from /dev/null, shows the agent.
 	view, out := runView(t, res.View)
-	testutil.Eventually(t, "the view shows the agent's banner", func() bool { return strings.Contains(out.String(), "mu test agent: ready") })
+	waitfor.Eventually(t, "the view shows the agent's banner", func() bool { return strings.Contains(out.String(), "mu test agent: ready") })
 	h.send(t, key, "m1", "hello from the test")
-	testutil.Eventually(t, "the view shows the turn", func() bool { return strings.Contains(out.String(), "[settled turn 1]") })
+	waitfor.Eventually(t, "the view shows the turn", func() bool { return strings.Contains(out.String(), "[settled turn 1]") })
 	// Killing the view leaves the job running; attach gives a new one.
 	_ = view.Process.Kill()
 	_ = view.Wait()
@@ -79,7 +81,7 @@ func TestStartLookupStatusAttachStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, out2 := runView(t, v2)
-	testutil.Eventually(t, "the new view shows the history", func() bool { return strings.Contains(out2.String(), "agent: hello from the test") })
+	waitfor.Eventually(t, "the new view shows the history", func() bool { return strings.Contains(out2.String(), "agent: hello from the test") })
 
 	if err := h.jobs.Stop(ctx, key); err != nil {
 		t.Fatalf("stop: %v", err)
@@ -103,15 +105,15 @@ func TestStartLookupStatusAttachStop(t *testing.T) {
 
 func TestStartIsIdempotent(t *testing.T) {
 	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	count := filepath.Join(h.root, "count")
-	s := spec("echo run >> " + testutil.ShQuote(count) + "; exec sleep 1000")
+	s := spec("echo run >> " + words.ShQuote(count) + "; exec sleep 1000")
 	p := protocol.JobStartParams{Base: base("k"), Key: "k", Spec: s}
 	r1, err := h.jobs.Start(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, "the job ran", func() bool { b, _ := os.ReadFile(count); return len(b) > 0 })
+	waitfor.Eventually(t, "the job ran", func() bool { b, _ := os.ReadFile(count); return len(b) > 0 })
 	// Two more starts, one of them concurrent with a third.
 	var wg sync.WaitGroup
 	results := make([]protocol.JobStartResult, 2)
@@ -140,7 +142,7 @@ func TestStartIsIdempotent(t *testing.T) {
 
 func TestFencedLookupMakesNoneFinal(t *testing.T) {
 	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	lk, err := h.jobs.Lookup(ctx, protocol.LookupParams{Base: base("f"), Key: "f"})
 	if err != nil || !lk.None {
 		t.Fatalf("unfenced lookup of an unknown key: %+v %v", lk, err)
@@ -173,7 +175,7 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 
 func TestExitCodeEnvAndCwd(t *testing.T) {
 	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	dir := filepath.Join(h.root, "work dir")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -189,7 +191,7 @@ func TestExitCodeEnvAndCwd(t *testing.T) {
 			t.Fatal(err)
 		}
 		var st protocol.JobStatus
-		testutil.Eventually(t, "the job ends", func() bool { st, _ = h.jobs.Status(ctx, key); return st.State == protocol.JobEnded })
+		waitfor.Eventually(t, "the job ends", func() bool { st, _ = h.jobs.Status(ctx, key); return st.State == protocol.JobEnded })
 		if st.Exit == nil || *st.Exit != 7 {
 			t.Fatalf("%s: status: %+v", key, st)
 		}
@@ -218,13 +220,13 @@ func TestExitCodeEnvAndCwd(t *testing.T) {
 
 func TestLostWhenTmuxServerGoes(t *testing.T) {
 	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	// The job ignores HUP, like an agent that survives its terminal: lost
 	// must still be reported, and stop must still find and kill it.
 	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("l"), Key: "l", Spec: spec("trap '' HUP; sleep 1000; sleep 1000")}); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, "the job runs", func() bool { return len(marked(h.root)) >= 2 })
+	waitfor.Eventually(t, "the job runs", func() bool { return len(marked(h.root)) >= 2 })
 	if err := exec.Command("tmux", "-S", filepath.Join(h.root, "tmux.sock"), "kill-server").Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +254,7 @@ func TestRunnerFailureIsUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	if st, err := j.Status(ctx, "k"); err != nil || st.State != protocol.JobUnknown || st.Reason == "" {
 		t.Fatalf("status: %+v %v", st, err)
 	}
@@ -275,13 +277,13 @@ func TestRunnerFailureIsUnknown(t *testing.T) {
 
 func TestStopKillsTheWholeJob(t *testing.T) {
 	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	// Background children, one in a group of its own (job control).
 	cmd := "sleep 1000 & (sleep 1000 &) ; set -m; sleep 1000 & exec sleep 1000"
 	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("w"), Key: "w", Spec: spec(cmd)}); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, "the job's children run", func() bool { return len(marked(h.root)) >= 5 })
+	waitfor.Eventually(t, "the job's children run", func() bool { return len(marked(h.root)) >= 5 })
 	if err := h.jobs.Stop(ctx, "w"); err != nil {
 		t.Fatal(err)
 	}
@@ -313,16 +315,16 @@ func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	secret := "canary-7f3e9b1d"
 	out := filepath.Join(h.root, "seen")
-	s := spec(`printf '%s' "$TOKEN" > ` + testutil.ShQuote(out) + `; exec sleep 1000`)
+	s := spec(`printf '%s' "$TOKEN" > ` + words.ShQuote(out) + `; exec sleep 1000`)
 	s.Env = map[string]string{"TOKEN": secret}
 	res, err := j.Start(ctx, protocol.JobStartParams{Base: base("sec"), Key: "sec", Spec: s})
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, "the job saw its env", func() bool { b, _ := os.ReadFile(out); return string(b) == secret })
+	waitfor.Eventually(t, "the job saw its env", func() bool { b, _ := os.ReadFile(out); return string(b) == secret })
 	st, _ := j.Status(ctx, "sec")
 	lk, _ := j.Lookup(ctx, protocol.LookupParams{Base: base("sec"), Key: "sec"})
 	if err := j.Stop(ctx, "sec"); err != nil {
@@ -348,7 +350,7 @@ func TestEnvValuesNeverTravelAsArguments(t *testing.T) {
 // first of them starts: every one runs, each in its own session.
 func TestConcurrentStartsOfManyKeys(t *testing.T) {
 	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	const n = 6
 	var wg sync.WaitGroup
 	handles := make([]string, n)
@@ -384,7 +386,7 @@ func TestConcurrentStartsOfManyKeys(t *testing.T) {
 }
 
 func TestCheckStepsSayWhatIsMissing(t *testing.T) {
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	// A host whose PATH has none of the tools, and a root no one can make.
 	j, err := tmuxjob.New(tmuxjob.LocalRunner{Env: []string{"PATH=/nonexistent", "HOME=/"}},
 		tmuxjob.Options{Root: "/proc/mu-jobs", Kind: "tmux", Channel: "c"})
@@ -413,7 +415,7 @@ func TestCheckStepsSayWhatIsMissing(t *testing.T) {
 // itself, and the check step says so.
 func TestCheckStepsSayHowAWatchWaits(t *testing.T) {
 	h := newHost(t)
-	steps, err := h.jobs.CheckSteps(testutil.Context(t, 2*time.Minute), protocol.PhaseReach)
+	steps, err := h.jobs.CheckSteps(waitfor.Context(t, 2*time.Minute), protocol.PhaseReach)
 	if err != nil || len(steps) != 5 || steps[3].Step != "watch" || !strings.HasPrefix(steps[3].Detail, "inotify") {
 		t.Fatalf("%+v %v", steps, err)
 	}
@@ -423,7 +425,7 @@ func TestCheckStepsSayHowAWatchWaits(t *testing.T) {
 // or not, and the check step says so (here a stat that says fuseblk).
 func TestCheckStepsSayAFuseRootIsPolled(t *testing.T) {
 	h := newHostOn(t, shimmed(t, "stat", "echo fuseblk\n"))
-	steps, err := h.jobs.CheckSteps(testutil.Context(t, 2*time.Minute), protocol.PhaseReach)
+	steps, err := h.jobs.CheckSteps(waitfor.Context(t, 2*time.Minute), protocol.PhaseReach)
 	if err != nil || len(steps) != 5 || steps[3].Step != "watch" || steps[3].OK != protocol.StepPassed ||
 		!strings.HasPrefix(steps[3].Detail, "a look every 10 ms") || !strings.Contains(steps[3].Detail, "fuseblk") {
 		t.Fatalf("%+v %v", steps, err)
@@ -435,7 +437,7 @@ func TestCheckStepsSayAFuseRootIsPolled(t *testing.T) {
 // the integration suite's SIGKILL drill for job.stop.
 func TestStartRacingLastSessionStop(t *testing.T) {
 	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	for i := 0; i < 20; i++ {
 		a, b := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
 		if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(a), Key: a, Spec: spec("exec sleep 1000")}); err != nil {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -105,7 +105,7 @@ func inboxMsgIDs(t *testing.T, h *host, key string) []string {
 
 func (h *host) receipt(t *testing.T, key, msgID string) protocol.Receipt {
 	t.Helper()
-	r, err := h.jobs.Receipt(testutil.Context(t, 2*time.Minute), protocol.ReceiptParams{Base: base(key), MsgID: msgID})
+	r, err := h.jobs.Receipt(waitfor.Context(t, 2*time.Minute), protocol.ReceiptParams{Base: base(key), MsgID: msgID})
 	if err != nil || r.ID != msgID {
 		t.Fatalf("receipt %s: %+v %v", msgID, r, err)
 	}
@@ -158,7 +158,7 @@ func TestReceiptWaitsForADeliveryWriting(t *testing.T) {
 	hr := &heldRunner{release: make(chan struct{})}
 	sent := sendAsync(ctx, h.via(t, hr), key, "m1", "held")
 	lock := filepath.Join(h.jobs.JobDir(key), "lock")
-	testutil.Eventually(t, "the delivery holds the job's lock", func() bool { return lockHeld(lock) })
+	waitfor.Eventually(t, "the delivery holds the job's lock", func() bool { return lockHeld(lock) })
 	type rc struct {
 		r   protocol.Receipt
 		err error
@@ -171,7 +171,7 @@ func TestReceiptWaitsForADeliveryWriting(t *testing.T) {
 	// Either the receipt answers while the delivery is held, or it waits
 	// for the lock (a flock process waiting on the job's lock).
 	var early *rc
-	testutil.Eventually(t, "the receipt answers or waits for the lock", func() bool {
+	waitfor.Eventually(t, "the receipt answers or waits for the lock", func() bool {
 		select {
 		case g := <-got:
 			early = &g
@@ -223,7 +223,7 @@ func lockWaiter(lock string) bool {
 // concerned. A receipt asked before the job exists fences as well.
 func TestFenceCoversEveryMsgIDKind(t *testing.T) {
 	h := newHost(t)
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	key := "nk"
 	if r := h.receipt(t, key, "early"); r.State != protocol.ReceiptNotAccepted {
 		t.Fatalf("receipt before the job: %+v", r)
@@ -273,7 +273,7 @@ func TestReceiptLockBusyIsUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
-	testutil.Eventually(t, "the test holds the job's lock", func() bool { return lockHeld(lock) })
+	waitfor.Eventually(t, "the test holds the job's lock", func() bool { return lockHeld(lock) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	r, err := h.jobs.Receipt(ctx, protocol.ReceiptParams{Base: base(key), MsgID: "m1"})

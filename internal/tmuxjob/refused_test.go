@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -65,10 +66,10 @@ func TestStartRefusedOnlyForLength(t *testing.T) {
 func TestStartArgBound(t *testing.T) {
 	t.Run("agent", func(t *testing.T) {
 		h := newHost(t)
-		pre := "exec sh " + testutil.ShQuote(h.agent) + " #"
+		pre := "exec sh " + words.ShQuote(h.agent) + " #"
 		pad := func(n int) string { return pre + strings.Repeat("x", n-len(pre)) }
 		refusedForLength(t, h.jobs, h.root, spec(pad(tmuxjob.MaxArg+1)), tmuxjob.MaxArg)
-		if _, err := h.jobs.Start(testutil.Context(t, time.Minute), protocol.JobStartParams{Base: base("at"), Key: "at", Spec: spec(pad(tmuxjob.MaxArg))}); err != nil {
+		if _, err := h.jobs.Start(waitfor.Context(t, time.Minute), protocol.JobStartParams{Base: base("at"), Key: "at", Spec: spec(pad(tmuxjob.MaxArg))}); err != nil {
 			t.Fatalf("job.start of a spec.cmd of %d bytes: %v", tmuxjob.MaxArg, err)
 		}
 		h.waitBaseline(t, "at")
@@ -124,7 +125,7 @@ func TestStartArgBoundOtherValues(t *testing.T) {
 // root (no job directory, no tmux server).
 func refusedForLength(t *testing.T, j *tmuxjob.Jobs, root string, s protocol.JobSpec, max int) {
 	t.Helper()
-	_, err := j.Start(testutil.Context(t, time.Minute), protocol.JobStartParams{Base: base("over"), Key: "over", Spec: s})
+	_, err := j.Start(waitfor.Context(t, time.Minute), protocol.JobStartParams{Base: base("over"), Key: "over", Spec: s})
 	var pe *protocol.Error
 	if !errors.As(err, &pe) || pe.Kind != protocol.Permanent || !errors.Is(err, tmuxjob.ErrTooLong) ||
 		!strings.Contains(pe.Message, fmt.Sprintf("spec.cmd is %d bytes, over the %d bytes", len(s.Cmd), max)) {

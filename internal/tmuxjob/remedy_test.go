@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -13,7 +13,7 @@ import (
 // Each failing check step names its remedy: the package to install, or the
 // backend's own for its root.
 func TestCheckStepsNameTheirRemedies(t *testing.T) {
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	// A host whose PATH has none of the tools, and a root no one can make.
 	j, err := tmuxjob.New(tmuxjob.LocalRunner{Env: []string{"PATH=/nonexistent", "HOME=/"}},
 		tmuxjob.Options{Root: "/proc/mu-jobs", Kind: "tmux", Channel: "c", RootRemedy: "pick another --root"})

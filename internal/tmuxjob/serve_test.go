@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -94,12 +95,12 @@ func TestWatchSendsExactlyOneNotification(t *testing.T) {
 	w := serveJobs(t, h)
 	key := "wj"
 	var start protocol.JobStartResult
-	m := w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + testutil.ShQuote(h.agent))}))
+	m := w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + words.ShQuote(h.agent))}))
 	if err := json.Unmarshal(m.Result, &start); err != nil || start.Handle == "" {
 		t.Fatalf("job.start: %s", m.Result)
 	}
 	var b *protocol.Baseline
-	testutil.Eventually(t, "baseline over the wire", func() bool {
+	waitfor.Eventually(t, "baseline over the wire", func() bool {
 		m := w.call("channel.baseline", params(key, nil))
 		return string(m.Result) != "null" && json.Unmarshal(m.Result, &b) == nil
 	})
@@ -124,7 +125,7 @@ func TestWatchSendsExactlyOneNotification(t *testing.T) {
 	// Exactly one: a second turn settles, and the next line is still the
 	// reply to the next call, not another notification.
 	w.call("channel.send", params(key, map[string]any{"text": "again", "msgId": "m2", "mode": "followUp", "force": false, "firstPrompt": false}))
-	testutil.Eventually(t, "turn 2", func() bool {
+	waitfor.Eventually(t, "turn 2", func() bool {
 		return string(w.call("channel.lastRun", params(key, map[string]any{"afterRuns": 1})).Result) != "null"
 	})
 	time.Sleep(300 * time.Millisecond)
@@ -138,7 +139,7 @@ func TestWatchSendsExactlyOneNotification(t *testing.T) {
 	}
 	w.Send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancel","params":{"watchId":%q}}`, wr.WatchID))
 	w.call("channel.send", params(key, map[string]any{"text": "third", "msgId": "m3", "mode": "followUp", "force": false, "firstPrompt": false}))
-	testutil.Eventually(t, "turn 3", func() bool {
+	waitfor.Eventually(t, "turn 3", func() bool {
 		return string(w.call("channel.lastRun", params(key, map[string]any{"afterRuns": 2})).Result) != "null"
 	})
 	time.Sleep(300 * time.Millisecond)
@@ -149,7 +150,7 @@ func TestWatchRestartedOnNewIncarnation(t *testing.T) {
 	h := newHost(t)
 	w := serveJobs(t, h)
 	key := "wr"
-	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + testutil.ShQuote(h.agent))}))
+	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + words.ShQuote(h.agent))}))
 	b := h.waitBaseline(t, key)
 	wm := w.call("channel.watch", params(key, map[string]any{"afterRuns": 0, "inc": b.Incarnation}))
 	var wr protocol.WatchResult
@@ -193,8 +194,8 @@ func TestEveryReplyMatchesTheSchema(t *testing.T) {
 	w := serveJobs(t, h)
 	key := "sc"
 	w.call("job.lookup", params(key, map[string]any{"key": key, "fence": false}))
-	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + testutil.ShQuote(h.agent))}))
-	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + testutil.ShQuote(h.agent))}))
+	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + words.ShQuote(h.agent))}))
+	w.call("job.start", params(key, map[string]any{"key": key, "spec": spec("exec sh " + words.ShQuote(h.agent))}))
 	w.call("job.lookup", params(key, map[string]any{"key": key, "fence": true}))
 	w.call("job.status", params(key, nil))
 	w.call("job.attach", params(key, nil))
@@ -213,7 +214,7 @@ func TestEveryReplyMatchesTheSchema(t *testing.T) {
 	w.call("channel.readStates", params(key, map[string]any{"targets": []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}))
 	w.call("channel.receipt", params(key, map[string]any{"msgId": "x"}))
 	w.call("channel.send", params(key, map[string]any{"text": "q [[block:ok]] [[ms:3000]]", "msgId": "s1", "mode": "followUp", "force": false, "firstPrompt": false}))
-	testutil.Eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
+	waitfor.Eventually(t, "blocked", func() bool { return h.reading(t, key).State == protocol.TurnBlocked })
 	w.call("channel.readStates", params(key, map[string]any{"targets": []protocol.AgentName{{Workstream: "ws", Name: "a1"}}}))
 	w.call("channel.watch", params(key, nil))
 	w.call("channel.answer", params(key, map[string]any{"keys": []string{"1"}, "force": false}))
@@ -258,7 +259,7 @@ func TestWatchWakesOnTailsStderr(t *testing.T) {
 	if err != nil {
 		t.Skip("no tail")
 	}
-	shim := "case $1 in --version) exec " + testutil.ShQuote(real) + " \"$@\" ;; esac\nexec " + testutil.ShQuote(real) + " ---disable-inotify \"$@\" >/dev/null\n"
+	shim := "case $1 in --version) exec " + words.ShQuote(real) + " \"$@\" ;; esac\nexec " + words.ShQuote(real) + " ---disable-inotify \"$@\" >/dev/null\n"
 	h := newHostOn(t, shimmed(t, "tail", shim), func(o *tmuxjob.Options) { o.Poll = time.Minute })
 	watchFirstTurn(t, h, "quiet", "hi [[ms:300]]")
 }
@@ -269,7 +270,7 @@ func TestWatchWakesOnTailsStderr(t *testing.T) {
 func watchFirstTurn(t *testing.T, h *host, key, text string) context.Context {
 	t.Helper()
 	h.startAgent(t, key, nil, "")
-	ctx := testutil.Context(t, 2*time.Minute)
+	ctx := waitfor.Context(t, 2*time.Minute)
 	zero := int64(0)
 	_, run, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &zero})
 	if err != nil {

@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // buildBenchPlugin is testdata/mu-plugin-bench, built once, static.
 func buildBenchPlugin(b *testing.B) string {
 	b.Helper()
-	return testutil.BuildShipped(b, "./testdata/mu-plugin-bench")
+	return programs.BuildShipped(b, "./testdata/mu-plugin-bench")
 }
 
 // reportPercentiles adds p50 and p99 of the samples as metrics.

@@ -150,7 +150,29 @@ func (p *Plugin) send(ctx context.Context, r *Request, timeout time.Duration) (o
 		p.beginStop(fmt.Errorf("%s: request cut after %d bytes: %w", r.Method, n, cause))
 		return outcome{}, uerr
 	}
-	return p.await(ctx, r.Method, pc, deadline)
+	o, err := p.await(ctx, r.Method, pc, deadline)
+	if err == nil {
+		p.holdTimedOutRun(ctx, r.Method, o.result)
+	}
+	return o, err
+}
+
+// holdTimedOutRun: a "stopping" link's timed-out run stops asynchronously,
+// within one grace after the answer; mu waits that grace out before it
+// returns the run (and counts the link stopped). A "stopped" link's
+// processes are gone at the answer; an "unknown" one's may never be.
+func (p *Plugin) holdTimedOutRun(ctx context.Context, method string, result json.RawMessage) {
+	link := p.decl.Seams.Link
+	if !protocol.Runs[method] || link == nil || link.RemoteOnTimeout != protocol.RemoteStopping {
+		return
+	}
+	var run struct {
+		ExitCode *int `json:"exitCode"`
+	}
+	if json.Unmarshal(result, &run) != nil || run.ExitCode != nil {
+		return
+	}
+	p.cfg.waitGrace(ctx, p.cfg.RunGrace)
 }
 
 // writeCall writes a request line. A plugin that does not read its stdin

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -120,7 +120,7 @@ func TestWatchCancel(t *testing.T) {
 	if _, err := w.Wait(context.Background()); !errors.Is(err, ErrWatchEnded) {
 		t.Fatalf("wait: %v", err)
 	}
-	testutil.Eventually(t, "the plugin to end the watch", func() bool { return strings.Contains(h.stderr.String(), "watch ended: "+w.ID) })
+	waitfor.Eventually(t, "the plugin to end the watch", func() bool { return strings.Contains(h.stderr.String(), "watch ended: "+w.ID) })
 	if n := len(h.tr.Containing(Out, `"$/cancel","params":{"watchId":"`+w.ID+`"}`)); n != 1 {
 		t.Fatalf("%d watch cancels: %q", n, h.tr.Lines(Out))
 	}

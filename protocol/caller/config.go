@@ -1,6 +1,7 @@
 package caller
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"time"
@@ -84,6 +85,15 @@ type Config struct {
 	// RetryBackoff is the pause before the n-th retry, times n (default
 	// 100 ms).
 	RetryBackoff time.Duration
+	// RunGrace is how long a timed-out run (link.exec, link.fetch or
+	// link.push answered with exitCode null) of a link that declares
+	// remoteOnTimeout "stopping" is held before it is returned: the spec's
+	// "mu then waits the grace out, still holding the call's channel,
+	// before it returns the timed-out run" (default 5 s; lower it only in
+	// tests).
+	RunGrace time.Duration
+	// waitGrace waits d or until ctx ends (tests replace it to see the wait).
+	waitGrace func(ctx context.Context, d time.Duration)
 	// SkipParamsCheck sends params even when they do not match the schema
 	// (for tests that check how a plugin answers bad params). Off, a call
 	// with invalid params fails not sent.
@@ -101,6 +111,12 @@ func (c *Config) withDefaults() Config {
 	if d.StopGrace <= 0 {
 		d.StopGrace = protocol.Grace
 	}
+	if d.RunGrace <= 0 {
+		d.RunGrace = protocol.Grace
+	}
+	if d.waitGrace == nil {
+		d.waitGrace = sleepCtx
+	}
 	if d.Retries == 0 {
 		d.Retries = DefaultRetries
 	}
@@ -114,4 +130,14 @@ func (c *Config) withDefaults() Config {
 		d.Mu = MuVersion
 	}
 	return d
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

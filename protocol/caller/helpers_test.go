@@ -4,19 +4,19 @@ import (
 	"context"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
 type harness struct {
 	cfg    Config
 	tr     *Record
-	stderr *testutil.LockedBuffer
+	stderr *testlog.LockedBuffer
 }
 
 // newHarness configures a plugin named name in mode (see runTestPlugin).
 func newHarness(t testing.TB, name, mode string, env ...string) *harness {
-	h := &harness{tr: &Record{}, stderr: &testutil.LockedBuffer{}}
+	h := &harness{tr: &Record{}, stderr: &testlog.LockedBuffer{}}
 	h.cfg = Config{
 		Name: name,
 		Argv: []string{register(t, name)},

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -20,7 +20,7 @@ func TestLoadRulesRefuseByName(t *testing.T) {
 		return func(t testing.TB) string {
 			d := testDecl("raw")
 			f(&d)
-			return testutil.JSON(d)
+			return words.JSON(d)
 		}
 	}
 	raw := func(s string) func(testing.TB) string { return func(testing.TB) string { return s } }
@@ -40,14 +40,14 @@ func TestLoadRulesRefuseByName(t *testing.T) {
 		{"digest", "", edit(func(d *protocol.InitializeResult) { d.Schema = "sha256:" + strings.Repeat("0", 64) }), nil, RuleDigest},
 		{"configured digest", "", nil, func(c *Config) { c.Digest = "sha256:" + strings.Repeat("1", 64) }, RuleDigest},
 		{"unknown field", "", func(t testing.TB) string {
-			return strings.Replace(testutil.JSON(testDecl("raw")), `"instance"`, `"extra":1,"instance"`, 1)
+			return strings.Replace(words.JSON(testDecl("raw")), `"instance"`, `"extra":1,"instance"`, 1)
 		}, nil, RuleSchema},
 		{"unknown seam", "", func(t testing.TB) string {
-			return strings.Replace(testutil.JSON(testDecl("raw")), `"seams":{`, `"seams":{"teleport":{},`, 1)
+			return strings.Replace(words.JSON(testDecl("raw")), `"seams":{`, `"seams":{"teleport":{},`, 1)
 		}, nil, RuleSchema},
 		{"unknown value", "", edit(func(d *protocol.InitializeResult) { d.Seams.Link.Slots = "many" }), nil, RuleSchema},
 		{"missing field", "", func(t testing.TB) string {
-			return strings.Replace(testutil.JSON(testDecl("raw")), `"instance":"test",`, ``, 1)
+			return strings.Replace(words.JSON(testDecl("raw")), `"instance":"test",`, ``, 1)
 		}, nil, RuleSchema},
 		{"not an object", "", raw(`"hello"`), nil, RuleSchema},
 		{"no seam", "", edit(func(d *protocol.InitializeResult) { d.Seams = protocol.Seams{} }), nil, protocol.RuleNoSeam},
@@ -105,7 +105,7 @@ func TestLoadRulesRefuseByName(t *testing.T) {
 func TestRecordedSameDeclarationLoads(t *testing.T) {
 	h := newHarness(t, "raw", "raw:ok")
 	var m map[string]any
-	if err := json.Unmarshal([]byte(testutil.JSON(testDecl("raw"))), &m); err != nil {
+	if err := json.Unmarshal([]byte(words.JSON(testDecl("raw"))), &m); err != nil {
 		t.Fatal(err)
 	}
 	rec, _ := json.MarshalIndent(m, "", "  ") // sorted keys, other spacing

@@ -1,7 +1,7 @@
 package caller
 
 // The test binary doubles as the plugins these tests drive (the
-// hashicorp/go-plugin pattern, through testutil.Main): run as
+// hashicorp/go-plugin pattern, through programs.Main): run as
 // mu-plugin-<name>, it runs a plugin instead of the tests, in the mode
 // CALLER_TEST_PLUGIN names. "good" is a real plugin on protocol.Serve;
 // "raw:<behaviour>" writes crafted lines to break one rule each.
@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/schemas"
 )
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	for _, name := range pluginNames {
 		cmds["mu-plugin-"+name] = func() { os.Exit(runTestPlugin(name, os.Getenv(envMode))) }
 	}
-	testutil.Main(m, cmds)
+	programs.Main(m, cmds)
 }
 
 func testSeams() protocol.Seams {
@@ -258,7 +258,7 @@ func runRaw(name, behaviour string) int {
 			case "stall": // stops reading its stdin
 				time.Sleep(time.Hour)
 			case "ignore-eof-child", "leave-child":
-				c := exec.Command(sleeperCmd) // on PATH (testutil.Main)
+				c := exec.Command(sleeperCmd) // on PATH (programs.Main)
 				if err := c.Start(); err != nil {
 					fmt.Fprintln(os.Stderr, "child:", err)
 					return 1
@@ -316,5 +316,5 @@ func runRaw(name, behaviour string) int {
 // test binary as mu-plugin-<name>.
 func register(t testing.TB, name string) string {
 	t.Helper()
-	return testutil.Command(t, "mu-plugin-"+name)
+	return programs.Command(t, "mu-plugin-"+name)
 }

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -141,7 +141,7 @@ func TestCancelWhileWaitingToWrite(t *testing.T) {
 	errA := make(chan error, 1)
 	go func() { _, err := p.Call(ctxA, protocol.MethodLinkExec, big, time.Minute); errA <- err }()
 	// The write is blocked once the pipe holds bytes: it cannot be whole.
-	testutil.Eventually(t, "the big write to fill the pipe", func() bool { return pipeBytes(t, p) > 0 })
+	waitfor.Eventually(t, "the big write to fill the pipe", func() bool { return pipeBytes(t, p) > 0 })
 	ctxB, cancelB := context.WithCancel(context.Background())
 	errB := make(chan error, 1)
 	go func() {
@@ -199,7 +199,7 @@ func TestPendingCallsUnansweredOnStop(t *testing.T) {
 			errs <- err
 		}()
 	}
-	testutil.Eventually(t, "two calls on the wire", func() bool { return len(h.tr.Containing(Out, `"job.status"`)) == 2 })
+	waitfor.Eventually(t, "two calls on the wire", func() bool { return len(h.tr.Containing(Out, `"job.status"`)) == 2 })
 	p.Stop()
 	for range 2 {
 		if err := <-errs; !errors.Is(err, ErrUnanswered) || !errors.Is(err, ErrStopped) {
@@ -216,7 +216,7 @@ func TestPendingCallsUnansweredOnStop(t *testing.T) {
 func TestIgnoringEOFIsKilled(t *testing.T) {
 	h := newHarness(t, "raw", "raw:ignore-eof-child")
 	p := h.start(t)
-	testutil.Eventually(t, "the child", func() bool { return strings.Contains(h.stderr.String(), "child ") })
+	waitfor.Eventually(t, "the child", func() bool { return strings.Contains(h.stderr.String(), "child ") })
 	start := time.Now()
 	rep := p.Stop()
 	if rep.Graceful || rep.Killed != 2 || !rep.GroupEmpty || !rep.LeaderKilled() {
@@ -265,7 +265,7 @@ func TestLeaderExitKillsGroup(t *testing.T) {
 func TestFirstStderrLine(t *testing.T) {
 	h := newHarness(t, "raw", "raw:stderr-long")
 	p := h.start(t)
-	testutil.Eventually(t, "stderr", func() bool { return strings.Contains(h.stderr.String(), "second line") })
+	waitfor.Eventually(t, "stderr", func() bool { return strings.Contains(h.stderr.String(), "second line") })
 	got := p.FirstStderrLine()
 	if got != strings.Repeat("é", 400) {
 		t.Fatalf("first line (%d runes) %q", len([]rune(got)), got)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -148,7 +148,7 @@ func TestNotificationCrossingCancelIgnored(t *testing.T) {
 	if _, ok := <-w.C(); ok {
 		t.Fatal("a cancelled watch delivered a value")
 	}
-	testutil.Eventually(t, "the crossing notification", func() bool {
+	waitfor.Eventually(t, "the crossing notification", func() bool {
 		return len(h.tr.Lines(In)) >= 4 // init, exec, watch, the crossing settle
 	})
 	if len(h.tr.Containing(Out, `"params":{"watchId":"w1"}`)) != 1 {

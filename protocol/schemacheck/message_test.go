@@ -6,7 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/schemas"
 )
@@ -30,7 +31,7 @@ func TestMessageValid(t *testing.T) {
 	// A real error reply, as protocol.ToWire builds its error.
 	for _, k := range []protocol.Kind{protocol.Retryable, protocol.Permanent, protocol.Human, protocol.UnknownOutcome} {
 		e := protocol.ToWire(protocol.Errorf(k, "x"), protocol.MethodHostStatus)
-		line := json.RawMessage(testutil.JSON(map[string]any{"jsonrpc": "2.0", "id": 3, "error": e}))
+		line := json.RawMessage(words.JSON(map[string]any{"jsonrpc": "2.0", "id": 3, "error": e}))
 		if err := Message(line); err != nil {
 			t.Errorf("%s: %v", line, err)
 		}
@@ -79,10 +80,10 @@ func TestMessageInvalid(t *testing.T) {
 // make the first call at once (run under -race).
 func TestConcurrentFirstUse(t *testing.T) {
 	once, compiled, loadErr = sync.Once{}, nil, nil
-	good := json.RawMessage(testutil.JSON(examples["link.exec"].results[0]))
+	good := json.RawMessage(words.JSON(examples["link.exec"].results[0]))
 	bad := apply(good, del("/partial"))
 	errs := make(chan string, 64)
-	testutil.Parallel(32, func(int) {
+	crashdrill.Parallel(32, func(int) {
 		if err := Result("link.exec", good); err != nil {
 			errs <- err.Error()
 		}
@@ -118,7 +119,7 @@ func TestCompileRefusesBrokenSchemas(t *testing.T) {
 }
 
 func BenchmarkResultLinkExec(b *testing.B) {
-	r := json.RawMessage(testutil.JSON(protocol.ExecResult{ExitCode: intp(0), Stdout: strings.Repeat("output line\n", 40), Stderr: "warn\n"}))
+	r := json.RawMessage(words.JSON(protocol.ExecResult{ExitCode: intp(0), Stdout: strings.Repeat("output line\n", 40), Stderr: "warn\n"}))
 	if err := Result("link.exec", r); err != nil {
 		b.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func BenchmarkResultLinkExec(b *testing.B) {
 }
 
 func BenchmarkDeclaration(b *testing.B) {
-	r := json.RawMessage(testutil.JSON(fullDecl))
+	r := json.RawMessage(words.JSON(fullDecl))
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := Declaration(r); err != nil {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 )
 
 // op edits a decoded JSON document at a JSON pointer.
@@ -33,7 +33,7 @@ func apply(doc json.RawMessage, ops ...op) json.RawMessage {
 	for _, o := range ops {
 		v = edit(v, tokens(o.ptr), o)
 	}
-	return json.RawMessage(testutil.JSON(v))
+	return json.RawMessage(words.JSON(v))
 }
 
 func tokens(ptr string) []string {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -230,7 +230,7 @@ func mutations() []mutation {
 
 func TestMutationsFail(t *testing.T) {
 	for _, m := range mutations() {
-		base := json.RawMessage(testutil.JSON(m.base))
+		base := json.RawMessage(words.JSON(m.base))
 		if m.base != nil {
 			if err := m.check(base); err != nil {
 				t.Fatalf("%s: the base is invalid: %v", m.name, err)

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
 func TestGoValuesValidate(t *testing.T) {
 	for m, c := range examples {
 		for i, p := range c.params {
-			raw := json.RawMessage(testutil.JSON(p))
+			raw := json.RawMessage(words.JSON(p))
 			if p == nil {
 				raw = nil // absent params
 			}
@@ -23,7 +23,7 @@ func TestGoValuesValidate(t *testing.T) {
 			}
 		}
 		for i, r := range c.results {
-			raw := json.RawMessage(testutil.JSON(r))
+			raw := json.RawMessage(words.JSON(r))
 			if err := Result(m, raw); err != nil {
 				t.Errorf("%s result #%d %s: %v", m, i, raw, err)
 			}
@@ -31,12 +31,12 @@ func TestGoValuesValidate(t *testing.T) {
 	}
 	for m, ps := range notificationExamples {
 		for i, p := range ps {
-			if err := Notification(m, json.RawMessage(testutil.JSON(p))); err != nil {
+			if err := Notification(m, json.RawMessage(words.JSON(p))); err != nil {
 				t.Errorf("%s #%d: %v", m, i, err)
 			}
 		}
 	}
-	if err := Declaration(json.RawMessage(testutil.JSON(fullDecl))); err != nil {
+	if err := Declaration(json.RawMessage(words.JSON(fullDecl))); err != nil {
 		t.Errorf("full declaration: %v", err)
 	}
 }
@@ -86,7 +86,7 @@ func TestEveryMethodCovered(t *testing.T) {
 }
 
 func TestDeclarationIsInitializeResult(t *testing.T) {
-	for _, raw := range []json.RawMessage{json.RawMessage(testutil.JSON(fullDecl)), json.RawMessage(testutil.JSON(minDecl)), json.RawMessage(`{"protocol":1}`), json.RawMessage(`null`)} {
+	for _, raw := range []json.RawMessage{json.RawMessage(words.JSON(fullDecl)), json.RawMessage(words.JSON(minDecl)), json.RawMessage(`{"protocol":1}`), json.RawMessage(`null`)} {
 		a, b := Declaration(raw), Result("initialize", raw)
 		if (a == nil) != (b == nil) || (a != nil && a.Error() != b.Error()) {
 			t.Errorf("%s: Declaration %v, Result %v", raw, a, b)
@@ -131,7 +131,7 @@ func TestLoadRulesStaySeparate(t *testing.T) {
 	} {
 		d := cloneDecl(t, fullDecl)
 		c.edit(&d)
-		raw := json.RawMessage(testutil.JSON(d))
+		raw := json.RawMessage(words.JSON(d))
 		if err := Declaration(raw); err != nil {
 			t.Errorf("%s: the schema refused what the load rule should: %v", c.rule, err)
 		}
@@ -144,14 +144,14 @@ func TestLoadRulesStaySeparate(t *testing.T) {
 func cloneDecl(t *testing.T, d protocol.InitializeResult) protocol.InitializeResult {
 	t.Helper()
 	var out protocol.InitializeResult
-	if err := json.Unmarshal(json.RawMessage(testutil.JSON(d)), &out); err != nil {
+	if err := json.Unmarshal(json.RawMessage(words.JSON(d)), &out); err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
 func TestNotifications(t *testing.T) {
-	settled := json.RawMessage(testutil.JSON(notificationExamples[protocol.NotifyWatchSettled][0]))
+	settled := json.RawMessage(words.JSON(notificationExamples[protocol.NotifyWatchSettled][0]))
 	for _, m := range []string{"watch/other", "$/cancel", "watch/Settled", "watch/settled/", "channel.watch", ""} {
 		err := Notification(m, settled)
 		if err == nil {
@@ -182,7 +182,7 @@ func TestErrorObject(t *testing.T) {
 		context.DeadlineExceeded, // a cut run: unknown-outcome
 	} {
 		for _, method := range []string{protocol.MethodHostStatus, protocol.MethodHostAcquire, protocol.MethodLinkExec} {
-			raw := json.RawMessage(testutil.JSON(protocol.ToWire(e, method)))
+			raw := json.RawMessage(words.JSON(protocol.ToWire(e, method)))
 			if err := ErrorObject(raw); err != nil {
 				t.Errorf("ToWire(%v): %s: %v", e, raw, err)
 			}

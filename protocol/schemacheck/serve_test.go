@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -70,7 +70,7 @@ func TestServerOutputValidates(t *testing.T) {
 			env["id"] = id
 		}
 		if params != nil {
-			raw := json.RawMessage(testutil.JSON(params))
+			raw := json.RawMessage(words.JSON(params))
 			if _, deliberate := params.(json.RawMessage); !deliberate {
 				if _, hasBase := examples[method]; hasBase && method != protocol.MethodInitialize && method != protocol.MethodCancel {
 					raw = apply(raw, set("/deadline", deadline))
@@ -81,7 +81,7 @@ func TestServerOutputValidates(t *testing.T) {
 			}
 			env["params"] = json.RawMessage(raw)
 		}
-		if _, err := inW.Write(append(json.RawMessage(testutil.JSON(env)), '\n')); err != nil {
+		if _, err := inW.Write(append(json.RawMessage(words.JSON(env)), '\n')); err != nil {
 			t.Fatal(err)
 		}
 	}

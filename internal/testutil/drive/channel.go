@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/panes"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -27,11 +28,11 @@ func JobTarget(host protocol.Target, kind, key, handle, ws, name string) protoco
 
 // Baseline polls channel.baseline on the job jt until the harness reported
 // its first state (spawn readiness), and returns it; an error, or none
-// within testutil.Patience, fails the test.
+// within waitfor.Patience, fails the test.
 func Baseline(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.Target) *protocol.Baseline {
 	t.Helper()
 	var b *protocol.Baseline
-	testutil.Eventually(t, "channel.baseline not null", func() bool {
+	waitfor.Eventually(t, "channel.baseline not null", func() bool {
 		var err error
 		if b, err = p.Baseline(ctx, jt); err != nil {
 			t.Fatalf("channel.baseline: %v", err)
@@ -66,7 +67,7 @@ func Settled(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.Ta
 // pane view (a job's view in tm) killed, job jt still runs (job.status
 // through p), and job.attach's view, opened as the pane again, shows
 // want.
-func Reattach(t testing.TB, ctx context.Context, p *caller.Plugin, tm *testutil.Panes, jt protocol.Target, view, again, want string) {
+func Reattach(t testing.TB, ctx context.Context, p *caller.Plugin, tm *panes.Panes, jt protocol.Target, view, again, want string) {
 	t.Helper()
 	tm.Run(t, "kill-session", "-t", "="+view)
 	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -41,7 +41,7 @@ func ClaudeScreens(t testing.TB, reading func() protocol.Reading, answer func(ke
 	t.Helper()
 	for _, s := range []struct{ screen, keys string }{{"theme picker", "Enter"}, {"API key approval", "1"}, {"folder trust", "Enter"}} {
 		var r protocol.Reading
-		testutil.Eventually(t, "blocked on "+s.screen, func() bool {
+		waitfor.Eventually(t, "blocked on "+s.screen, func() bool {
 			r = reading()
 			return r.State == protocol.TurnBlocked && strings.Contains(r.Pending, s.screen)
 		})
@@ -49,7 +49,7 @@ func ClaudeScreens(t testing.TB, reading func() protocol.Reading, answer func(ke
 			t.Fatalf("no remedy: %q", r.Pending)
 		}
 		answer(s.keys)
-		testutil.Eventually(t, "the answer taken", func() bool { return reading().Pending != r.Pending })
+		waitfor.Eventually(t, "the answer taken", func() bool { return reading().Pending != r.Pending })
 	}
-	testutil.Eventually(t, "ready", func() bool { return reading().State == protocol.TurnIdle })
+	waitfor.Eventually(t, "ready", func() bool { return reading().State == protocol.TurnIdle })
 }

@@ -16,14 +16,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // Plugin is a plugin started by Start.
 type Plugin struct {
 	*caller.Plugin
-	Stderr *testutil.LockedBuffer
+	Stderr *testlog.LockedBuffer
 	Wire   *caller.Record
 	// Budget is the least whole budget of a call made by Call and Err; a
 	// method's own default (caller's: its timeoutMs and a grace for a run,
@@ -36,9 +37,9 @@ type Plugin struct {
 // Stderr and Transcript still get their copies.
 func Start(t testing.TB, cfg caller.Config) *Plugin {
 	t.Helper()
-	p := &Plugin{Stderr: &testutil.LockedBuffer{}, Wire: &caller.Record{}}
+	p := &Plugin{Stderr: &testlog.LockedBuffer{}, Wire: &caller.Record{}}
 	keep(&cfg, p.Stderr, p.Wire)
-	ctx, cancel := context.WithTimeout(context.Background(), testutil.Patience)
+	ctx, cancel := context.WithTimeout(context.Background(), waitfor.Patience)
 	defer cancel()
 	cp, err := caller.Start(ctx, cfg)
 	if err != nil {
@@ -54,7 +55,7 @@ func Start(t testing.TB, cfg caller.Config) *Plugin {
 
 // keep points cfg's Stderr and Transcript at stderr and wire, besides
 // where they already went.
-func keep(cfg *caller.Config, stderr *testutil.LockedBuffer, wire *caller.Record) {
+func keep(cfg *caller.Config, stderr *testlog.LockedBuffer, wire *caller.Record) {
 	if cfg.Stderr != nil {
 		cfg.Stderr = io.MultiWriter(stderr, cfg.Stderr)
 	} else {
@@ -125,7 +126,7 @@ func (p *Plugin) Explain() string {
 	return explain(p.Wire, p.Stderr)
 }
 
-func explain(wire *caller.Record, stderr *testutil.LockedBuffer) string {
+func explain(wire *caller.Record, stderr *testlog.LockedBuffer) string {
 	var b strings.Builder
 	for _, e := range wire.Events() {
 		b.WriteString(e.String())

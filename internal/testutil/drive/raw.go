@@ -6,7 +6,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -16,7 +17,7 @@ import (
 // caller.Raw's own stay reachable as r.Raw.Send and r.Raw.Recv.
 type Raw struct {
 	*caller.Raw
-	Stderr *testutil.LockedBuffer
+	Stderr *testlog.LockedBuffer
 	Wire   *caller.Record
 	t      testing.TB
 }
@@ -25,7 +26,7 @@ type Raw struct {
 // ends.
 func StartRaw(t testing.TB, cfg caller.Config) *Raw {
 	t.Helper()
-	r := &Raw{Stderr: &testutil.LockedBuffer{}, Wire: &caller.Record{}, t: t}
+	r := &Raw{Stderr: &testlog.LockedBuffer{}, Wire: &caller.Record{}, t: t}
 	keep(&cfg, r.Stderr, r.Wire)
 	cr, err := caller.StartRaw(context.Background(), cfg)
 	if err != nil {
@@ -42,7 +43,7 @@ func StartRaw(t testing.TB, cfg caller.Config) *Raw {
 // Send writes line (a newline is added) in one write.
 func (r *Raw) Send(line string) {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testutil.Patience)
+	ctx, cancel := context.WithTimeout(context.Background(), waitfor.Patience)
 	defer cancel()
 	if err := r.Raw.Send(ctx, line); err != nil {
 		r.t.Fatalf("send: %v\n%s", err, explain(r.Wire, r.Stderr))
@@ -50,10 +51,10 @@ func (r *Raw) Send(line string) {
 }
 
 // Recv returns the plugin's next line; a line over 1 MiB, the end of its
-// stdout, or none within testutil.Patience fails the test.
+// stdout, or none within waitfor.Patience fails the test.
 func (r *Raw) Recv() string {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testutil.Patience)
+	ctx, cancel := context.WithTimeout(context.Background(), waitfor.Patience)
 	defer cancel()
 	l, err := r.Raw.Recv(ctx)
 	switch {

@@ -18,18 +18,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // RunID labels one test binary's hosts (org.mu-plugins.testrun), so that
 // its cleanup removes only its own.
-func RunID() string { return testutil.RandHex(6) }
+func RunID() string { return words.RandHex(6) }
 
 // NewPrefix gives each test its own host-name prefix.
-func NewPrefix() string { return "mutest-" + testutil.RandHex(4) }
+func NewPrefix() string { return "mutest-" + words.RandHex(4) }
 
 // Plugin is a provider's plugin as a test drives it: a drive.Plugin
 // (the same fields: its caller.Plugin, stderr, wire and budget) with the
@@ -189,7 +190,7 @@ func LocalRepo(t testing.TB, n int) (string, string) {
 	for i := range contents {
 		contents[i] = strings.Repeat("x", i+1)
 	}
-	return testutil.Repo(t, filepath.Join(t.TempDir(), "local repo"), contents...)
+	return gitrepo.Repo(t, filepath.Join(t.TempDir(), "local repo"), contents...)
 }
 
 // ExitCode is a run's exit code as text ("null" for none).

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -134,7 +134,10 @@ func TestResolveSettledIntent(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	in, p2 := ddCrashed(t, j, state, "dedupe", "after", protocol.MethodHostAcquire, acquireP("k1"))
 	wantState(t, resolve(t, j, p2, in), Found, "")
-	if _, err := j.Resolve(testutil.Context(t, time.Minute), p2.Plugin, in); !errors.Is(err, ErrNoIntent) {
+	if err := j.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Resolve(waitfor.Context(t, time.Minute), p2.Plugin, in); !errors.Is(err, ErrNoIntent) {
 		t.Fatalf("a settled intent resolved again: %v", err)
 	}
 	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 1 {

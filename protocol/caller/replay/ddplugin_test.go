@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -196,7 +196,7 @@ func dd(t *testing.T, mode, state, crash string) *drive.Plugin {
 	if crash != "" {
 		env = append(env, envDDCrash+"="+crash)
 	}
-	return startCfg(t, caller.Config{Name: "dd", Argv: []string{testutil.Command(t, "mu-plugin-dd")}, Env: env})
+	return startCfg(t, caller.Config{Name: "dd", Argv: []string{programs.Command(t, "mu-plugin-dd")}, Env: env})
 }
 
 // ddCrashed runs an effect through the dd plugin in mode that dies when

@@ -24,6 +24,8 @@
 //
 // # Resolving
 //
+//	j, _ := replay.Open(dir)          // the next invocation (the writer's has ended)
+//	defer j.Close()
 //	p, err := session.Plugin(ctx)     // the plugin as this invocation holds it
 //	out, err := j.Resolve(ctx, p, in) // in: from Effect, or j.List() after a crash
 //	switch out.State {
@@ -41,7 +43,11 @@
 //
 //   - the intent is locked (flock) while an Effect sends it or a Resolve
 //     resolves it: a second resolver is refused (ReasonBusy), and so is one
-//     while the writing process still lives (ReasonWriterAlive);
+//     while the invocation that wrote it still lives (ReasonWriterAlive):
+//     a Journal is one invocation of mu, from Open to Close (or its
+//     process's death), holding a lock that Resolve tests; the invocation
+//     that wrote an intent never resolves it itself ("the next verb on the
+//     subject resolves it"), and j.Next() plays mu's next command in place;
 //   - under another plugin or instance nothing is asked or resent
 //     (ReasonStopChanged): every call also carries caller.ExpectInstance;
 //   - job.stop and host.release are reissued with identical params;

@@ -47,7 +47,7 @@ func (j *Journal) Effect(ctx context.Context, p *caller.Plugin, method, key stri
 	in := &Intent{
 		ID: intentID(decl.Plugin.Name, decl.Instance, method, key), Method: method, Key: key,
 		Params: raw, SHA256: sha(raw), Plugin: decl.Plugin.Name, Instance: decl.Instance,
-		Pgid: p.Pgid(), WriterPID: os.Getpid(), WrittenAt: j.now().UnixMilli(),
+		Pgid: p.Pgid(), WriterPID: os.Getpid(), Invocation: j.inv, WrittenAt: j.now().UnixMilli(),
 	}
 	if delivery(method) && f.Target.Agent != nil {
 		in.Agent = f.Target.Agent.Key()

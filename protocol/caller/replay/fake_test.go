@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -246,7 +246,7 @@ func TestIntentOnDisk(t *testing.T) {
 	// A second Effect of the same key sends nothing while it is unresolved.
 	gone(t, p1)
 	p2 := fake(t, state, nil)
-	if _, _, err := j.Effect(testutil.Context(t, time.Minute), p2.Plugin, protocol.MethodHostAcquire, "", acquireP("k1")); !errors.Is(err, ErrUnresolved) || !errors.Is(err, caller.ErrNotSent) {
+	if _, _, err := j.Effect(waitfor.Context(t, time.Minute), p2.Plugin, protocol.MethodHostAcquire, "", acquireP("k1")); !errors.Is(err, ErrUnresolved) || !errors.Is(err, caller.ErrNotSent) {
 		t.Fatalf("Effect over an unresolved intent: %v", err)
 	}
 	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 0 {

@@ -4,8 +4,10 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -42,19 +44,71 @@ func nothingAsked(t *testing.T, p *drive.Plugin) {
 	}
 }
 
+// Another invocation wrote it and lives: a process of its own holds that
+// invocation's lock, as a running mu holds its journal's.
 func TestWriterAliveRefuses(t *testing.T) {
 	j, in, p2 := crashedAcquire(t)
-	w := sleeper(t)
-	in.WriterPID = w.Process.Pid // another mu process wrote it, and lives
+	if err := j.Next(); err != nil { // this test is the next invocation
+		t.Fatal(err)
+	}
+	w := exec.Command("flock", invocationLock(j.Dir(), "w"), "sleep", "600")
+	w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kill := func() { _ = syscall.Kill(-w.Process.Pid, syscall.SIGKILL); _ = w.Wait() } // flock and its sleep
+	t.Cleanup(kill)
+	in.Invocation = "w" // another mu process wrote it, and lives
 	if err := j.write(in, false); err != nil {
 		t.Fatal(err)
 	}
+	if !waitfor.Poll(time.Minute, func() bool { alive, _ := j.invocationLives("w"); return alive }) {
+		t.Fatal("the writer never took its lock")
+	}
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonWriterAlive)
 	nothingAsked(t, p2)
-	// Once it is gone the intent resolves.
-	_ = w.Process.Kill()
-	_ = w.Wait()
+	// Once it is gone the intent resolves, though its lock file stays.
+	kill()
 	wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
+}
+
+// The invocation that wrote an intent does not resolve it: the spec leaves
+// that to the next verb, once this one has ended.
+func TestSameInvocationRefuses(t *testing.T) {
+	j, in, p2 := crashedAcquire(t)
+	out, err := j.Resolve(waitfor.Context(t, time.Minute), p2.Plugin, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, out, Unresolved, ReasonWriterAlive)
+	nothingAsked(t, p2)
+	wantJournal(t, j, 1)
+	wantState(t, resolve(t, j, p2, in), None, ReasonFenced)
+}
+
+// Two invocations in one process: the first one's intents resolve in the
+// second only once the first is closed.
+func TestOpenInvocationRefusesUntilClosed(t *testing.T) {
+	j, in, p2 := crashedAcquire(t)
+	k, err := Open(j.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	out, err := k.Resolve(waitfor.Context(t, time.Minute), p2.Plugin, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, out, Unresolved, ReasonWriterAlive)
+	nothingAsked(t, p2)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err = k.Resolve(waitfor.Context(t, time.Minute), p2.Plugin, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, out, None, ReasonFenced)
 }
 
 func TestAnotherResolverHoldsIt(t *testing.T) {

@@ -8,20 +8,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
+	"github.com/mu-org/mu-plugins/internal/testutil/programs"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // The tests drive two real plugins: mu-plugin-fake, built once
-// (testutil.Build), and mu-plugin-dd, this test binary run as a small
-// protocol.Serve plugin (ddplugin_test.go, through testutil.Main) for the
+// (programs.Build), and mu-plugin-dd, this test binary run as a small
+// protocol.Serve plugin (ddplugin_test.go, through programs.Main) for the
 // declarations the fake does not make (no lookup, receipt none, a file
 // kind, unfenced lookups).
 
 func TestMain(m *testing.M) {
-	testutil.Main(m, map[string]func(){"mu-plugin-dd": func() { os.Exit(runDD()) }})
+	programs.Main(m, map[string]func(){"mu-plugin-dd": func() { os.Exit(runDD()) }})
 }
 
 // calls returns p's outbound lines calling method.
@@ -54,7 +55,7 @@ func startCfg(t *testing.T, cfg caller.Config) *drive.Plugin {
 // none) and more flags.
 func fake(t *testing.T, state string, faults []map[string]any, args ...string) *drive.Plugin {
 	t.Helper()
-	argv := []string{testutil.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-fake"), "--state", state, "--turn-ms", "50"}
+	argv := []string{programs.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-fake"), "--state", state, "--turn-ms", "50"}
 	if faults != nil {
 		b, _ := json.Marshal(map[string]any{"faults": faults})
 		f := filepath.Join(t.TempDir(), "scenario.json")
@@ -160,7 +161,7 @@ func (w fakeWorld) deliveries(agent, text string) int {
 // effect runs j.Effect and wants an unknown outcome with its intent kept.
 func unknownEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, params any) *Intent {
 	t.Helper()
-	_, in, err := j.Effect(testutil.Context(t, time.Minute), p.Plugin, method, "", params)
+	_, in, err := j.Effect(waitfor.Context(t, time.Minute), p.Plugin, method, "", params)
 	if err == nil || in == nil {
 		t.Fatalf("%s: err %v, intent %v: want an unknown outcome", method, err, in)
 	}
@@ -187,7 +188,7 @@ func wantRefused(t *testing.T, p *drive.Plugin, in *Intent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Send(testutil.Context(t, time.Minute), r, 0)
+	_, err = p.Send(waitfor.Context(t, time.Minute), r, 0)
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
 		t.Fatalf("the delayed %s after a fenced none: %v, want a permanent refusal", in.Method, err)
@@ -196,16 +197,21 @@ func wantRefused(t *testing.T, p *drive.Plugin, in *Intent) {
 
 func mustEffect(t *testing.T, j *Journal, p *drive.Plugin, method string, params any) json.RawMessage {
 	t.Helper()
-	res, in, err := j.Effect(testutil.Context(t, time.Minute), p.Plugin, method, "", params)
+	res, in, err := j.Effect(waitfor.Context(t, time.Minute), p.Plugin, method, "", params)
 	if err != nil || in != nil {
 		t.Fatalf("%s: %v (intent %v)", method, err, in)
 	}
 	return res
 }
 
+// resolve resolves in as mu's next verb: the invocation that wrote it has
+// ended (j.Next), and j is the next one.
 func resolve(t *testing.T, j *Journal, p *drive.Plugin, in *Intent) Outcome {
 	t.Helper()
-	out, err := j.Resolve(testutil.Context(t, time.Minute), p.Plugin, in)
+	if err := j.Next(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := j.Resolve(waitfor.Context(t, time.Minute), p.Plugin, in)
 	if err != nil {
 		t.Fatalf("resolve: %v", err)
 	}

@@ -31,6 +31,9 @@ type Intent struct {
 	Pgid     int    `json:"pgid"`     // the process group the call went to
 
 	WriterPID int `json:"writerPid"` // mu's process that wrote it
+	// Invocation is the invocation (Journal) that wrote it: resolution
+	// refuses while it lives.
+	Invocation string `json:"invocation,omitempty"`
 
 	// WrittenAt is when the intent was first written (epoch ms): no send
 	// of it came earlier.

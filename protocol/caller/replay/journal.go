@@ -28,22 +28,30 @@ var ErrBusy = errors.New("the intent is held by another writer or resolver")
 //	DIR/locks/<id>.lock    flock'ed while an Effect sends it or a Resolve resolves it
 //	DIR/agents/<hash>      the id of the newest delivery written to an agent
 //	DIR/lock               flock'ed around every write
+//	DIR/invocations/<id>.lock  flock'ed by each open Journal: one invocation of mu
 //
-// Several processes may share one journal.
+// Several processes, and several invocations, may share one journal.
 type Journal struct {
-	dir string
+	dir  string
+	inv  string   // this invocation's id
+	lock *os.File // its lock, held until Close
 	// Now is the clock (tests may set it); nil is time.Now.
 	Now func() time.Time
 }
 
-// Open opens (creating) the journal in dir.
+// Open opens (creating) the journal in dir as a new invocation of mu,
+// which lives until Close or its process's end.
 func Open(dir string) (*Journal, error) {
-	for _, d := range []string{"intents", "locks", "agents"} {
+	for _, d := range []string{"intents", "locks", "agents", "invocations"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
 			return nil, fmt.Errorf("replay journal: %w", err)
 		}
 	}
-	return &Journal{dir: dir}, nil
+	id, lock, err := newInvocation(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Journal{dir: dir, inv: id, lock: lock}, nil
 }
 
 // Dir is the journal's directory.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mu-org/mu-plugins/internal/testutil"
+	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -21,7 +21,7 @@ func TestStartReplyWithoutBaselineIsUnknown(t *testing.T) {
 	p1 := fake(t, state, []map[string]any{{"method": protocol.MethodJobStart, "fault": "reply", "result": bad}}, "--first-turn", "at-start")
 	jp := jobP("j1", "ws", "a1")
 	jp.Spec.FirstPrompt = &protocol.FirstPrompt{Text: "brief", MsgID: "m0"}
-	_, in, err := j.Effect(testutil.Context(t, time.Minute), p1.Plugin, protocol.MethodJobStart, "", jp)
+	_, in, err := j.Effect(waitfor.Context(t, time.Minute), p1.Plugin, protocol.MethodJobStart, "", jp)
 	var me *caller.MismatchError
 	if !errors.As(err, &me) || me.Rule != caller.MismatchBaseline || in == nil {
 		t.Fatalf("Effect: %v (intent %v), want a baseline mismatch and the intent kept", err, in)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
@@ -31,7 +30,7 @@ const (
 // Why a resolution is Unresolved (or what a None rests on).
 const (
 	ReasonBusy          = "busy"         // another Effect or Resolve holds the intent
-	ReasonWriterAlive   = "writer-alive" // the process that wrote it still lives
+	ReasonWriterAlive   = "writer-alive" // the invocation that wrote it still lives (this one included)
 	ReasonStopChanged   = caller.RuleStopChanged
 	ReasonOtherPlugin   = "other-plugin"   // the plugin is not the one it was recorded under
 	ReasonUndeclared    = "undeclared"     // the plugin no longer declares the seam
@@ -94,8 +93,10 @@ func (j *Journal) Resolve(ctx context.Context, p *caller.Plugin, in *Intent) (Ou
 		return Outcome{}, err
 	}
 	in = cur
-	if in.WriterPID != os.Getpid() && pidAlive(in.WriterPID) {
-		return unresolved(ReasonWriterAlive, fmt.Errorf("pid %d wrote the intent and still lives", in.WriterPID)), nil
+	if alive, why, err := j.writerLives(in); err != nil {
+		return Outcome{}, err
+	} else if alive {
+		return unresolved(ReasonWriterAlive, errors.New(why)), nil
 	}
 	decl := p.Declaration()
 	if decl.Plugin.Name != in.Plugin {

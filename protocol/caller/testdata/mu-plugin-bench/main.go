@@ -1,5 +1,5 @@
 // Command mu-plugin-bench is a minimal plugin on protocol.Serve for the caller's
-// benchmarks (testutil.Build builds it): it serves job.status and a no-op
+// benchmarks (programs.Build builds it): it serves job.status and a no-op
 // link.exec.
 package main
 

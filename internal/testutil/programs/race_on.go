@@ -1,0 +1,6 @@
+//go:build race
+
+package programs
+
+// Race tells whether this binary runs with the race detector.
+const Race = true

@@ -1,6 +1,0 @@
-//go:build !race
-
-package testutil
-
-// Race tells whether this binary runs with the race detector.
-const Race = false
