@@ -238,3 +238,15 @@ func TestClaudeTUIOwnedHomePreAnswered(t *testing.T) {
 		t.Fatalf("~/.claude.json: %s (%v)", b, err)
 	}
 }
+
+// A turn the CLI ends by exiting (here /exit, Claude Code's SessionEnd
+// with no Stop) settles with the exit, not busy for ever.
+func TestClaudeTUIExitSettlesTheTurn(t *testing.T) {
+	a := newAdapterHost(t)
+	key := "cx"
+	jt := a.start(t, claudeTUI, key, "full-access")
+	a.command(t, key, "exit", "")
+	if o := a.settledUnblocked(t, key, jt, 0); o.LastError != "claude exited 0" {
+		t.Fatalf("the /exit turn: %+v", o)
+	}
+}
