@@ -35,6 +35,7 @@ func channelChecks() []check {
 		c("channel/receipt", checkChannelReceipt),
 		c("channel/receipt-final", checkChannelReceiptFinal),
 		c("channel/watch", checkChannelWatch),
+		c("channel/many-watches", checkChannelManyWatches),
 		c("channel/last-run", checkChannelLastRun),
 		c("channel/after-runs", checkChannelAfterRuns),
 		c("channel/runs-dense", checkChannelRunsDense),

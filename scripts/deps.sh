@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_cmds=(git tmux sshd ssh mmdebstrap docker docker-compose ps busybox unshare useradd shellcheck)
+# Login shells that are not POSIX ones, for backend/ssh's jobs on them.
+need_cmds+=(fish tcsh)
 # The test cluster (integration/k8s): etcd, a containerd of its own with
 # runc, the CNI plugins, and the tools its scripts use.
 need_cmds+=(etcd containerd ctr runc /usr/lib/cni/bridge socat conntrack iptables openssl nsenter ip curl flock)

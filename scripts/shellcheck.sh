@@ -61,7 +61,7 @@ for op in "$tmux"/*.sh; do
 	case $op in */lib.sh | */wrapper.sh | */turn.sh) continue ;; esac
 	# turn.sh: the fragment read and wait take (turn.go's fragments).
 	case $op in
-	*/read.sh | */wait.sh) joined "$tmux/lib.sh" "$tmux/turn.sh" "$op" ;;
+	*/read.sh) joined "$tmux/lib.sh" "$tmux/turn.sh" "$op" ;;
 	*) joined "$tmux/lib.sh" "$op" ;;
 	esac
 done

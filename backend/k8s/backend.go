@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/mu-org/mu-plugins/internal/creator"
@@ -130,7 +131,14 @@ func New(cfg Config, log *slog.Logger) (*Backend, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cs, err := kubernetes.NewForConfig(cfg.Target.REST)
+	hc, err := rest.HTTPClientFor(cfg.Target.REST)
+	if err != nil {
+		return nil, err
+	}
+	// Every request ends with its call's context, even one client-go
+	// holds while a credential helper runs.
+	hc.Transport = deadlineBound{hc.Transport}
+	cs, err := kubernetes.NewForConfigAndClient(cfg.Target.REST, hc)
 	if err != nil {
 		return nil, err
 	}

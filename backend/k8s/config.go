@@ -23,6 +23,9 @@ type Target struct {
 	Namespace string
 	Context   string // the context used ("" in-cluster)
 	Source    string // what chose it, for logs and the reach step
+	// Helper is the kubeconfig's exec credential helper ("": none), run
+	// bounded under CredentialCommand.
+	Helper string
 	// Files are the kubeconfig files in force, in precedence order (the
 	// sub-commands, git's bridge and a job's view, get them as KUBECONFIG).
 	Files []string
@@ -45,6 +48,9 @@ func ResolveTarget(kubeconfig, context, namespace string) (Target, error) {
 		return Target{}, fmt.Errorf("namespace: %w", err)
 	}
 	t := Target{REST: cfg, Namespace: ns, Source: describe(rules)}
+	if self, err := os.Executable(); err == nil {
+		t.Helper = wrapCredentialHelper(cfg, self)
+	}
 	raw, err := cc.RawConfig()
 	if err == nil && len(raw.Contexts) > 0 {
 		t.Context = raw.CurrentContext

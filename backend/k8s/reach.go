@@ -40,6 +40,9 @@ func (b *Backend) version(ctx context.Context) (string, error) {
 	if err == nil {
 		return string(v), nil
 	}
+	if cerr := b.credentialError(err); cerr != nil {
+		return "", cerr
+	}
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}

@@ -28,6 +28,6 @@ func TestContractSuite(t *testing.T) {
 	t.Log(out.String())
 	drive.Verdicts(t, rep, "mu-plugin-ssh", func(check string) bool {
 		return check == "job/dedupe" || check == "channel/steer" || strings.HasPrefix(check, "host/")
-	}, "link/exec-exit-codes", "link/fetch", "job/start", "job/stop", "channel/send", "channel/receipt", "channel/watch", "channel/runs-dense", "channel/answer", "channel/interrupt")
+	}, "link/exec-exit-codes", "link/fetch", "job/start", "job/stop", "channel/send", "channel/receipt", "channel/watch", "channel/many-watches", "channel/runs-dense", "channel/answer", "channel/interrupt")
 	t.Logf("the suite against mu-plugin-ssh: %s in %s", rep.Summary(), rep.Elapsed.Round(time.Millisecond))
 }

@@ -96,6 +96,8 @@ type Backend struct {
 	mu    sync.Mutex
 	runs  map[*run]struct{}
 	roots tmuxjob.Roots // destination → its jobs root
+	// watches: each host's watches, on one run (destination and root).
+	watches tmuxjob.HostWatches
 }
 
 // New builds the backend.

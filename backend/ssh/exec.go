@@ -40,6 +40,7 @@ type runSpec struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	mark   bool // a Runner's run: runMark on stdout before the command
 }
 
 // openSession takes a slot and opens a session on it. An OpenChannelError
@@ -137,7 +138,7 @@ func (b *Backend) start(ctx context.Context, c *conn, spec runSpec) (*run, error
 		c.slots.closed()
 		return nil, protocol.NotStarted(err, "session setup")
 	}
-	if err := sess.Start(wrapperCommand(time.Until(spec.until), spec.cwd, spec.argv, spec.args)); err != nil {
+	if err := sess.Start(wrapperCommand(time.Until(spec.until), spec.cwd, spec.argv, spec.args, spec.mark)); err != nil {
 		sess.Close()
 		c.slots.closed()
 		return nil, protocol.NotStarted(err, "cannot start the script on "+c.r.Alias)

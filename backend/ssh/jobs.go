@@ -69,7 +69,7 @@ func (r runner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, [
 	if d, ok := ctx.Deadline(); ok && d.Before(until) {
 		until = d
 	}
-	if n := len(wrapperCommand(time.Until(until), ".", argv, nil)); n > maxCommandLine {
+	if n := len(wrapperCommand(time.Until(until), ".", argv, nil, true)); n > maxCommandLine {
 		return nil, nil, -1, protocol.Wrap(protocol.Permanent, tmuxjob.ErrTooLong, fmt.Sprintf("the run's command line is %d bytes, over the %d bytes the host takes: "+
 			"sshd hands it to the login shell as one argument, and Linux takes at most 128 KiB in one (MAX_ARG_STRLEN); nothing was run", n, maxCommandLine))
 	}
@@ -78,7 +78,7 @@ func (r runner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, [
 		return nil, nil, -1, err
 	}
 	out, errb := outcap.New(runnerOutput), outcap.New(runnerOutput)
-	run, err := r.b.start(ctx, c, runSpec{until: until, cwd: ".", argv: argv, stdin: bytes.NewReader(stdin), stdout: out, stderr: errb})
+	run, err := r.b.start(ctx, c, runSpec{until: until, cwd: ".", argv: argv, stdin: bytes.NewReader(stdin), stdout: out, stderr: errb, mark: true})
 	if err != nil {
 		return nil, nil, -1, err
 	}
@@ -93,6 +93,11 @@ func (r runner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, [
 	e, cutE := errb.Bytes()
 	if cutO || cutE {
 		return nil, nil, -1, errors.New("the run's output passed " + strconv.Itoa(runnerOutput>>20) + " MiB")
+	}
+	// What the login shell's rc file printed comes before the mark.
+	_, o, ok := bytes.Cut(o, []byte(runMark+"\n"))
+	if !ok {
+		return nil, nil, -1, fmt.Errorf("the run's wrapper never ran (exit %d): %s", *exit, sshclient.FirstLine(string(e)))
 	}
 	return o, e, *exit, nil
 }
@@ -169,7 +174,7 @@ func (b *Backend) jobsFor(ctx context.Context, t protocol.Target) (*tmuxjob.Jobs
 
 func (b *Backend) newJobs(dest, root string) (*tmuxjob.Jobs, error) {
 	return tmuxjob.New(b.Runner(dest), tmuxjob.Options{
-		Root: root, Kind: JobKind, Channel: b.cfg.Channel,
+		Root: root, Kind: JobKind, Channel: b.cfg.Channel, Watches: b.watches.Of(dest + "\x00" + root),
 		RootRemedy: "Give the SSH user a writable home, or register the plugin with --jobs-root DIR naming a directory it can write (absolute, or under its login directory)",
 		View: func(handle, _ string) protocol.View {
 			return tmuxjob.ViewArgv(nil, b.viewArgv(dest, root, handle)...)

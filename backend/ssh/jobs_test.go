@@ -146,7 +146,7 @@ func TestRunnerCommandLineBound(t *testing.T) {
 	r := b.Runner(s.Alias)
 	argv := func(extra int) []string {
 		a := []string{"/bin/sh", "-c", "echo ran #"}
-		n := len(wrapperCommand(runnerTimeout, ".", a, nil))
+		n := len(wrapperCommand(runnerTimeout, ".", a, nil, true))
 		a[2] += strings.Repeat("x", maxCommandLine-n+extra)
 		return a
 	}
@@ -164,5 +164,31 @@ func TestRunnerCommandLineBound(t *testing.T) {
 	defer func() { maxCommandLine = old }()
 	if out, _, code, err := r.Run(ctx, long, nil); err == nil && code == 0 || strings.Contains(string(out), "ran") {
 		t.Fatalf("the host ran a command line past the bound: %q exit %d %v", out, code, err)
+	}
+}
+
+// A value that fits one argument but not the run's command line is
+// refused naming that value, not spec.cmd: a 125 KiB key for job.start, a
+// 125 KiB msgId for channel.send (permanent: nothing was sent).
+func TestTooLongNamesTheField(t *testing.T) {
+	ctx := waitfor.Context(t, 2*time.Minute)
+	h := newJobHost(t, testsshd.Options{})
+	p := h.start(t)
+	long := strings.Repeat("k", 125<<10)
+	_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: long, Spec: h.spec("a", ".", nil)})
+	var re *caller.RemoteError
+	if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.HasPrefix(re.Message, "job.start: the key (") {
+		t.Fatalf("job.start of a 125 KiB key: %v, want permanent naming the key", err)
+	}
+	key := newKey("msg")
+	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: h.spec("a", ".", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jt := h.jobTarget(key, res.Handle, "a")
+	drive.Baseline(t, ctx, p, jt)
+	_, err = p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "hi", MsgID: long, Mode: protocol.ModeFollowUp})
+	if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.HasPrefix(re.Message, "channel.send: msgId (") {
+		t.Fatalf("channel.send of a 125 KiB msgId: %v, want permanent naming msgId", err)
 	}
 }

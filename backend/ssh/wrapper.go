@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -40,16 +41,24 @@ var (
 	// wrapperBody runs CMD ARGS with stdin passed through (git's protocol).
 	// A first argument GIT_PROTOCOL=… is exported instead of run.
 	wrapperBody = wrapperArm + "; " + oneLine("exec.sh", execSh) + "; " + wrapperDisarm
+	// wrapperRunBody is wrapperBody for a Runner's run: it prints
+	// runMark on stdout first, so what a login shell's rc file printed
+	// before it is dropped (Runner.Run).
+	wrapperRunBody = wrapperArm + "; echo " + runMark + "; " + oneLine("exec.sh", execSh) + "; " + wrapperDisarm
 )
+
+// runMark is the line a Runner's run prints on stdout before its command.
+const runMark = "mu-ssh-run"
 
 // gitProtocolArg prefixes the argument the wrapper exports as GIT_PROTOCOL.
 const gitProtocolArg = "GIT_PROTOCOL="
 
 // wrapperCommand is the SSH command line for a run: with argv, `sh -c BODY
-// mu-ssh SECS DIR ARGV…`; without, `sh -s SECS DIR ARGS…` reading
-// scriptStdin, ARGS the script's positional parameters. Only fixed text and
-// single-quoted arguments appear in it.
-func wrapperCommand(timeout time.Duration, cwd string, argv, args []string) string {
+// mu-ssh SECS DIR ARGV…` (mark: wrapperRunBody); without, `sh -s SECS DIR
+// ARGS…` reading scriptStdin, ARGS the script's positional parameters.
+// Only fixed text and single-quoted arguments appear in it, each made by
+// argEncode, so the login shell, whichever it is, passes them as they are.
+func wrapperCommand(timeout time.Duration, cwd string, argv, args []string, mark bool) string {
 	secs := max(int((timeout+time.Second-1)/time.Second), 1) + watchdogSlack
 	if cwd == "" {
 		cwd = "."
@@ -57,15 +66,42 @@ func wrapperCommand(timeout time.Duration, cwd string, argv, args []string) stri
 	if strings.HasPrefix(cwd, "-") {
 		cwd = "./" + cwd
 	}
-	parts := []string{"exec", remoteShell, "-s", strconv.Itoa(secs), shQuote(cwd)}
+	parts := []string{"exec", remoteShell, "-s", strconv.Itoa(secs), shQuote(argEncode(cwd))}
 	if len(argv) > 0 {
-		parts = []string{"exec", remoteShell, "-c", shQuote(wrapperBody), "mu-ssh", strconv.Itoa(secs), shQuote(cwd)}
+		body := wrapperBody
+		if mark {
+			body = wrapperRunBody
+		}
+		parts = []string{"exec", remoteShell, "-c", shQuote(body), "mu-ssh", strconv.Itoa(secs), shQuote(argEncode(cwd))}
 		args = argv
 	}
 	for _, a := range args {
-		parts = append(parts, shQuote(a))
+		parts = append(parts, shQuote(argEncode(a)))
 	}
 	return strings.Join(parts, " ")
+}
+
+// argEncode is a for the command line, single-quoted after it, so every
+// login shell reads it the same: fish reads \\ and \' as escapes inside
+// single quotes, tcsh refuses a newline in them and may expand !. A value
+// with none of them (and no leading %) is itself; another is % and the
+// value with each of them (and each backslash) as a printf %b octal
+// escape, which arm.sh decodes.
+func argEncode(a string) string {
+	if !strings.ContainsAny(a, "\\'\n!") && !strings.HasPrefix(a, "%") {
+		return a
+	}
+	var b strings.Builder
+	b.WriteByte('%')
+	for i := 0; i < len(a); i++ {
+		switch c := a[i]; c {
+		case '\\', '\'', '\n', '!':
+			fmt.Fprintf(&b, "\\0%03o", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // scriptStdin is what the session's stdin carries for a script run.
@@ -81,18 +117,31 @@ func shQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// readPG reads "mu-ssh-pg N\n" from the start of stderr. It returns 0 when
-// the stream did not start with it (the wrapper never ran).
+// readPG reads "mu-ssh-pg N\n" from stderr: its first line, or the first
+// after what the login shell's rc file printed (at most rcNoise bytes),
+// which is returned as the stream's start. It returns 0 when the line did
+// not come (the wrapper never ran).
 func readPG(r *bufio.Reader) (int, []byte) {
-	line, err := r.ReadString('\n')
-	if strings.HasPrefix(line, "mu-ssh-pg ") && err == nil {
-		n, perr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "mu-ssh-pg ")))
-		if perr == nil && n > 1 {
-			return n, nil
+	var before []byte
+	for len(before) <= rcNoise {
+		line, err := r.ReadString('\n')
+		if strings.HasPrefix(line, "mu-ssh-pg ") && err == nil {
+			n, perr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "mu-ssh-pg ")))
+			if perr == nil && n > 1 {
+				return n, before
+			}
+		}
+		before = append(before, line...)
+		if err != nil {
+			break
 		}
 	}
-	return 0, []byte(line)
+	return 0, before
 }
+
+// rcNoise bounds what a login shell's rc file may print on stderr before
+// the wrapper's first line.
+const rcNoise = 64 << 10
 
 // killScript is the control session's stop (scripts/kill.sh): SIGKILL the
 // run's process group $1, then re-check until nothing of it is left, about

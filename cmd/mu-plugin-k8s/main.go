@@ -18,8 +18,9 @@ func main() {
 		Short:  "Kubernetes pods as mu's provider hosts (the cluster chosen as kubectl does: --kubeconfig, KUBECONFIG, --context, --namespace, in-cluster)",
 		Config: &k8s.Config{},
 		Commands: map[string]func(context.Context, []string) int{
-			k8s.BridgeCommand: k8s.Bridge,
-			k8s.ViewCommand:   k8s.View,
+			k8s.BridgeCommand:     k8s.Bridge,
+			k8s.ViewCommand:       k8s.View,
+			k8s.CredentialCommand: k8s.CredentialHelper,
 		},
 	}, os.Args[1:]))
 }

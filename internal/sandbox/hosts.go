@@ -49,6 +49,7 @@ type Hosts struct {
 	ours      map[string]bool           // hosts checked to be this instance's
 	acquiring map[string]int            // keys with an acquire running in this process
 	roots     tmuxjob.Roots             // host → its jobs directory
+	watches   tmuxjob.HostWatches       // host → its watches, on one run
 }
 
 // NewHosts are instance's hosts over p; self is this binary (git's ext::
@@ -96,6 +97,7 @@ func (h *Hosts) Forget(host string) {
 	delete(h.ours, host)
 	h.mu.Unlock()
 	h.roots.Forget(host)
+	h.watches.Forget(host)
 	h.DropPool(host)
 }
 

@@ -43,6 +43,11 @@ type Options struct {
 	// (sshd in a mount namespace of its own, busybox bound over the
 	// shell /bin/sh names): a host whose POSIX shell is busybox's.
 	BusyboxSh bool
+	// LoginShell logs in as a user of its own (TestUser-SHELL, its
+	// home's ~/.bashrc written from Bashrc) whose login shell is this
+	// program (e.g. /usr/bin/fish): TestUser's shell is never changed.
+	LoginShell string
+	Bashrc     string
 }
 
 // Server is one running sshd.
@@ -72,22 +77,28 @@ var userOnce sync.Mutex
 // EnsureUser creates TestUser (with a home, /bin/bash, an unlocked
 // password-less account) if it does not exist, and returns its home.
 func EnsureUser(t testing.TB) (uid, gid int, home string) {
+	return ensureUser(t, TestUser, "/bin/bash")
+}
+
+// ensureUser creates name with a home and shell (as EnsureUser) and sets
+// its shell.
+func ensureUser(t testing.TB, name, shell string) (uid, gid int, home string) {
 	t.Helper()
 	userOnce.Lock()
 	defer userOnce.Unlock()
-	if _, err := user.Lookup(TestUser); err != nil {
-		out, err := exec.Command("useradd", "-m", "-s", "/bin/bash", TestUser).CombinedOutput()
+	if _, err := user.Lookup(name); err != nil {
+		out, err := exec.Command("useradd", "-m", "-s", shell, name).CombinedOutput()
 		if err != nil {
-			if _, err2 := user.Lookup(TestUser); err2 != nil { // a parallel package may have made it
-				t.Fatalf("testsshd: useradd %s: %v: %s", TestUser, err, out)
+			if _, err2 := user.Lookup(name); err2 != nil { // a parallel package may have made it
+				t.Fatalf("testsshd: useradd %s: %v: %s", name, err, out)
 			}
 		}
 	}
 	// "*": no password, but not locked ("!"), which sshd without PAM refuses.
-	if out, err := exec.Command("usermod", "-p", "*", TestUser).CombinedOutput(); err != nil {
+	if out, err := exec.Command("usermod", "-p", "*", "-s", shell, name).CombinedOutput(); err != nil {
 		t.Fatalf("testsshd: usermod: %v: %s", err, out)
 	}
-	u, err := user.Lookup(TestUser)
+	u, err := user.Lookup(name)
 	if err != nil {
 		t.Fatalf("testsshd: %v", err)
 	}
@@ -121,6 +132,8 @@ func Start(t testing.TB, o Options) *Server {
 	s := &Server{Dir: dir, Host: "127.0.0.1", Alias: o.Alias, Log: filepath.Join(dir, "sshd.log"), busyboxSh: o.BusyboxSh}
 	if o.Root {
 		s.User, s.Home = "root", "/root"
+	} else if o.LoginShell != "" {
+		s.loginUser(t, o)
 	} else {
 		_, _, s.Home = EnsureUser(t)
 		s.User = TestUser
@@ -150,6 +163,28 @@ func (s *Server) makeKeys(t testing.TB, o Options) {
 	s.UserKey = filepath.Join(s.Dir, "id_ed25519")
 	s.UserPub = KeyGen(t, s.UserKey, "ed25519", "")
 	if err := os.WriteFile(filepath.Join(s.Dir, "authorized_keys"), []byte(s.UserPub+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loginUser makes the user of o.LoginShell (its ~/.bashrc from o.Bashrc)
+// the one the server logs in as.
+func (s *Server) loginUser(t testing.TB, o Options) {
+	t.Helper()
+	if _, err := exec.LookPath(o.LoginShell); err != nil {
+		t.Fatalf("testsshd: the login shell %s is required (scripts/deps.sh installs it): %v", o.LoginShell, err)
+	}
+	s.User = TestUser + "-" + filepath.Base(o.LoginShell)
+	if o.Bashrc != "" {
+		s.User += "-rc"
+	}
+	uid, gid, home := ensureUser(t, s.User, o.LoginShell)
+	s.Home = home
+	rc := filepath.Join(home, ".bashrc")
+	if err := os.WriteFile(rc, []byte(o.Bashrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(rc, uid, gid); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -232,10 +231,11 @@ func (j *Jobs) LastRun(ctx context.Context, p protocol.LastRunParams) (*protocol
 // Watch is channel.watch. It returns the reply and the function that waits
 // for its one notification (for protocol.Call.Watch): watch/settled once a
 // turn past afterRuns has settled in the incarnation, or watch/restarted
-// when the incarnation changes. It waits on the host, in runs of at most
-// 10 s at the default Options.Poll (waitLooks × Poll): one exec per run.
-// A run wakes on the harness's rename of its state where the host's GNU
-// tail can follow it through inotify, else looks every Options.Poll
+// when the incarnation changes. It waits on the host with every other
+// watch of the host (Watches: one run for all, of at most 10 s at the
+// default Options.Poll, waitLooks × Poll), then reads its turn. A run
+// wakes on the harness's rename of a state where the host's GNU tail can
+// follow it through inotify, else looks every Options.Poll
 // (scripts/wait.sh; job.checkSteps' watch step says which). A failed run
 // is tried again; ctx ($/cancel, shutdown) ends it with "".
 func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.WatchResult, func(context.Context) (string, any), error) {
@@ -268,7 +268,12 @@ func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.Watc
 			return protocol.NotifyWatchRestarted, protocol.WatchRestarted{WatchID: id, Incarnation: s.state.Inc}
 		}
 		for {
-			s, found, err := j.wait(ctx, key, inc, after+1)
+			err := j.opts.Watches.ready(ctx, j, key, inc, after+1)
+			var s snapshot
+			found := false
+			if err == nil {
+				s, found, err = j.read(ctx, key, inc, after+1)
+			}
 			if err == nil && found && s.state != nil {
 				// Another incarnation now: restarted, even when the
 				// asked turn settled before the restart (docs/protocol.md).
@@ -282,39 +287,14 @@ func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.Watc
 			if ctx.Err() != nil {
 				return "", nil
 			}
-			if (err != nil || !found) && !sleep(ctx, j.opts.Poll) {
+			// Ready but nothing to say (no job, a record not read whole,
+			// a failed run): look again a poll later, never in a loop.
+			if !sleep(ctx, j.opts.Poll) {
 				return "", nil
 			}
 		}
 	}
 	return res, run, nil
-}
-
-// waitLooks bounds one wait run on the host to this many looks (10 s at
-// the default Options.Poll): a run whose caller went away (the Engine
-// cannot kill an exec) lives at most that long.
-const waitLooks = 100
-
-// wait waits on the host, in one run of at most waitLooks, until turn n of
-// inc has a record or the incarnation is another one.
-func (j *Jobs) wait(ctx context.Context, key, inc string, n int64) (snapshot, bool, error) {
-	if !validInc(inc) {
-		return snapshot{}, false, fmt.Errorf("tmuxjob: incarnation %q cannot be waited on", inc)
-	}
-	every := fmt.Sprintf("%.3f", j.opts.Poll.Seconds())
-	bound := fmt.Sprintf("%.3f", (waitLooks * j.opts.Poll).Seconds())
-	o, err := j.run(ctx, "wait", jobID(key), nil, inc, strconv.FormatInt(n, 10), strconv.Itoa(waitLooks), every, bound, j.inlineArg())
-	if err != nil {
-		return snapshot{}, false, err
-	}
-	if o.has("nojob") {
-		return snapshot{}, false, nil
-	}
-	if o.has("timeout") {
-		return snapshot{}, true, nil
-	}
-	s, err := j.snapshotOf(ctx, key, o)
-	return s, err == nil, err
 }
 
 func newWatchID() string {

@@ -64,9 +64,16 @@ func (j *Jobs) deliver(ctx context.Context, b protocol.Base, d delivery) (accept
 	}
 	args := []string{d.kind, h, strconv.FormatInt(j.now(), 10), d.msgID, d.mode, d.name, d.expect, force, window, j.opts.Nudge, readIn(d.text)}
 	args = append(args, j.opts.InterruptKeys...)
+	fs := []field{{"msgId", d.msgID}, {"name", d.name}, {"expectIncarnation", d.expect}}
+	if err := fieldsFit(d.method, fs...); err != nil {
+		return accepted{}, err
+	}
 	o, err := j.run(ctx, "deliver", jobID(key), []byte(d.text), args...)
+	if pe := refusedRun(err); pe != nil {
+		return accepted{}, tooLongFor(d.method, pe, fs...)
+	}
 	if err != nil {
-		return accepted{}, protocol.Wrap(protocol.UnknownOutcome, err, d.method)
+		return accepted{}, outcomeOf(err, d.method)
 	}
 	if o.has("busy") {
 		return accepted{}, protocol.Errorf(protocol.UnknownOutcome, "%s: %s", d.method, o.get("busy"))

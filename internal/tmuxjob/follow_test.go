@@ -62,3 +62,23 @@ func TestFollowViewOverRunner(t *testing.T) {
 		t.Fatalf("status: %+v", st)
 	}
 }
+
+// A job that writes the viewer's clipboard (OSC 52), sets its title and
+// queries its terminal: the view shows its text without any of them.
+func TestFollowViewDropsTerminalControls(t *testing.T) {
+	h := newHost(t, func(o *tmuxjob.Options) { o.View = followView(t, o.Root) })
+	ctx := waitfor.Context(t, 2*time.Minute)
+	cmd := `printf 'before\033]52;c;b3duZWQ=\007\033]0;owned\033\\\033[6n\033[21t\033[31mafter\033[0m\n'`
+	res, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base("tc"), Key: "tc", Spec: spec(cmd)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, out := runView(t, res.View)
+	if err := v.Wait(); err != nil {
+		t.Fatalf("the view: %v\n%q", err, out.String())
+	}
+	s := out.String()
+	if !strings.Contains(s, "before\x1b[31mafter\x1b[0m") || strings.Contains(s, "\x1b]") || strings.Contains(s, "\x1b[6n") || strings.Contains(s, "\x1b[21t") {
+		t.Fatalf("view output: %q", s)
+	}
+}

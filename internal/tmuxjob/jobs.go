@@ -44,6 +44,10 @@ type Options struct {
 	CommandWindow time.Duration
 	// Now is the clock (epoch ms of deliveries). Default time.Now.
 	Now func() time.Time
+	// Watches multiplexes the host's watches onto one run (an SSH host's
+	// sessions are few): one per host, shared by every Jobs of the host.
+	// Default: one of this Jobs' own.
+	Watches *Watches
 	// RootRemedy is what job.checkSteps' state-root step tells a person to
 	// do when Root is not writable (the backend knows how Root is chosen).
 	RootRemedy string
@@ -104,6 +108,9 @@ func New(r Runner, opts Options) (*Jobs, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Watches == nil {
+		opts.Watches = NewWatches()
 	}
 	return &Jobs{r: r, opts: opts}, nil
 }
@@ -167,11 +174,11 @@ func (j *Jobs) Start(ctx context.Context, p protocol.JobStartParams) (protocol.J
 	o, err := j.run(ctx, "start", id, []byte(env), p.Key, agent, p.Spec.Cwd, p.Spec.Cmd, wrapper, j.pipeCmd(p.Key),
 		adapterScript(harness, j.opts.OwnsHome), p.Spec.Role, readIn(env))
 	if pe := refusedRun(err); pe != nil {
-		return protocol.JobStartResult{}, protocol.Errorf(protocol.Permanent, "job.start: spec.cmd (%d bytes) and spec.cwd (%d) are too long for this host: %s",
-			len(p.Spec.Cmd), len(p.Spec.Cwd), pe.Message)
+		return protocol.JobStartResult{}, tooLongFor("job.start", pe, field{"spec.cmd", p.Spec.Cmd}, field{"spec.cwd", p.Spec.Cwd},
+			field{"the key", p.Key}, field{"spec.workstream and spec.name", agent})
 	}
 	if err != nil {
-		return protocol.JobStartResult{}, protocol.Wrap(protocol.UnknownOutcome, err, "job.start")
+		return protocol.JobStartResult{}, outcomeOf(err, "job.start")
 	}
 	switch {
 	case o.has("refused"):

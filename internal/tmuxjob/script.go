@@ -94,6 +94,9 @@ func (j *Jobs) run(ctx context.Context, op, id string, stdin []byte, args ...str
 	if perr != nil {
 		return out{}, &runError{op: op, msg: perr.Error()}
 	}
+	if err := notDoneOf(o); err != nil {
+		return out{}, err
+	}
 	if m, ok := o.vals["ERR"]; ok {
 		return out{}, &runError{op: op, msg: m}
 	}

@@ -21,7 +21,7 @@ var turnSh string
 
 // fragments are the shell functions an operation needs beside lib.sh,
 // placed between lib.sh and the operation's own lines.
-var fragments = map[string]string{"read": turnSh + "\n", "wait": turnSh + "\n"}
+var fragments = map[string]string{"read": turnSh + "\n"}
 
 // turnInline is the largest record read and wait emit whole for a Runner
 // with Files: a larger one is read over them.

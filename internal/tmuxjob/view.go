@@ -43,13 +43,16 @@ const followChunk = 256 << 10
 // the start, polling for more, until the job has ended and its log is
 // drained (then it writes one last line saying so and returns nil), or ctx
 // ends. It needs no terminal: a view command runs it with stdin from
-// /dev/null. handle is the job's handle (job.start's reply).
+// /dev/null. handle is the job's handle (job.start's reply). What would
+// act on the viewer's own terminal (a clipboard write, a title, a query it
+// answers) is dropped, as a terminal multiplexer drops it (termFilter).
 func (j *Jobs) Follow(ctx context.Context, handle string, w io.Writer) error {
 	m := handleRe.FindStringSubmatch(handle)
 	if m == nil {
 		return fmt.Errorf("tmuxjob: %q is not a job handle", handle)
 	}
 	id := m[1]
+	w = newTermFilter(w)
 	var off int64
 	idle := j.opts.Poll
 	failures := 0

@@ -113,7 +113,8 @@ mkspares() {
 	mkdir "$@" 2>/dev/null
 }
 e=
-spare || { mkspares; spare; } || { say "ERR cannot write the delivery"; exit 1; }
+# A delivery not written (nothing queued) is not done: retryable.
+spare || { mkspares; spare; } || { say "notdone retryable cannot write the delivery in $q"; exit 0; }
 # One chain, one rollback: any step failing removes the entry written aside.
 # shellcheck disable=SC2015
 printf '%s' "$kind" >"$e/kind" &&
@@ -124,8 +125,8 @@ printf '%s' "$kind" >"$e/kind" &&
 	printf '%s' "$baseline" >"$e/baseline" &&
 	printf '%s' "$inc" >"$e/inc" &&
 	{ [ "$state" != blocked ] || printf '%s' "$inc:$since" >"$e/dialog"; } &&
-	readin "$tin" "$e/text" || { rm -rf "$e"; say "ERR cannot write the delivery"; exit 1; }
-mv "$e" "$q/$seq.$h" || { rm -rf "$e"; say "ERR cannot commit the delivery"; exit 1; }
+	readin "$tin" "$e/text" || { rm -rf "$e"; say "notdone retryable cannot write the delivery in $q"; exit 0; }
+mv "$e" "$q/$seq.$h" || { rm -rf "$e"; say "notdone retryable cannot commit the delivery in $q"; exit 0; }
 say "accepted $seq"
 say "baseline $baseline"
 say "inc $inc"

@@ -14,7 +14,11 @@ lock
 if [ ! -e "$d/started" ]; then
 	# No tmux at all is refused before anything is written; any other
 	# failure of tmux is new-session's, below.
-	command -v tmux >/dev/null 2>&1 || { say "ERR tmux is not installed on the host"; exit 1; }
+	command -v tmux >/dev/null 2>&1 || {
+		say "remedy install tmux 3.2 or later on the host (Debian, Ubuntu: apt-get install tmux; Alpine: apk add tmux)"
+		say "notdone human tmux is not installed on the host"
+		exit 0
+	}
 	# Any write that fails ends the chain in the one error below.
 	# shellcheck disable=SC2015
 	printf '%s' "$key" >"$d/key" &&
