@@ -12,9 +12,9 @@ PLUGINS   := $(patsubst cmd/%/main.go,%,$(wildcard cmd/*/main.go))
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
 
-build: ## build every binary, static, into bin/
+build: ## build every binary, static, into bin/ (mode go-w whatever the umask: mu refuses a file its group or the world can write)
 	@mkdir -p $(BIN)
-	@for p in $(PLUGINS); do CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$p ./cmd/$$p || exit 1; done
+	@for p in $(PLUGINS); do CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$p ./cmd/$$p && chmod go-w $(BIN)/$$p || exit 1; done
 
 demo: build ## drive the fake through every seam the way mu would, and narrate it
 	@$(BIN)/mu-plugin-contract demo -- $(CURDIR)/$(BIN)/mu-plugin-fake

@@ -78,18 +78,40 @@ func TestTerminalGuard(t *testing.T) {
 		return string(out)
 	}
 	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
-	for _, b := range []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker", "mu-plugin-k8s"} {
-		name := strings.TrimPrefix(b, "mu-plugin-")
-		tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "20", bin(t, b)+"; echo exit=$?; sleep 60")
-		want := "mu plugin add " + name + " -- " + bin(t, b)
+	// The registration line names the flags a registration needs.
+	required := map[string]string{"mu-plugin-docker": " --image IMAGE", "mu-plugin-k8s": " --image IMAGE --run-as-user UID"}
+	screen := func(name, path string) string {
+		tmux("new-session", "-d", "-s", name, "-x", "250", "-y", "30", path+"; echo exit=$?; sleep 60")
 		var screen string
 		waitfor.Poll(waitfor.Patience, func() bool {
-			screen = tmux("capture-pane", "-p", "-t", "="+name+":")
+			screen = tmux("capture-pane", "-p", "-J", "-t", "="+name+":")
 			return strings.Contains(screen, "exit=")
 		})
-		if !strings.Contains(screen, "is a mu plugin") || !strings.Contains(screen, want) || !strings.Contains(screen, "exit=2") {
-			t.Errorf("%s in a terminal showed:\n%s", b, screen)
+		return screen
+	}
+	for _, b := range []string{"mu-plugin-fake", "mu-plugin-ssh", "mu-plugin-docker", "mu-plugin-k8s"} {
+		name := strings.TrimPrefix(b, "mu-plugin-")
+		s := screen(name, bin(t, b))
+		want := "mu plugin add " + name + " -- " + bin(t, b) + required[b] + "\n"
+		if !strings.Contains(s, "is a mu plugin") || !strings.Contains(s, want) || !strings.Contains(s, "exit=2") || strings.Contains(s, "would refuse") {
+			t.Errorf("%s in a terminal showed:\n%s", b, s)
 		}
+	}
+	// A file mu would refuse (group-writable, as `go build` makes it under
+	// umask 002) says so, and how to fix it.
+	bad := filepath.Join(t.TempDir(), "mu-plugin-fake")
+	data, err := os.ReadFile(bin(t, "mu-plugin-fake"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(bad, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if s := screen("bad", bad); !strings.Contains(s, "mu would refuse this file") || !strings.Contains(s, "writable by its group") || !strings.Contains(s, "chmod go-w "+bad) {
+		t.Errorf("a group-writable plugin in a terminal showed:\n%s", s)
 	}
 }
 
@@ -139,4 +161,37 @@ current-context: idle
 		b.Fatal(err)
 	}
 	return []string{bin(b, name), "--kubeconfig", kc}
+}
+
+// `make build` makes files mu accepts whatever the umask: under umask 002
+// (a group-writable default) the binary is still not group-writable.
+func TestMakeBuildRegistrable(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "-c", `umask 002 && exec make --no-print-directory -C .. build PLUGINS=mu-plugin-fake BIN="$1"`, "sh", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	path := filepath.Join(dir, "mu-plugin-fake")
+	if err := caller.CheckRegistration("fake", path); err != nil {
+		t.Errorf("mu would refuse what make build made under umask 002: %v", err)
+	}
+}
+
+// The docs install the plugins one way, `make build` (tested above), and
+// register them from where it puts them: no `go build -o` into a folder
+// that makes a file mu refuses (root's /usr/local/bin as root: "owned by
+// uid 0"; any folder under umask 002: group-writable).
+func TestDocsInstallWithMakeBuild(t *testing.T) {
+	pages, _ := filepath.Glob("../docs/*.md")
+	for _, p := range append(pages, "../README.md") {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(data), "\n") {
+			if strings.Contains(l, "go build -o") || strings.Contains(l, "/usr/local/bin/mu-plugin") {
+				t.Errorf("%s:%d installs a plugin mu may refuse: %s (use make build and $PWD/bin/)", p, i+1, l)
+			}
+		}
+	}
 }

@@ -39,6 +39,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "call", "demo", "list":
 			cmd, args = args[0], args[1:]
+		case "help":
+			args = []string{"--help"} // never a plugin named "help"
 		}
 	}
 	fs := flag.NewFlagSet("mu-plugin-contract "+cmd, flag.ContinueOnError)
@@ -53,8 +55,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.JobHarness, "job-harness", "", `spec.harness of the jobs the checks start (default "contract")`)
 	fs.StringVar(&opts.JobCmd, "job-cmd", "", `spec.cmd of the jobs the checks start (default "true"): an agent that follows the channel's contract`)
 	fs.BoolVar(&opts.Verbose, "v", false, "print the whole wire transcript of a failed check")
+	var usage strings.Builder // on stdout for --help, on stderr after a usage error
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage:
+		fs.SetOutput(&usage)
+		defer fs.SetOutput(stderr)
+		fmt.Fprint(&usage, `usage:
   mu-plugin-contract [flags] -- /abs/path/mu-plugin-NAME [args…]    run the contract suite
   mu-plugin-contract call [flags] -- PLUGIN [args…] METHOD 'JSON'   one call the way mu makes it, with its wire transcript
   mu-plugin-contract demo -- /abs/path/mu-plugin-fake [args…]        drive the fake through every seam, narrated
@@ -65,8 +70,10 @@ flags:
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, usage.String())
 			return 0
 		}
+		io.WriteString(stderr, usage.String())
 		return 2
 	}
 	opts.Params = params

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -210,18 +211,50 @@ func (s *server) handler(method string) jrpc2.Handler {
 		s.inflight.Add(1)
 		defer s.inflight.Done()
 		start := time.Now()
-		v, err := s.serveCall(ctx, method, req)
+		var tgt Target
+		v, err := s.serveCall(ctx, method, req, &tgt)
+		attrs := []any{"method", method, "id", req.ID(), "target", targetText(tgt), "ms", time.Since(start).Milliseconds()}
 		if err != nil {
 			w := ToWire(err, method)
-			s.log.Debug("call", "method", method, "id", req.ID(), "ms", time.Since(start).Milliseconds(), "error", w.Message)
+			var d ErrorData
+			_ = json.Unmarshal(w.Data, &d)
+			attrs = append(attrs, "outcome", "error", "kind", string(d.Kind), "error", w.Message)
+			if d.Remedy != "" {
+				attrs = append(attrs, "remedy", d.Remedy)
+			}
+			// The error as mu gets it: no more than the reply says, so
+			// nothing a reply may not hold (no env value, no secret).
+			s.log.Info("call", attrs...)
 			return nil, w
 		}
-		s.log.Debug("call", "method", method, "id", req.ID(), "ms", time.Since(start).Milliseconds())
+		s.log.Info("call", append(attrs, "outcome", "ok")...)
 		return v, nil
 	}
 }
 
-func (s *server) serveCall(ctx context.Context, method string, req *jrpc2.Request) (any, error) {
+// targetText is a call's target for the log: the names mu gave it.
+func targetText(t Target) string {
+	parts := []string{}
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	add("host", t.Host.Name)
+	add("handle", t.Host.Handle)
+	add("instance", t.Host.Instance)
+	if t.Agent != nil {
+		add("agent", t.Agent.Key())
+	}
+	if t.Job != nil {
+		add("job", t.Job.Key)
+		add("jobHandle", t.Job.Handle)
+	}
+	return strings.Join(parts, " ")
+}
+
+// serveCall runs one call; tgt gets its target once read.
+func (s *server) serveCall(ctx context.Context, method string, req *jrpc2.Request, tgt *Target) (any, error) {
 	s.mu.Lock()
 	initialized, shutting := s.initialized, s.shutting
 	s.mu.Unlock()
@@ -251,7 +284,7 @@ func (s *server) serveCall(ctx context.Context, method string, req *jrpc2.Reques
 	if err != nil {
 		return nil, err
 	}
-	call.Base = base
+	call.Base, *tgt = base, base.Target
 	if call.Base.Deadline > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, time.UnixMilli(call.Base.Deadline))

@@ -34,6 +34,10 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 	if err != nil {
 		return nil, err
 	}
+	if err := b.refuseRoot(ctx, spec); err != nil {
+		return nil, err
+	}
+	b.defaultLimits(ctx, &spec)
 	name := b.containerName(p.Key)
 	res := spec.Result(time.Now())
 	labels := b.labels(p.Key)

@@ -90,7 +90,7 @@ func (b *Backend) hostSteps(ctx context.Context, s *gitlink.Steps, ctr string) {
 		s.SkipRest("no running container")
 		return
 	}
-	s.Pass("container", fmt.Sprintf("container %s is running", short(ctr)))
+	b.containerStep(ctx, s, ctr)
 	r, err := b.hosts.Pool(ctr).Script(ctx, "git --version", ".", 10*time.Second)
 	switch {
 	case err != nil:

@@ -1,6 +1,8 @@
 package docker_test
 
 import (
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,5 +81,53 @@ func TestNoDefaultImage(t *testing.T) {
 	}
 	if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-noimg-fenced", map[string]string{"image": testimage.Name}), nil); err == nil || !strings.Contains(err.Message, "fenced") {
 		t.Errorf("acquire of a fenced key: %v", err)
+	}
+}
+
+// A host gets the k8s provider's pod limits unless its params say others
+// (2 CPU, or the Engine's count when lower; 2 GiB), and an image that
+// runs as root is refused unless the user param asks for root; a host
+// whose agent runs as root is a warning in host check (issue 26).
+func TestSandboxDefaults(t *testing.T) {
+	p := start(t)
+	def := p.Acquire(t, "key-sd-default", nil).Handle
+	cpus := "2000000000"
+	if n, _ := strconv.Atoi(dockercli.Docker(t, "info", "-f", "{{.NCPU}}")); n < 2 {
+		cpus = strconv.Itoa(n) + "000000000"
+	}
+	if got := dockercli.Docker(t, "inspect", "-f", "{{.HostConfig.NanoCpus}}|{{.HostConfig.Memory}}", def); got != cpus+"|2147483648" {
+		t.Errorf("default limits: %s, want %s|2147483648", got, cpus)
+	}
+	if c := reachSteps(t, p, def)["container"]; c.OK != protocol.StepPassed {
+		t.Errorf("container step of a non-root host: %+v", c)
+	}
+	set := p.Acquire(t, "key-sd-set", map[string]string{"cpus": "0.5", "memory": "512m"}).Handle
+	if got := dockercli.Docker(t, "inspect", "-f", "{{.HostConfig.NanoCpus}}|{{.HostConfig.Memory}}", set); got != "500000000|536870912" {
+		t.Errorf("limits from params: %s", got)
+	}
+
+	rootImage := "mu-plugins-test-root:" + runID
+	build := exec.Command("docker", "build", "-q", "-t", rootImage, "-")
+	build.Stdin = strings.NewReader("FROM " + testimage.Name + "\nUSER root\n")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("docker build: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", rootImage).Run() })
+	err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-sd-root", map[string]string{"image": rootImage}), nil)
+	if err == nil || err.Kind != "human" || !strings.Contains(err.Message, "runs as root") || !strings.Contains(err.Remedy, "--param user=root") {
+		t.Errorf("acquire of a root image: %v, want a hand-back naming the user param", err)
+	}
+	if n := len(labelled("org.mu-plugins.key=key-sd-root")); n != 0 {
+		t.Errorf("%d containers made for a refused root image", n)
+	}
+	root := p.Acquire(t, "key-sd-root-asked", map[string]string{"image": rootImage, "user": "root"}).Handle
+	if r := p.Run(t, root, "id -u"); r.Stdout != "0\n" {
+		t.Errorf("user=root: %+v", r)
+	}
+	if c := reachSteps(t, p, root)["container"]; c.OK != protocol.StepWarn || !strings.Contains(c.Detail, "as root") {
+		t.Errorf("container step of a root host: %+v", c)
+	}
+	for _, k := range []string{"key-sd-default", "key-sd-set", "key-sd-root-asked"} {
+		p.Must(t, "host.release", sandboxtest.KeyParams(k), nil)
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
+
+	"github.com/mu-org/mu-plugins/internal/safefile"
 )
 
 // Endpoint is the Engine a registration addresses, chosen exactly as the
@@ -121,7 +123,7 @@ func configDir(getenv func(string) string) (string, error) {
 // warns and falls back to the default context, which would silently address
 // another Engine than the user chose.
 func currentContext(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	b, err := safefile.Read(filepath.Join(dir, "config.json"), safefile.MaxConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -159,7 +161,7 @@ func defaultEndpoint(getenv func(string) string, dir string) (Endpoint, error) {
 		return Endpoint{}, err
 	}
 	t := &TLSData{SkipVerify: getenv("DOCKER_TLS_VERIFY") == "", Dir: certDir}
-	if t.CA, err = os.ReadFile(filepath.Join(certDir, "ca.pem")); err != nil {
+	if t.CA, err = safefile.Read(filepath.Join(certDir, "ca.pem"), safefile.MaxConfig); err != nil {
 		return Endpoint{}, fmt.Errorf("TLS is on (DOCKER_TLS_VERIFY or DOCKER_TLS) but the CA cannot be read: %w", err)
 	}
 	if t.Cert, t.Key, err = readPair(certDir); err != nil {
@@ -174,7 +176,7 @@ func defaultEndpoint(getenv func(string) string, dir string) (Endpoint, error) {
 func contextEndpoint(dir, name string) (Endpoint, error) {
 	sum := sha256.Sum256([]byte(name))
 	id := hex.EncodeToString(sum[:])
-	b, err := os.ReadFile(filepath.Join(dir, "contexts", "meta", id, "meta.json"))
+	b, err := safefile.Read(filepath.Join(dir, "contexts", "meta", id, "meta.json"), safefile.MaxConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Endpoint{}, fmt.Errorf("context %q does not exist in %s (docker context ls lists them)", name, dir)
 	}
@@ -222,7 +224,7 @@ func contextEndpoint(dir, name string) (Endpoint, error) {
 }
 
 func readOptional(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, safefile.MaxConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

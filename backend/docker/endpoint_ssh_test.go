@@ -47,6 +47,10 @@ func newSSHEndpoint(t testing.TB, o testsshd.Options, socket string) sshEndpoint
 		flags: []string{"--ssh-config", cfg, "--ssh-known-hosts", s.KnownHosts, "--ssh-identity", s.UserKey}}
 }
 
+// slowSessions is an sshd_config line that makes every session wait 3 s
+// (longer than ReachTimeout) before it runs its command.
+const slowSessions = `ForceCommand sleep 3; eval "$SSH_ORIGINAL_COMMAND"`
+
 func (e sshEndpoint) env() map[string]string {
 	return map[string]string{"DOCKER_HOST": e.host, "DOCKER_CONTEXT": "", "DOCKER_TLS_VERIFY": "", "DOCKER_TLS": ""}
 }
@@ -180,7 +184,9 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 // does not allow unix sockets over SSH (human), an unknown host key and a
 // refused key (the SSH layer's hand-backs, naming this plugin's --ssh-*
 // flags), a host that does not answer (retryable; the plugin still loads).
-// Nothing is created in any case.
+// Nothing is created in any case. The cause is said however slow the far
+// side: the SSH channel to the socket and the look at a refused one are
+// bounded by the call, not by the Engine ping's ReachTimeout (issue 29).
 func TestSSHEndpointErrors(t *testing.T) {
 	type want struct {
 		kind     string
@@ -214,6 +220,12 @@ func TestSSHEndpointErrors(t *testing.T) {
 		{"no-socket", testsshd.Options{Root: true}, "/nonexistent/docker.sock", nil, want{"retryable",
 			[]string{"/nonexistent/docker.sock does not exist"}, []string{"start the Docker Engine"}, protocol.StepPassed, "ping"}},
 		{"forwarding-off", testsshd.Options{Root: true, Extra: []string{"AllowStreamLocalForwarding no"}}, "", nil, want{"human",
+			[]string{"refused to open its socket"}, []string{"AllowStreamLocalForwarding"}, protocol.StepPassed, "ping"}},
+		// A far side slower than the ping's budget (each session waits 3 s
+		// before its command, longer than ReachTimeout): the cause still wins.
+		{"no-socket-slow-host", testsshd.Options{Root: true, Extra: []string{slowSessions}}, "/nonexistent/docker.sock", nil, want{"retryable",
+			[]string{"/nonexistent/docker.sock does not exist"}, []string{"start the Docker Engine"}, protocol.StepPassed, "ping"}},
+		{"forwarding-off-slow-host", testsshd.Options{Root: true, Extra: []string{"AllowStreamLocalForwarding no", slowSessions}}, "", nil, want{"human",
 			[]string{"refused to open its socket"}, []string{"AllowStreamLocalForwarding"}, protocol.StepPassed, "ping"}},
 		{"unknown-host-key", testsshd.Options{Root: true}, "", func(e *sshEndpoint) { e.flags[3] = empty }, want{"human",
 			[]string{"the Docker endpoint", "host key"}, []string{"known_hosts"}, protocol.StepFailed, "ssh"}},

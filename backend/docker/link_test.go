@@ -154,11 +154,12 @@ func TestCheckStepsReach(t *testing.T) {
 	}
 }
 
-// The image param picks another image; there (the base image runs as root)
-// the link and its timeout behave the same.
+// The image param picks another image; there (the base image runs as
+// root, which the user param must ask for) the link and its timeout
+// behave the same.
 func TestImageParamAndRootImage(t *testing.T) {
 	p := start(t)
-	h := p.Acquire(t, "key-root", map[string]string{"image": testimage.BaseName}).Handle
+	h := p.Acquire(t, "key-root", map[string]string{"image": testimage.BaseName, "user": "root"}).Handle
 	if img := dockercli.Docker(t, "inspect", "-f", "{{.Config.Image}}", h); img != testimage.BaseName {
 		t.Errorf("image %q", img)
 	}

@@ -42,9 +42,18 @@ func (b *Backend) reach(ctx context.Context) error {
 
 // ping asks the Engine for its API version within ReachTimeout. Its error
 // names the endpoint, says what to check, and is retryable: nothing was
-// done. The SSH dialer's own answer (a socket the SSH user may not open) is
-// passed on as it is.
+// done. Over an ssh:// endpoint the channel to the Engine's socket is
+// opened first, bounded by the call and not by ReachTimeout: the SSH
+// layer's answer (no socket there, a socket the SSH user may not open,
+// forwarding refused by sshd) is the call's whenever it arrives, never cut
+// short into "no reply" by a slow hop (issue 29).
 func (b *Backend) ping(ctx context.Context) (client.PingResult, error) {
+	if b.ssh != nil {
+		if err := b.ssh.probe(ctx); err != nil {
+			b.log.Warn("the Docker Engine's socket cannot be opened over SSH", "endpoint", b.cfg.Endpoint.Host, "from", b.cfg.Endpoint.Source, "err", err)
+			return client.PingResult{}, err
+		}
+	}
 	pctx, cancel := context.WithTimeout(ctx, ReachTimeout)
 	defer cancel()
 	res, err := b.api.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true})

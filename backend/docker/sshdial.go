@@ -253,6 +253,18 @@ func (s *sshEngine) DialContext(ctx context.Context, _, _ string) (net.Conn, err
 	}
 }
 
+// probe opens a channel to the Engine's socket and closes it, bounded by
+// ctx alone: a refusal is diagnosed (socketError) within the call's
+// deadline, before the ping's shorter budget starts.
+func (s *sshEngine) probe(ctx context.Context) error {
+	c, err := s.DialContext(ctx, "unix", s.socket)
+	if err != nil {
+		return err
+	}
+	c.Close()
+	return nil
+}
+
 // Close ends the SSH connection; no new one is made after.
 func (s *sshEngine) Close() {
 	s.mu.Lock()

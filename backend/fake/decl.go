@@ -133,11 +133,15 @@ func New(cfg Config) (*Fake, error) {
 	}
 	f.root = cfg.Root
 	if f.root == "" {
-		d, err := os.MkdirTemp("", "mu-plugin-fake-")
+		d, err := tempRoot()
 		if err != nil {
 			return nil, err
 		}
 		f.root, f.tmpRoot = d, true
+		f.faults.exit = func(code int) { // a crash fault leaves no temp root either
+			_ = os.RemoveAll(d)
+			os.Exit(code)
+		}
 	}
 	abs, err := filepath.Abs(f.root)
 	if err != nil {

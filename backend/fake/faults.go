@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/safefile"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -104,7 +105,7 @@ type Fault struct {
 
 // LoadScenario reads and checks a scenario file (unknown fields refused).
 func LoadScenario(path string) (*Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, safefile.MaxConfig)
 	if err != nil {
 		return nil, fmt.Errorf("--scenario: %w", err)
 	}

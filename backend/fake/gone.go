@@ -38,9 +38,10 @@ func (f *Fake) do(ctx context.Context, write bool, fn func(w *World) error) erro
 // run that starts after that finds no directory), then killed again (one
 // that started in between).
 func (f *Fake) removeHost(handle string) {
-	proc.KillCarrying(HostVar, handle)
-	_ = os.RemoveAll(f.hostPath(handle))
-	proc.KillCarrying(HostVar, handle)
+	dir := f.hostPath(handle)
+	proc.KillCarrying(HostVar, dir)
+	_ = os.RemoveAll(dir)
+	proc.KillCarrying(HostVar, dir)
 }
 
 // expire makes gone every host past its ttl, and loses its jobs; with

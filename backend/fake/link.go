@@ -31,8 +31,10 @@ type site struct {
 }
 
 // HostVar is in the environment of every run on a provider host, naming
-// the host's handle: host.release finds the host's runs by it, in this
-// plugin process or another, and ends them before it answers.
+// the host's directory (its handle is unique in one world only; the
+// directory, under the world's root, in every world): host.release finds
+// the host's runs by it, in this plugin process or another, and ends them
+// before it answers.
 const HostVar = "MU_FAKE_HOST"
 
 // hostDir is a host's login directory, created on first use: the host's
@@ -182,7 +184,7 @@ func runOne(ctx context.Context, at site, s step, stdout, stderr *outcap.Capture
 	cmd.Dir = s.dir
 	cmd.Env = cleanEnv(at.home, s.dir)
 	if at.handle != "" {
-		cmd.Env = append(cmd.Env, HostVar+"="+at.handle)
+		cmd.Env = append(cmd.Env, HostVar+"="+at.home)
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	r, err := proc.Run(ctx, cmd, proc.Options{KillLeftovers: true})

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mu-org/mu-plugins/internal/safefile"
 )
 
 // Store keeps the World. Every call runs fn on a fresh copy under a lock;
@@ -98,7 +100,7 @@ func (s *fileStore) Do(ctx context.Context, write bool, fn func(w *World) error)
 	defer unix.Flock(int(lf.Fd()), unix.LOCK_UN)
 
 	path := filepath.Join(s.dir, "world.json")
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, safefile.MaxState)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("state: %w", err)
 	}

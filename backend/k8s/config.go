@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/mu-org/mu-plugins/internal/safefile"
 )
 
 // Target is the cluster and namespace the plugin addresses, resolved as
@@ -38,8 +40,19 @@ func ResolveTarget(kubeconfig, context, namespace string) (Target, error) {
 	rules.ExplicitPath = kubeconfig
 	over := &clientcmd.ConfigOverrides{CurrentContext: context}
 	over.Context.Namespace = namespace
+	for _, f := range append([]string{rules.ExplicitPath}, rules.GetLoadingPrecedence()...) {
+		if f == "" {
+			continue
+		}
+		if err := safefile.Check(f, safefile.MaxConfig); err != nil { // client-go would block on a FIFO, or read /dev/zero without end
+			return Target{}, fmt.Errorf("kubeconfig (%s): %w", describe(rules), err)
+		}
+	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, over)
 	cfg, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return Target{}, noCluster(rules)
+	}
 	if err != nil {
 		return Target{}, fmt.Errorf("kubeconfig (%s): %w", describe(rules), err)
 	}
@@ -68,6 +81,20 @@ func ResolveTarget(kubeconfig, context, namespace string) (Target, error) {
 	// once) would wait on client-go's default 5 requests a second.
 	t.REST.QPS, t.REST.Burst = 50, 100
 	return t, nil
+}
+
+// noCluster says where kubectl looks for a cluster and how to point the
+// plugin at one (client-go's own words name KUBERNETES_MASTER, which
+// kubectl does not read).
+func noCluster(r *clientcmd.ClientConfigLoadingRules) error {
+	where := "--kubeconfig, else $KUBECONFIG, else ~/.kube/config (" + clientcmd.RecommendedHomeFile + ")"
+	found := "none of them holds a cluster"
+	if r.ExplicitPath == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		found = "no --kubeconfig, KUBECONFIG unset, and no ~/.kube/config"
+	}
+	return fmt.Errorf("no cluster configured: kubectl looks in %s, or uses the in-cluster configuration inside a pod; %s. "+
+		"Point the plugin at a cluster: register it with --kubeconfig FILE [--context NAME], or set KUBECONFIG=FILE in mu's environment "+
+		"(`kubectl config get-contexts` lists what kubectl sees; docs/k8s.md)", where, found)
 }
 
 func describe(r *clientcmd.ClientConfigLoadingRules) string {

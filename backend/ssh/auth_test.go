@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
@@ -124,4 +125,34 @@ func TestAuthUserCertificate(t *testing.T) {
 	// Without its certificate the same key is refused.
 	os.Remove(key + "-cert.pub")
 	expectHuman(t, Config{SSHConfig: s.WithIdentity(t, key)}, "refused the keys")
+}
+
+// No key to offer: the message names the configured IdentityFile (here
+// missing) and says that the agent is empty, and the remedy loads or
+// creates that very file (issue 26). Debian's stock GSSAPIAuthentication
+// yes is not mentioned without a Kerberos ticket: it could not matter.
+func TestNoKeyNamesIdentityFileAndEmptyAgent(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{})
+	startAgent(t) // running, and empty
+	t.Setenv("KRB5CCNAME", "")
+	missing := filepath.Join(t.TempDir(), "id_work")
+	cfg := s.WithIdentity(t, missing, "  GSSAPIAuthentication yes")
+	d, _ := inproc(t, Config{SSHConfig: cfg})
+	_, r := d.exec("box", "true", ".", 20*time.Second)
+	if r == nil || r.Kind != "human" {
+		t.Fatalf("no key: %+v, want human", r)
+	}
+	for _, want := range []string{"IdentityFile " + missing, "does not exist", "the agent at $SSH_AUTH_SOCK holds no keys"} {
+		if !strings.Contains(r.Message, want) {
+			t.Errorf("message %q lacks %q", r.Message, want)
+		}
+	}
+	for _, want := range []string{"ssh-keygen -t ed25519 -f " + missing, "ssh-add " + missing} {
+		if !strings.Contains(r.Remedy, want) {
+			t.Errorf("remedy %q lacks %q", r.Remedy, want)
+		}
+	}
+	if strings.Contains(r.Message+r.Remedy, "GSSAPI") {
+		t.Errorf("GSSAPI named with no Kerberos ticket: %q", r.Message)
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/sshclient"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
+	"github.com/mu-org/mu-plugins/internal/testutil/panes"
 )
 
 // clientConfig writes an ssh_config for s whose known_hosts holds lines,
@@ -129,7 +130,7 @@ func TestHostKeys(t *testing.T) {
 		empty := filepath.Join(t.TempDir(), "kh")
 		os.WriteFile(empty, nil, 0o600)
 		expectHuman(t, Config{SSHConfig: cfg, KnownHosts: empty}, "not known",
-			"`ssh -F "+cfg+" -o UserKnownHostsFile="+empty+" -o GlobalKnownHostsFile=/dev/null box`")
+			"`ssh -o StrictHostKeyChecking=ask -o BatchMode=no -F "+cfg+" -o UserKnownHostsFile="+empty+" -o GlobalKnownHostsFile=/dev/null box`")
 	})
 	t.Run("accept-new", func(t *testing.T) {
 		cfg, kh := clientConfig(t, s, "accept-new")
@@ -301,4 +302,32 @@ func TestFingerprintHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectHuman(t, Config{SSHConfig: cfg}, "not known", strings.Fields(string(out))[1])
+}
+
+// The unknown host key's remedy works when pasted (issue 26): with
+// StrictHostKeyChecking yes (and BatchMode yes), `ssh … box` "and answer
+// yes" would refuse without asking; the command printed asks
+// (StrictHostKeyChecking=ask, BatchMode=no, first, so they win over the
+// config and the registration's -o), and run
+// as printed in a terminal, answered yes, it records the key: the plugin
+// then connects.
+func TestUnknownHostKeyRemedyRuns(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{})
+	cfg, _ := clientConfig(t, s, "yes")
+	d, _ := inproc(t, Config{SSHConfig: cfg, Options: []string{"StrictHostKeyChecking=yes"}})
+	_, r := d.exec("box", "true", ".", 20*time.Second)
+	if r == nil || r.Kind != "human" {
+		t.Fatalf("unknown host key: %+v, want human", r)
+	}
+	_, cmd, ok := strings.Cut(r.Remedy, "or run `")
+	cmd, _, ok2 := strings.Cut(cmd, "` once and answer yes")
+	if !ok || !ok2 {
+		t.Fatalf("remedy %q names no command to run", r.Remedy)
+	}
+	tm := panes.NewPanes(t)
+	tm.Open(t, "ask", cmd, nil)
+	tm.Shows(t, "ask", "Are you sure you want to continue connecting")
+	tm.Run(t, "send-keys", "-t", "=ask:", "yes", "Enter")
+	tm.Shows(t, "ask", "[the view exited: 0]")
+	expectOK(t, Config{SSHConfig: cfg, Options: []string{"StrictHostKeyChecking=yes"}})
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 )
@@ -74,5 +75,38 @@ func TestLogFile(t *testing.T) {
 				t.Errorf("log file mode %v %v, want 0600", st.Mode(), err)
 			}
 		})
+	}
+}
+
+// TestLogDefaultLevel: a --log-file at its default level (info) is what a
+// person reads after a failure (issue 26): a refused key leaves the call
+// (method, target, kind, message, remedy) and the connection's path (the
+// destination and route, the keys and agent offered, the refusal), and
+// no environment value.
+func TestLogDefaultLevel(t *testing.T) {
+	s := testsshd.Start(t, testsshd.Options{})
+	stranger := filepath.Join(t.TempDir(), "stranger")
+	testsshd.KeyGen(t, stranger, "ed25519", "")
+	cfg := s.WithIdentity(t, stranger, "  IdentitiesOnly yes", "  IdentityAgent none")
+	canary := "mu-canary-51c0de"
+	logf := filepath.Join(t.TempDir(), "plugin.log")
+	d := subproc(t, []string{"MU_PLUGIN_CANARY=" + canary}, "--config", cfg, "--log-file", logf)
+	if _, r := d.exec("box", "echo "+canary, ".", 30*time.Second); r == nil || r.Kind != "human" {
+		t.Fatalf("exec with a refused key: %+v, want human", r)
+	}
+	d.CloseStdin()
+	log := string(mustRead(t, logf))
+	for _, want := range []string{
+		"msg=connecting", "host=box user=" + s.User, "hostname=" + s.Host, "route=direct",
+		"msg=\"keys to offer\"", "agent=\"none (IdentityAgent none)\" keys=" + stranger,
+		"msg=\"authentication refused\"", "host=box offered=" + stranger,
+		"msg=call", "method=link.exec", "target=\"host=box\"", "outcome=error kind=human", "refused the keys", "remedy=",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, canary) {
+		t.Errorf("the canary leaked into the log:\n%s", log)
 	}
 }

@@ -15,9 +15,10 @@ import (
 func main() {
 	name := docker.Name(os.Args[0]) // mu-plugin-docker-gpu is "docker-gpu", its channel too
 	os.Exit(cli.Main(cli.Plugin{
-		Name:   name,
-		Short:  "Docker containers as mu's provider hosts (the Engine chosen as the docker CLI does: --context, DOCKER_HOST, DOCKER_CONTEXT)",
-		Config: &docker.Config{Channel: name},
+		Name:     name,
+		Short:    "Docker containers as mu's provider hosts (the Engine chosen as the docker CLI does: --context, DOCKER_HOST, DOCKER_CONTEXT)",
+		Config:   &docker.Config{Channel: name},
+		Register: "--image IMAGE",
 		Commands: map[string]func(context.Context, []string) int{
 			docker.BridgeCommand: docker.Bridge,
 			docker.ViewCommand:   docker.View,

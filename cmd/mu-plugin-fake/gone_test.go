@@ -87,3 +87,30 @@ func TestAGoneHandleRunsNothing(t *testing.T) {
 		}
 	}
 }
+
+// A handle is unique in one world only (every world's first host is
+// host-1): releasing a host of one world leaves another world's runs be.
+func TestReleaseLeavesAnotherWorldsRuns(t *testing.T) {
+	a, b := start(t, "--state", t.TempDir()), start(t, "--state", t.TempDir())
+	ha := drive.Call[protocol.AcquireResult](t, a, protocol.MethodHostAcquire, acquireP("k1", nil))
+	hb := drive.Call[protocol.AcquireResult](t, b, protocol.MethodHostAcquire, acquireP("k1", nil))
+	if ha.Handle != hb.Handle {
+		t.Logf("the two worlds' handles differ (%s, %s): the test still holds", ha.Handle, hb.Handle)
+	}
+	ta := protocol.Target{Host: protocol.HostRef{Name: "pool", Handle: ha.Handle, Instance: "fake"}}
+	tb := protocol.Target{Host: protocol.HostRef{Name: "pool", Handle: hb.Handle, Instance: "fake"}}
+	started := filepath.Join(t.TempDir(), "started")
+	res := make(chan protocol.ExecResult, 1)
+	go func() {
+		res <- drive.Call[protocol.ExecResult](t, a, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ta},
+			Script: "touch " + words.ShQuote(started) + "; sleep 2; echo done", Cwd: ".", TimeoutMs: 60000})
+	}()
+	if !waitfor.Poll(time.Minute, func() bool { _, err := os.Stat(started); return err == nil }) {
+		t.Fatal("the run never started")
+	}
+	drive.Call[json.RawMessage](t, b, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: tb}, Key: "k1"})
+	r := <-res
+	if r.ExitCode == nil || *r.ExitCode != 0 || r.Stdout != "done\n" {
+		t.Fatalf("another world's release cut this world's run: %s", words.JSON(r))
+	}
+}

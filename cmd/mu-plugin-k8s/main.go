@@ -14,9 +14,10 @@ import (
 
 func main() {
 	os.Exit(cli.Main(cli.Plugin{
-		Name:   "k8s",
-		Short:  "Kubernetes pods as mu's provider hosts (the cluster chosen as kubectl does: --kubeconfig, KUBECONFIG, --context, --namespace, in-cluster)",
-		Config: &k8s.Config{},
+		Name:     "k8s",
+		Short:    "Kubernetes pods as mu's provider hosts (the cluster chosen as kubectl does: --kubeconfig, KUBECONFIG, --context, --namespace, in-cluster)",
+		Config:   &k8s.Config{},
+		Register: "--image IMAGE --run-as-user UID",
 		Commands: map[string]func(context.Context, []string) int{
 			k8s.BridgeCommand:     k8s.Bridge,
 			k8s.ViewCommand:       k8s.View,

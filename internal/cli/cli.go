@@ -31,6 +31,10 @@ type Plugin struct {
 	Name   string // the registered name: the binary is mu-plugin-<Name>
 	Short  string // one line: what it is
 	Config Config // the backend's configuration, which its flags set
+	// Register is what a registration must add after the binary's path
+	// (its required flags, e.g. "--image IMAGE"), for the hint a terminal
+	// gets.
+	Register string
 	// Commands are extra sub-commands (argv[1]) the binary answers instead
 	// of serving, such as a git transport helper. Each returns an exit code.
 	Commands map[string]func(ctx context.Context, args []string) int
@@ -79,14 +83,20 @@ func Main(p Plugin, args []string) int {
 		return 0
 	}
 	if term.IsTerminal(int(os.Stdin.Fd())) {
-		fmt.Fprintf(os.Stderr, "%s is a mu plugin: mu runs it and speaks JSON-RPC to it on stdin.\n"+
-			"Register it with:  mu plugin add %s -- %s\nSee --help for its flags.\n", name, p.Name, self())
+		terminalHint(os.Stderr, p)
 		return 2
 	}
-	log, closeLog, err := openLog(orEnv(*logFile, envLog), orEnv(*logLevel, envLevel))
+	logFrom, levelFrom := named("--log-file", *logFile, envLog), named("--log-level", *logLevel, envLevel)
+	log, closeLog, err := openLog(orEnv(*logFile, envLog), orEnv(*logLevel, envLevel), levelFrom)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-		return 2
+		var le *logFileError
+		if !errors.As(err, &le) {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+			return 2
+		}
+		// A log that cannot be written never stops the plugin: mu would
+		// refuse every registration this variable reaches.
+		fmt.Fprintf(os.Stderr, "%s: the log file named by %s cannot be written (%v); logging to stderr instead\n", name, logFrom, le.err)
 	}
 	defer closeLog()
 
@@ -115,6 +125,15 @@ func envPrefix(name string) string {
 	return "MU_PLUGIN_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name))
 }
 
+// named says which of a flag and a variable gave a setting, as a person
+// would look for it: the flag when it was passed, else $VAR.
+func named(flagName, flagValue, env string) string {
+	if flagValue != "" {
+		return flagName
+	}
+	return "$" + env
+}
+
 func orEnv(v, env string) string {
 	if v != "" {
 		return v
@@ -122,35 +141,20 @@ func orEnv(v, env string) string {
 	return os.Getenv(env)
 }
 
-// openLog is the plugin's logger: to the file when one is given (appended,
-// mode 0600, each line with the process id, since every mu invocation
-// starts a new plugin), else to stderr.
-func openLog(path, level string) (*slog.Logger, func(), error) {
-	var lvl slog.Level
-	switch {
-	case level != "":
-		if err := lvl.UnmarshalText([]byte(level)); err != nil {
-			return nil, nil, fmt.Errorf("--log-level: %v", err)
-		}
-	case path != "":
-		lvl = slog.LevelInfo
-	default:
-		lvl = slog.LevelWarn
+// terminalHint is what a plugin run by hand in a terminal says: what it
+// is, how to register it (with the flags it requires), and what mu would
+// refuse about its file, with the fix.
+func terminalHint(w io.Writer, p Plugin) {
+	name, exe := "mu-plugin-"+p.Name, self()
+	reg := exe
+	if p.Register != "" {
+		reg += " " + p.Register
 	}
-	if path == "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})), func() {}, nil
+	fmt.Fprintf(w, "%s is a mu plugin: mu runs it and speaks JSON-RPC to it on stdin.\n"+
+		"Register it with:  mu plugin add %s -- %s\nSee --help for its flags.\n", name, p.Name, reg)
+	if pr := registrationProblem(exe, p.Name); pr != "" {
+		fmt.Fprintf(w, "mu would refuse this file: %s\n", pr)
 	}
-	if strings.HasPrefix(path, "~/") {
-		if h, err := os.UserHomeDir(); err == nil {
-			path = filepath.Join(h, path[2:])
-		}
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--log-file: %v", err)
-	}
-	log := slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: lvl})).With("pid", os.Getpid())
-	return log, func() { f.Close() }, nil
 }
 
 func usage(w io.Writer, fs *flag.FlagSet, p Plugin) {

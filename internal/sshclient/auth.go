@@ -38,13 +38,14 @@ type auth struct {
 	agentErr string   // why the configured agent could not be used
 	agentSrc string   // which agent: "$SSH_AUTH_SOCK", "IdentityAgent (FILE line N)", "none"
 	agent    net.Conn
+	agentN   int // the keys the agent listed (-1: no agent reached)
 
 	mu       sync.Mutex
 	accepted string // the key the server accepted (it asked for its signature)
 }
 
 func newAuth(r *Resolved, identityFlag string) *auth {
-	a := &auth{}
+	a := &auth{agentN: -1}
 	ag, agentKeys := a.openAgent(r)
 	var ids []identity
 	files := r.IdentityFiles
@@ -119,6 +120,7 @@ func (a *auth) openAgent(r *Resolved) (agent.ExtendedAgent, []*agent.Key) {
 		a.agentErr = fmt.Sprintf("the agent at %s did not list its keys: %v", src, err)
 		return nil, nil
 	}
+	a.agentN = len(keys)
 	return ag, keys
 }
 
@@ -306,8 +308,7 @@ func (a *auth) failureText(r *Resolved, err error, copyID func(key string) strin
 			"%s refused the keys offered, and %s is passphrase-protected and not in ssh-agent", target, strings.Join(a.locked, ", "))
 	}
 	if len(a.signers) == 0 {
-		return protocol.HumanError(fmt.Sprintf("create a key (`ssh-keygen -t ed25519`) and install it on the host (`%s`), or pass %s, or load your key into the agent (%s)", copyID(""), FlagName(r.flagPrefix, "identity"), a.agentSrc),
-			"no SSH key to offer to %s", target)
+		return a.noKey(r, target, copyID)
 	}
 	more := ""
 	if !r.IdentitiesOnly && len(a.tried) >= maxKeys {
@@ -317,12 +318,52 @@ func (a *auth) failureText(r *Resolved, err error, copyID func(key string) strin
 		"%s refused the keys offered (%s): %v", target, strings.Join(a.tried, ", "), err)
 }
 
+// noKey is the hand-back when no key could be offered: it names the
+// configured IdentityFile (and whether it exists) and says when the agent
+// is empty, and its remedy loads or creates that file.
+func (a *auth) noKey(r *Resolved, target string, copyID func(key string) string) *protocol.Error {
+	var why []string
+	key := "~/.ssh/id_ed25519"
+	for i, f := range r.IdentityFiles {
+		state := "cannot be used"
+		if !fileExists(f) {
+			state = "does not exist"
+		}
+		why = append(why, fmt.Sprintf("IdentityFile %s %s", r.show(f), state))
+		if i == 0 {
+			key = r.show(f)
+		}
+	}
+	if len(r.IdentityFiles) > 0 {
+		why[len(why)-1] += " (" + r.Where("IdentityFile") + ")"
+	}
+	if a.agentN == 0 {
+		why = append(why, "the agent at "+a.agentSrc+" holds no keys")
+	} else if a.agentN < 0 && a.agentErr == "" {
+		why = append(why, "no agent: "+a.agentSrc)
+	}
+	return protocol.HumanError(fmt.Sprintf("load the key into the agent (`ssh-add %s`; the agent used: %s), or create it (`ssh-keygen -t ed25519 -f %s`) and install it on the host (`%s`), or pass %s with a key the host accepts",
+		key, a.agentSrc, key, copyID(key), FlagName(r.flagPrefix, "identity")),
+		"no SSH key to offer to %s: %s", target, strings.Join(why, "; "))
+}
+
+// kerberosTicket reports whether a Kerberos credential cache is at hand,
+// the only case where ssh's GSSAPIAuthentication could log in.
+func kerberosTicket() bool {
+	if os.Getenv("KRB5CCNAME") != "" {
+		return true
+	}
+	_, err := os.Stat(fmt.Sprintf("/tmp/krb5cc_%d", os.Getuid()))
+	return err == nil
+}
+
 // authNotDone names the authentication methods the config enables that
-// the plugin does not use.
+// the plugin does not use, where they could matter: GSSAPI only with a
+// Kerberos ticket (Debian's stock ssh_config enables it for everyone).
 func (r *Resolved) authNotDone() string {
 	var on []string
 	for _, k := range []string{"gssapiauthentication", "hostbasedauthentication"} {
-		if r.get(k) == "yes" {
+		if r.get(k) == "yes" && (k != "gssapiauthentication" || kerberosTicket()) {
 			on = append(on, optionPolicies[k].name)
 		}
 	}

@@ -59,7 +59,7 @@ func (d *Dialer) handshake(ctx context.Context, r *Resolved, nc net.Conn, direct
 	c.HostKey = fmt.Sprintf("%s %s, %s", key.Type(), fingerprint(key, r.FingerprintHash), how)
 	c.AuthKey = au.acceptedKey()
 	algs := sc.(gossh.AlgorithmsConnMetadata).Algorithms()
-	d.log.Debug("authenticated", "host", r.Alias, "user", r.User, "key", c.AuthKey, "hostKey", c.HostKey,
+	d.log.Info("authenticated", "host", r.Alias, "user", r.User, "key", c.AuthKey, "hostKey", c.HostKey,
 		"kex", algs.KeyExchange, "hostKeyAlgorithm", algs.HostKey, "cipher", algs.Write.Cipher, "mac", macName(algs.Write),
 		"server", string(sc.ServerVersion()), "route", route)
 	return c, nil
@@ -98,7 +98,7 @@ func macName(a gossh.DirectionAlgorithms) string {
 
 func (d *Dialer) handshakeError(ctx context.Context, r *Resolved, tr *trust, au *auth, nc net.Conn, err error, timeout time.Duration, route string) error {
 	if f := tr.hostKeyFailure(); f != nil {
-		d.log.Debug("host key refused", "host", r.Alias, "error", f.Message)
+		d.log.Info("host key refused", "host", r.Alias, "error", f.Message)
 		return f
 	}
 	if strings.Contains(err.Error(), "unable to authenticate") {
@@ -110,7 +110,7 @@ func (d *Dialer) handshakeError(ctx context.Context, r *Resolved, tr *trust, au 
 		})
 		key, how := tr.presented()
 		f.Err = &StageError{stage: ErrAuth, HostKey: fmt.Sprintf("%s %s, %s", key.Type(), fingerprint(key, r.FingerprintHash), how)}
-		d.log.Debug("authentication refused", "host", r.Alias, "offered", strings.Join(au.tried, ", "), "error", f.Message)
+		d.log.Info("authentication refused", "host", r.Alias, "offered", strings.Join(au.tried, ", "), "agent", au.agentSrc, "error", f.Message)
 		return f
 	}
 	what := fmt.Sprintf("SSH handshake with %s (%s)", SafeName(r.Alias), route)
@@ -125,20 +125,25 @@ func (d *Dialer) handshakeError(ctx context.Context, r *Resolved, tr *trust, au 
 	return protocol.NotStarted(err, what+" failed")
 }
 
-// logResolved logs, at debug level, what `ssh -v` tells about the
-// configuration: the files read, the destination, the route.
+// logResolved logs what `ssh -v` tells about the configuration: at info
+// the destination and its route (the hops; a ProxyCommand by where it is
+// set, its text only at debug), at debug the files read and the rest.
 func (d *Dialer) logResolved(r *Resolved, via *Client) {
-	if !d.log.Enabled(context.Background(), -4) {
-		return
-	}
-	route := "direct"
+	route, shown := "direct", "direct"
 	switch {
 	case via != nil:
 		route = "through jump host " + via.Resolved.Alias
+		shown = route
 	case r.ProxyCommand != "":
 		route = "ProxyCommand " + r.ProxyCommand + " (" + r.Where("ProxyCommand") + ")"
+		shown = "ProxyCommand (" + r.Where("ProxyCommand") + ")"
 	case len(r.ProxyJump) > 0:
 		route = "ProxyJump " + strings.Join(r.ProxyJump, ",") + " (" + r.Where("ProxyJump") + ")"
+		shown = route
+	}
+	d.log.Info("connecting", "host", r.Alias, "user", r.User, "hostname", r.HostName, "port", r.Port, "route", shown)
+	if !d.log.Enabled(context.Background(), -4) {
+		return
 	}
 	d.log.Debug("resolved", "host", r.Alias, "via", r.Via, "configFiles", strings.Join(r.Files(), ", "),
 		"options", strings.Join(d.res.options, " "), "user", r.User, "hostname", r.HostName, "port", r.Port, "route", route)
@@ -152,6 +157,10 @@ func (d *Dialer) logResolved(r *Resolved, via *Client) {
 
 // logPlan logs the keys, host key algorithms and ciphers about to be offered.
 func (d *Dialer) logPlan(r *Resolved, tr *trust, au *auth, plan algorithmPlan, cfg *gossh.ClientConfig) {
+	d.log.Info("keys to offer", "host", r.Alias, "agent", au.agentSrc, "keys", strings.Join(au.tried, ", "), "identitiesOnly", r.IdentitiesOnly)
+	if au.agentErr != "" {
+		d.log.Info("agent", "host", r.Alias, "error", au.agentErr)
+	}
 	if !d.log.Enabled(context.Background(), -4) {
 		return
 	}
@@ -160,10 +169,6 @@ func (d *Dialer) logPlan(r *Resolved, tr *trust, au *auth, plan algorithmPlan, c
 		kh = "none found"
 	}
 	d.log.Debug("host keys", "host", r.Alias, "lookup", tr.pattern(), "knownHosts", kh, "hostKeyAlgorithms", strings.Join(cfg.HostKeyAlgorithms, ","))
-	d.log.Debug("keys to offer", "host", r.Alias, "agent", au.agentSrc, "keys", strings.Join(au.tried, ", "), "identitiesOnly", r.IdentitiesOnly)
-	if au.agentErr != "" {
-		d.log.Debug("agent", "host", r.Alias, "error", au.agentErr)
-	}
 	if len(plan.missing) > 0 {
 		d.log.Debug("algorithms ssh would offer that the plugin does not implement (left out)", "host", r.Alias, "algorithms", strings.Join(plan.missing, ", "))
 	}

@@ -262,8 +262,15 @@ func (t *trust) verdict(key gossh.PublicKey, err error) *protocol.Error {
 		if t.r.get("verifyhostkeydns") == "true" || t.r.get("verifyhostkeydns") == "yes" {
 			more = fmt.Sprintf(" (VerifyHostKeyDNS, %s, is not done by the plugin: it reads no SSHFP records)", t.r.Where("VerifyHostKeyDNS"))
 		}
+		cmd := t.sshCmd // ssh would refuse without asking under these; the first -o wins
+		if b := t.r.get("batchmode"); b == "yes" || b == "true" {
+			cmd = "ssh -o BatchMode=no" + strings.TrimPrefix(cmd, "ssh")
+		}
+		if t.r.StrictHostKeyChecking == "yes" {
+			cmd = "ssh -o StrictHostKeyChecking=ask" + strings.TrimPrefix(cmd, "ssh")
+		}
 		return protocol.HumanError(fmt.Sprintf("the host presents %s %s. Verify this fingerprint with the host's administrator, then %s (or run `%s` once and answer yes)",
-			KeyTypeName(key), fp, add, t.sshCmd),
+			KeyTypeName(key), fp, add, cmd),
 			"host key of %s (%s) is not known%s", alias, pattern, more)
 	}
 	return protocol.HumanError("check the known_hosts files "+strings.Join(t.shownFiles(), ", "), "host key of %s not verified: %v", alias, err)

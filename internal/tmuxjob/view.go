@@ -55,26 +55,32 @@ func (j *Jobs) Follow(ctx context.Context, handle string, w io.Writer) error {
 	w = newTermFilter(w)
 	var off int64
 	idle := j.opts.Poll
-	failures := 0
+	failures, reached := 0, false
 	for {
-		if data := j.logChunk(ctx, id, off); len(data) > 0 {
-			// New output, read by offset without a script run: the tail
-			// script (below) runs only when there is none, to tell whether
-			// the job still lives.
-			if _, err := w.Write(data); err != nil {
-				return err
+		// A host never reached: the tail script first, so it fails at once.
+		if reached {
+			if data := j.logChunk(ctx, id, off); len(data) > 0 {
+				// New output, read by offset without a script run: the tail
+				// script (below) runs only when there is none, to tell whether
+				// the job still lives.
+				if _, err := w.Write(data); err != nil {
+					return err
+				}
+				off += int64(len(data))
+				if len(data) < followChunk && !sleep(ctx, j.opts.Poll) {
+					return ctx.Err()
+				}
+				idle = j.opts.Poll
+				continue
 			}
-			off += int64(len(data))
-			if len(data) < followChunk && !sleep(ctx, j.opts.Poll) {
-				return ctx.Err()
-			}
-			idle = j.opts.Poll
-			continue
 		}
 		o, err := j.run(ctx, "tail", id, nil, strconv.FormatInt(off, 10), strconv.Itoa(followChunk))
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if !reached { // as ssh: a host it cannot reach is said at once; retries are for a drop mid-view
+				return err
 			}
 			failures++
 			if failures > 50 {
@@ -85,7 +91,7 @@ func (j *Jobs) Follow(ctx context.Context, handle string, w io.Writer) error {
 			}
 			continue
 		}
-		failures = 0
+		failures, reached = 0, true
 		if o.has("nojob") {
 			return fmt.Errorf("tmuxjob: no job %s on the host", handle)
 		}
