@@ -54,7 +54,7 @@ func TestAgentStepsMissingTools(t *testing.T) {
 	p := startJobsPlugin(t, s, root)
 	params := protocol.CheckStepsParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}, Phase: protocol.PhaseAgent}
 	job, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps, params)
-	if err != nil || len(job) != 5 {
+	if err != nil || len(job) != 6 {
 		t.Fatalf("job.checkSteps: %+v %v", job, err)
 	}
 	link, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, params)
