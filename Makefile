@@ -14,7 +14,8 @@ help: ## list the targets
 
 build: ## build every binary, static, into bin/ (mode go-w whatever the umask: mu refuses a file its group or the world can write)
 	@mkdir -p $(BIN)
-	@for p in $(PLUGINS); do CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$p ./cmd/$$p && chmod go-w $(BIN)/$$p || exit 1; done
+	@for p in $(PLUGINS); do CGO_ENABLED=0 scripts/ticking.sh build "bin/$$p (a first build fetches modules and compiles them: minutes)" \
+		$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$$p ./cmd/$$p && chmod go-w $(BIN)/$$p || exit 1; done
 
 demo: build ## drive the fake through every seam the way mu would, and narrate it
 	@$(BIN)/mu-plugin-contract demo -- $(CURDIR)/$(BIN)/mu-plugin-fake
@@ -22,8 +23,8 @@ demo: build ## drive the fake through every seam the way mu would, and narrate i
 test: ## set up what the tests need (root on Debian: apt-get), then lint, every test under -race, and the integration suite
 	@scripts/test.sh
 
-unit: build ## the Go tests only (-race), no set-up
-	$(GO) test -race -count=1 -timeout 30m ./...
+unit: build ## the Go tests of every tier (-race), no set-up; TIERS=ssh,docker picks tiers (docs/testing.md)
+	MU_TEST_TIERS=$(or $(TIERS),all) $(GO) test -race -count=1 -timeout 30m ./...
 
 lint: ## gofmt, go vet, staticcheck, shellcheck
 	@scripts/lint.sh

@@ -77,7 +77,11 @@ flags:
 		return 2
 	}
 	opts.Params = params
-	argv := fs.Args()
+	return runCommand(ctx, cmd, opts, fs.Args(), stdout, stderr)
+}
+
+// runCommand runs the parsed command: list, call, demo, or the suite.
+func runCommand(ctx context.Context, cmd string, opts Options, argv []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "list":
 		for _, n := range Names() {

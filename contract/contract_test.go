@@ -67,8 +67,10 @@ func wantResult(t *testing.T, rep *Report, name string, st Status, has string) {
 // TestCleanFake: against the fake with no fault every check passes, or
 // skips saying why; so with its job kind's firstTurn at-start.
 func TestCleanFake(t *testing.T) {
+	t.Parallel() // its own fakes: waits beside the others
 	for _, args := range [][]string{nil, {"--first-turn", "at-start"}} {
 		t.Run(strings.Join(append([]string{"fake"}, args...), " "), func(t *testing.T) {
+			t.Parallel()
 			rep := run(t, Options{Argv: append([]string{fakeBin(t)}, args...)})
 			if len(rep.Results) != len(Names()) {
 				t.Fatalf("%d results for %d checks", len(rep.Results), len(Names()))

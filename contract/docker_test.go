@@ -17,6 +17,7 @@ import (
 // job running the test agent. Every check, jobs and channel included, runs
 // in backend/docker/contract_test.go.
 func TestDockerPlugin(t *testing.T) {
+	t.Parallel() // its own run id and containers: waits beside the others
 	image := testimage.Ensure(t)
 	bin := programs.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-docker")
 	rep := run(t, Options{Argv: []string{bin, "--image", image, "--label", testimage.Label + "=1"}, JobCmd: string(agent.Script),

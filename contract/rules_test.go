@@ -151,6 +151,7 @@ func TestUnknownMethodAnswered(t *testing.T) {
 // that breaks exactly that rule (and the other selected checks pass), and
 // pass against the fake.
 func TestCutShutdownBatchCaught(t *testing.T) {
+	t.Parallel() // its own plugins: waits beside the others
 	const sel = `^(link/exec-(exit-codes|cut)|process/(cancel|shutdown|shutdown-notification)|wire/(unknown-method|batch))$`
 	for _, c := range []struct{ mode, fails, only string }{
 		// answers a cut run retryable

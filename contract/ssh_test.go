@@ -13,6 +13,7 @@ import (
 // a link with remoteOnTimeout "stopping" on a --host profile, and its
 // jobs (the test agent as spec.cmd, as for mu-plugin-docker).
 func TestSSHPlugin(t *testing.T) {
+	t.Parallel() // its own sshd and jobs root: waits beside the others
 	srv := testsshd.Start(t, testsshd.Options{})
 	bin := programs.Build(t, "github.com/mu-org/mu-plugins/cmd/mu-plugin-ssh")
 	rep := run(t, Options{Host: srv.Alias, Argv: []string{bin, "--config", srv.Config, "--known-hosts", srv.KnownHosts, "--identity", srv.UserKey}, JobCmd: string(agent.Script)})

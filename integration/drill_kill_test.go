@@ -100,11 +100,16 @@ func killAndResolve(t *testing.T, s spec, j *replay.Journal, e effectCall, killA
 		return killOutcome{}, err
 	}
 	defer q.Stop()
-	// Unresolved while the lookup says pending, while the resolving call
-	// itself fails, or while the receipt is unreachable: mu's next verb
-	// resolves again; so does this loop.
+	return resolveLeft(ctx, n, q.Plugin, e.method, r.in)
+}
+
+// resolveLeft resolves in as mu's next verb (the invocation n, the plugin
+// q), again while the lookup says pending, while the resolving call itself
+// fails, or while the receipt is unreachable, as mu's next verb would
+// (bounded).
+func resolveLeft(ctx context.Context, n *replay.Journal, q *caller.Plugin, method string, in *replay.Intent) (killOutcome, error) {
 	for tries := 1; ; tries++ {
-		out, err := n.Resolve(ctx, q.Plugin, r.in)
+		out, err := n.Resolve(ctx, q, in)
 		if err != nil {
 			return killOutcome{}, fmt.Errorf("resolve: %v", err)
 		}
@@ -116,7 +121,7 @@ func killAndResolve(t *testing.T, s spec, j *replay.Journal, e effectCall, killA
 			if receiptState(out.Result) == protocol.ReceiptNotAccepted {
 				// Not delivered, and final (docs/protocol.md): the intent
 				// stays unresolved, and mu sends nothing again.
-				return killOutcome{how: out.Reason, result: out.Result, tries: tries, intent: r.in}, nil
+				return killOutcome{how: out.Reason, result: out.Result, tries: tries, intent: in}, nil
 			}
 			again = true // unreachable: nothing is known; asked again
 		}
@@ -124,7 +129,7 @@ func killAndResolve(t *testing.T, s spec, j *replay.Journal, e effectCall, killA
 			return killOutcome{}, fmt.Errorf("unresolved after %d resolve(s): %s %s", tries, out, out.Result)
 		}
 		if out.Reason != replay.ReasonPending {
-			noteRetry(e.method, out.String()+" "+string(out.Result))
+			noteRetry(method, out.String()+" "+string(out.Result))
 		}
 		time.Sleep(300 * time.Millisecond)
 	}

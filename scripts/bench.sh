@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh >/dev/null
 integration/image/build.sh >/dev/null
 out=$(mktemp)
+# Every tier's benchmarks (docs/testing.md); a part missing fails.
+export MU_TEST_TIERS=${MU_TEST_TIERS:-all}
 pkgs=(./cmd/ ./protocol/ ./protocol/caller/ ./backend/fake/ ./cmd/mu-plugin-fake/ ./backend/ssh/ ./backend/docker/ ./internal/tmuxjob/)
 # mu-plugin-k8s against kubectl, when a test cluster is up (MU_K8S_NAME, default dev: docs/k8s.md).
 if [ -f "${MU_K8S_STATE_ROOT:-/var/lib/mu-k8s}/${MU_K8S_NAME:-dev}/env" ]; then

@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t=${1:-20s}
+# Fuzz targets in every tier's packages (docs/testing.md).
+export MU_TEST_TIERS=${MU_TEST_TIERS:-all}
 for pkg in $(go list ./...); do
 	dir=$(go list -f '{{.Dir}}' "$pkg")
 	# shellcheck disable=SC2013 # Go function names, one word each

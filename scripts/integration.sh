@@ -8,6 +8,9 @@ if docker compose version >/dev/null 2>&1; then compose=(docker compose); else c
 project=mu-plugins-it-$$
 work=$(mktemp -d)
 export MU_IT_DIR=$work MU_IT_PROJECT=$project
+# The suite needs sshd and the Docker Engine: asked, never skipped
+# (internal/testutil: Tier).
+export MU_TEST_TIERS=${MU_TEST_TIERS:-all}
 ssh-keygen -q -t ed25519 -N '' -C mu-it -f "$work/id_ed25519"
 MU_AUTHORIZED_KEY=$(cat "$work/id_ed25519.pub")
 export MU_AUTHORIZED_KEY

@@ -14,8 +14,10 @@ import (
 // the double of its CLI: spec.harness names the adapter, and spec.cmd runs
 // the double (passed whole, `sh -c DOUBLE NAME`, so no install step).
 func TestContractSuiteAdapters(t *testing.T) {
+	t.Parallel() // each suite its own prefix: they wait side by side
 	for _, c := range []struct{ harness, cli string }{{"codex", "codex"}, {"claude-print", "claude"}, {"claude", "claude"}} {
 		t.Run(c.harness, func(t *testing.T) {
+			t.Parallel()
 			// Print mode has no dialogs: channel/answer skips (nothing to answer).
 			skipsOK := map[string]bool{"job/dedupe": true, "channel/steer": true, "channel/answer": c.harness != "claude"}
 			rep := runSuite(t, contract.Options{Run: `^(job|channel|secrets)/`, JobHarness: c.harness,

@@ -13,6 +13,7 @@ import (
 // check: its jobs run the test agent (passed whole as spec.cmd, so no
 // install step is needed), which follows the channel's harness contract.
 func TestContractSuite(t *testing.T) {
+	t.Parallel() // its own prefix: waits beside the adapters' suites
 	runSuite(t, contract.Options{JobCmd: string(agent.Script)},
 		map[string]bool{"host/dedupe": true, "job/dedupe": true, "channel/steer": true},
 		"job/start", "job/stop", "channel/send", "channel/receipt", "channel/receipt-final", "channel/watch", "channel/runs-dense", "channel/answer", "channel/interrupt")
@@ -25,8 +26,11 @@ func TestContractSuite(t *testing.T) {
 func runSuite(t *testing.T, opts contract.Options, skipsOK map[string]bool, mustPass ...string) *contract.Report {
 	t.Helper()
 	testimage.Ensure(t)
-	opts.Argv = []string{binPath(t), "--prefix", sandboxtest.NewPrefix(), "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
+	prefix := sandboxtest.NewPrefix()
+	opts.Argv = []string{binPath(t), "--prefix", prefix, "--image", testimage.Name, "--label", "org.mu-plugins.test=1",
 		"--label", "org.mu-plugins.testrun=" + runID}
-	t.Cleanup(cleanupRun)
+	// Its own containers only: other suites may run beside it (TestMain's
+	// cleanupRun takes what is left).
+	t.Cleanup(func() { removeNamed(prefix + "-") })
 	return sandboxtest.RunSuite(t, "mu-plugin-docker", opts, skipsOK, mustPass...)
 }

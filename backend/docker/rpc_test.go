@@ -12,6 +12,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/dockercli"
 	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -22,7 +23,7 @@ import (
 var runID = sandboxtest.RunID() // labels this test binary's containers: org.mu-plugins.testrun
 
 func TestMain(m *testing.M) {
-	programs.Main(m, nil, cleanupRun)
+	tier.Main(m, "docker", nil, cleanupRun)
 }
 
 // binPath is the plugin binary the tests run, built (with -race when the
@@ -37,6 +38,15 @@ func cleanupRun() {
 	ids := labelled("org.mu-plugins.testrun=" + runID)
 	if len(ids) > 0 {
 		_ = exec.Command("docker", append([]string{"rm", "-f", "-v"}, ids...)...).Run()
+	}
+}
+
+// removeNamed removes this test binary's containers whose names hold
+// prefix (a test's own, sandboxtest.NewPrefix).
+func removeNamed(prefix string) {
+	ids, _ := dockercli.DockerCLI(context.Background(), "ps", "-aq", "--no-trunc", "--filter", "name="+prefix, "--filter", "label=org.mu-plugins.testrun="+runID)
+	if ids != "" {
+		_ = exec.Command("docker", append([]string{"rm", "-f", "-v"}, strings.Fields(ids)...)...).Run()
 	}
 }
 

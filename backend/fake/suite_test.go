@@ -14,6 +14,7 @@ import (
 	"github.com/mu-org/mu-plugins/backend/fake"
 	"github.com/mu-org/mu-plugins/contract"
 	"github.com/mu-org/mu-plugins/internal/testutil/programs"
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 )
 
 func TestMain(m *testing.M) { programs.Main(m, nil) }
@@ -56,6 +57,7 @@ var faultCases = []struct {
 // fails the check meant to catch it, by name, and every other selected
 // check still ran to a result.
 func TestFaultsCaught(t *testing.T) {
+	tier.Need(t, "slow") // 23 runs of the suite: minutes
 	for _, name := range fake.FaultNames {
 		if !slices.ContainsFunc(faultCases, func(c struct{ fault, scenario, check, run string }) bool { return c.fault == name }) {
 			t.Errorf("fault %s has no case: the suite is not shown to catch it", name)

@@ -17,6 +17,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testk8s"
 	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -27,7 +28,7 @@ import (
 var runID = sandboxtest.RunID() // labels this test binary's pods: org.mu-plugins.testrun
 
 func TestMain(m *testing.M) {
-	programs.Main(m, nil, cleanupRun)
+	tier.Main(m, "k8s", nil, cleanupRun)
 }
 
 // cleanupRun deletes every pod this test binary made (fences included).

@@ -55,7 +55,7 @@ func TestAgentStepsMissingTools(t *testing.T) {
 	p := startJobsPlugin(t, s, root)
 	params := protocol.CheckStepsParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}, Phase: protocol.PhaseAgent}
 	job, err := caller.Invoke(ctx, p, protocol.MethodJobCheckSteps, params)
-	if err != nil || len(job) != 5 {
+	if err != nil || len(job) != 6 {
 		t.Fatalf("job.checkSteps: %+v %v", job, err)
 	}
 	link, err := caller.Invoke(ctx, p, protocol.MethodLinkCheckSteps, params)

@@ -12,6 +12,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/programs"
 	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -23,7 +24,7 @@ import (
 
 func TestMain(m *testing.M) {
 	os.Unsetenv("SSH_AUTH_SOCK")
-	programs.Main(m, nil)
+	tier.Main(m, "ssh", nil)
 }
 
 // pluginBin is the built mu-plugin-ssh, built once.

@@ -35,10 +35,10 @@ func TestFilesOverSFTP(t *testing.T) {
 	}
 	p := h.start(t)
 	steps, err := caller.Invoke(ctx, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: h.host()}, Phase: protocol.PhaseAgent})
-	if err != nil || len(steps) != 5 {
+	if err != nil || len(steps) != 6 {
 		t.Fatalf("job.checkSteps: %+v %v", steps, err)
 	}
-	for i, name := range []string{"tmux", "tools", "state-root", "watch", "sftp"} {
+	for i, name := range []string{"tmux", "tools", "state-root", "watch", "agents", "sftp"} {
 		if steps[i].Step != name || steps[i].OK != protocol.StepPassed {
 			t.Errorf("step %d: %+v, want %s passed", i, steps[i], name)
 		}
@@ -65,10 +65,10 @@ func TestNoSFTPFallsBack(t *testing.T) {
 	}
 	p := h.start(t)
 	steps, err := caller.Invoke(ctx, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: h.host()}, Phase: protocol.PhaseAgent})
-	if err != nil || len(steps) != 5 {
+	if err != nil || len(steps) != 6 {
 		t.Fatalf("job.checkSteps: %+v %v", steps, err)
 	}
-	if s := steps[4]; s.Step != "sftp" || s.OK != protocol.StepWarn || !strings.Contains(s.Detail, "Subsystem sftp internal-sftp") {
+	if s := steps[5]; s.Step != "sftp" || s.OK != protocol.StepWarn || !strings.Contains(s.Detail, "Subsystem sftp internal-sftp") {
 		t.Fatalf("the sftp step: %+v", s)
 	}
 	key := newKey("nosftp")
@@ -92,7 +92,7 @@ func TestCheckStepsStateRoot(t *testing.T) {
 	s := testsshd.Start(t, testsshd.Options{})
 	p := startJobsPlugin(t, s, "/proc/mu-jobs")
 	steps, err := caller.Invoke(ctx, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}, Phase: protocol.PhaseAgent})
-	if err != nil || len(steps) != 5 {
+	if err != nil || len(steps) != 6 {
 		t.Fatalf("job.checkSteps: %+v %v", steps, err)
 	}
 	if st := steps[2]; st.Step != "state-root" || st.OK != protocol.StepFailed || !strings.Contains(st.Detail, "--jobs-root") {

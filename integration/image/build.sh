@@ -43,8 +43,9 @@ if [ "$FORCE" = 1 ] || ! have "$BASE"; then
 	trap 'rm -rf "$tmp"' EXIT
 	t=$(now)
 	# Small: no docs, man pages or locales; no apt lists or caches.
+	echo "build.sh: mmdebstrap: a minimal Debian bookworm rootfs (a first build: minutes)"
 	# shellcheck disable=SC2016 # the hook's "$1" (the rootfs) is for mmdebstrap's shell
-	mmdebstrap --variant=minbase --quiet \
+	"$root/scripts/ticking.sh" build.sh "mmdebstrap" mmdebstrap --variant=minbase --quiet \
 		--include=git,tmux,openssh-server,ca-certificates,procps \
 		--dpkgopt='path-exclude=/usr/share/man/*' \
 		--dpkgopt='path-exclude=/usr/share/doc/*' \

@@ -39,7 +39,8 @@ if [ "${FORCE:-0}" = 1 ] || [ $built = 0 ]; then
 		cd "$k8s_here/tools"
 		go mod download
 		echo "k8s build: modules $(k8s_since "$t")"
-		CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}" ./pause ./ociarchive
+		CGO_ENABLED=0 "$k8s_repo/scripts/ticking.sh" "k8s build" "compiling ${#pkgs[@]} components (about 6 min on 2 cores)" \
+			go build -trimpath -ldflags "$ldflags" -o "$tmp/" "${pkgs[@]}" ./pause ./ociarchive
 	)
 	echo "$stamp" >"$tmp/.stamp"
 	rm -rf "$K8S_BIN.old"

@@ -31,7 +31,7 @@ var Layers = []Layer{
 		What: "the protocol's JSON Schema, embedded; its sha256 is the handshake's schema"},
 	{Name: "protocol", Rank: 1, Packages: []string{"protocol"},
 		What: "wire types, the one error model, the declaration, the plugin-side server (Serve), and the caller side that drives a plugin as mu does"},
-	{Name: "base", Rank: 2, Packages: []string{"internal/proc", "internal/outcap", "internal/creator", "internal/hostresult", "internal/cli", "internal/benchtab", "internal/safefile"},
+	{Name: "base", Rank: 2, Packages: []string{"internal/proc", "internal/outcap", "internal/creator", "internal/hostresult", "internal/cli", "internal/benchtab", "internal/safefile", "internal/testtimes"},
 		What: "small libraries every plugin may use: process groups, bounded output, the creator's identity, acquire results, the command line, configuration files read safely"},
 	{Name: "engine", Rank: 3, Packages: []string{"internal/gitlink", "internal/execchan", "internal/sshclient", "internal/tmuxjob"},
 		What: "the engines the plugins are built from: the link's git conventions, exec channels into a sandbox, the OpenSSH-compatible client, jobs and their channel under tmux"},

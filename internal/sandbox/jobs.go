@@ -110,6 +110,9 @@ func (h *Hosts) jobsFor(ctx context.Context, t protocol.Target, kind, channel st
 	self := h.self
 	return tmuxjob.New(h.Pool(host), tmuxjob.Options{
 		Root: root, Kind: kind, Channel: channel, Watches: h.watches.Of(host),
+		// The plugin created this host (a container, a pod): its home is
+		// the plugin's (docs/harness.md "What the plugin writes in a home").
+		OwnsHome: true,
 		View: func(handle, _ string) protocol.View {
 			v := view()
 			return tmuxjob.ViewArgv(v.Env, self, ViewCommand, v.HostArg, host, "--root", root, handle)

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 )
 
 // Name is the test image every Docker test uses, and BaseName the image it
@@ -47,6 +49,7 @@ var (
 // fails.
 func Ensure(tb testing.TB) string {
 	tb.Helper()
+	tier.Need(tb, "docker")
 	once.Do(func() { result = ensure() })
 	if result != nil {
 		tb.Fatalf("testimage: %v", result)

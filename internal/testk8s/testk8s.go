@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 )
 
 // DefaultName is the instance used when MU_K8S_NAME is unset.
@@ -67,6 +69,7 @@ var (
 // is not up.
 func Ensure(tb testing.TB) *Cluster {
 	tb.Helper()
+	tier.Need(tb, "k8s")
 	once.Do(func() {
 		// The check waits for the shared lock: a test of another binary
 		// that disrupts the cluster (a node deleted, a component stopped)

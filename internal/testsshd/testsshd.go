@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 )
 
@@ -77,6 +78,8 @@ var userOnce sync.Mutex
 // EnsureUser creates TestUser (with a home, /bin/bash, an unlocked
 // password-less account) if it does not exist, and returns its home.
 func EnsureUser(t testing.TB) (uid, gid int, home string) {
+	t.Helper()
+	tier.Need(t, "ssh")
 	return ensureUser(t, TestUser, "/bin/bash")
 }
 
@@ -110,6 +113,7 @@ func ensureUser(t testing.TB, name, shell string) (uid, gid int, home string) {
 // Start runs a new sshd and stops it when the test ends.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
+	tier.Need(t, "ssh")
 	for _, bin := range []string{SSHD, "ssh-keygen"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Fatalf("testsshd: %s is required (apt-get install -y openssh-server openssh-client): %v", bin, err)
@@ -135,7 +139,7 @@ func Start(t testing.TB, o Options) *Server {
 	} else if o.LoginShell != "" {
 		s.loginUser(t, o)
 	} else {
-		_, _, s.Home = EnsureUser(t)
+		_, _, s.Home = ensureUser(t, TestUser, "/bin/bash")
 		s.User = TestUser
 	}
 	s.makeKeys(t, o)

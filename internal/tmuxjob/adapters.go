@@ -31,7 +31,7 @@ type adapter struct {
 // JobSpec.harness (or the program spec.cmd runs) gives.
 var adapters = map[string]adapter{
 	"codex":        {parts: []string{"lib.sh", "json.awk", "codex.sh", "print.sh"}, roles: []string{"full-access", "read-only"}},
-	"claude":       {parts: []string{"lib.sh", "json.awk", "claude.sh"}, roles: []string{"full-access", "read-only"}},
+	"claude":       {parts: []string{"lib.sh", "json.awk", "onboard.awk", "claude.sh"}, roles: []string{"full-access", "read-only"}},
 	"claude-print": {parts: []string{"lib.sh", "json.awk", "claude-print.sh", "print.sh"}, roles: []string{"full-access", "read-only"}},
 }
 
@@ -77,8 +77,9 @@ func programOf(cmd string) string {
 	return ""
 }
 
-// adapterScript is the adapter's program ("" for no adapter).
-func adapterScript(name string) string {
+// adapterScript is the adapter's program ("" for no adapter); ownsHome
+// (Options.OwnsHome) sets its OWNS_HOME=1.
+func adapterScript(name string, ownsHome bool) string {
 	a, ok := adapters[name]
 	if !ok {
 		return ""
@@ -97,6 +98,9 @@ func adapterScript(name string) string {
 		}
 		b.Write(body)
 		b.WriteString("\n")
+		if p == "lib.sh" && ownsHome {
+			b.WriteString("OWNS_HOME=1\n")
+		}
 	}
 	return b.String()
 }

@@ -2,10 +2,12 @@ package tmuxjob_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
@@ -34,9 +36,16 @@ type adapterHost struct {
 	cwd string
 }
 
-func newAdapterHost(t *testing.T) *adapterHost {
-	h := newHost(t)
+func newAdapterHost(t *testing.T, mod ...func(*tmuxjob.Options)) *adapterHost {
+	h := newHost(t, mod...)
 	a := &adapterHost{host: h, bin: filepath.Join(h.root, "bin"), cwd: t.TempDir()}
+	// The jobs' home is a person's who has used Claude Code in the test's
+	// folder: its first-run screens are answered (TestClaudeTUIFirstRun…
+	// starts from a fresh one).
+	seed, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{a.cwd: map[string]bool{"hasTrustDialogAccepted": true}}})
+	if err := os.WriteFile(filepath.Join(h.root, ".claude.json"), seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range agent.DoubleNames {
 		if err := agent.InstallDouble(context.Background(), h.r, n, filepath.Join(a.bin, n)); err != nil {
 			t.Fatal(err)
@@ -63,10 +72,15 @@ func newAdapterHost(t *testing.T) *adapterHost {
 // first state.
 func (a *adapterHost) start(t *testing.T, c printCase, key, role string) protocol.Target {
 	t.Helper()
+	return a.startSpec(t, key, a.specOf(c, role))
+}
+
+// specOf is the spec of the adapter's job with role, its doubles on PATH.
+func (a *adapterHost) specOf(c printCase, role string) protocol.JobSpec {
 	s := spec(c.cmd)
 	s.Harness, s.Role, s.Cwd = c.harness, role, a.cwd
 	s.Env = map[string]string{"PATH": a.bin + ":" + os.Getenv("PATH"), "HOME": a.root}
-	return a.startSpec(t, key, s)
+	return s
 }
 
 // startSpec starts the job s under key and waits for its first state.
@@ -239,5 +253,46 @@ func TestReadOnlyRefusedWithoutAnAdapter(t *testing.T) {
 	}
 	if _, err := os.Stat(a.jobs.JobDir("ro")); err == nil {
 		t.Fatal("the refused start made the job's directory")
+	}
+}
+
+// A CLI that is not on the job's PATH is named, with how to install it:
+// a print-mode turn settles with it as its error; the TUI's job, which
+// never reports a state, says it in readStates' reason.
+func TestAdaptersCLINotFound(t *testing.T) {
+	a := newAdapterHost(t)
+	s := a.specOf(printCases[0], "full-access")
+	s.Env["PATH"] = "/usr/bin:/bin"
+	jt := a.startSpec(t, "nf-codex", s)
+	a.send(t, "nf-codex", "m1", "hello")
+	if o := a.settled(t, jt, 0); !strings.Contains(o.LastError, "codex exited 127: codex was not found on the host") ||
+		!strings.Contains(o.LastError, "npm install -g @openai/codex") {
+		t.Fatalf("codex not found: %+v", o)
+	}
+	s = a.specOf(claudeTUI, "full-access")
+	s.Env["PATH"] = "/usr/bin:/bin"
+	drive.Call(t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base("nf-claude"), Key: "nf-claude", Spec: s})
+	var r protocol.Reading
+	waitfor.Eventually(t, "readStates names the missing CLI", func() bool {
+		r = a.reading(t, "nf-claude")
+		return strings.Contains(r.Reason, "the harness failed: claude was not found on the host") && strings.Contains(r.Reason, "npm install -g @anthropic-ai/claude-code")
+	})
+}
+
+// job.checkSteps' agents step names each agent CLI the adapters wire:
+// its version when it is on the PATH, how to install it when not.
+func TestCheckStepsNameTheAgentCLIs(t *testing.T) {
+	a := newAdapterHost(t)
+	ctx := waitfor.Context(t, 2*time.Minute)
+	t.Setenv("PATH", "/usr/bin:/bin")
+	steps, err := a.jobs.CheckSteps(ctx, protocol.PhaseAgent)
+	if err != nil || len(steps) != 5 || steps[4].Step != "agents" || steps[4].OK != protocol.StepPassed ||
+		steps[4].Detail != "claude not installed (npm install -g @anthropic-ai/claude-code); codex not installed (npm install -g @openai/codex)" {
+		t.Fatalf("without the CLIs: %+v %v", steps, err)
+	}
+	t.Setenv("PATH", a.bin+":/usr/bin:/bin")
+	steps, err = a.jobs.CheckSteps(ctx, protocol.PhaseAgent)
+	if err != nil || len(steps) != 5 || steps[4].Detail != "claude 2.1.79 (Claude Code); codex codex-cli 0.0.0" {
+		t.Fatalf("with the doubles: %+v %v", steps, err)
 	}
 }

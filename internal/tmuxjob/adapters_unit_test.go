@@ -47,11 +47,11 @@ func TestCheckRole(t *testing.T) {
 }
 
 func TestAdapterScriptsAreWhole(t *testing.T) {
-	if adapterScript("nope") != "" {
+	if adapterScript("nope", false) != "" {
 		t.Error("an unknown harness has a program")
 	}
 	for _, n := range Harnesses() {
-		s := adapterScript(n)
+		s := adapterScript(n, true)
 		if !strings.HasPrefix(s, "#!/bin/sh") {
 			t.Errorf("%s: the program does not start with lib.sh", n)
 		}
@@ -101,5 +101,47 @@ func TestJSONReader(t *testing.T) {
 	}
 	if got, ok := run(lines, "-v", "key=text", "-v", "deep=1"); !ok || got != `b "q"` {
 		t.Errorf("deep, the last: %q", got)
+	}
+}
+
+// onboard.awk adds the first-run answers to Claude Code's global config,
+// whatever it held, and keeps the rest (a duplicate's last value counts,
+// as JSON.parse keeps it, as encoding/json does).
+func TestOnboardMerge(t *testing.T) {
+	awk, err := adapterFS.ReadFile("adapters/onboard.awk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type conf struct {
+		HasCompletedOnboarding, BypassPermissionsModeAccepted bool
+		Theme                                                 string
+		NumStartups                                           int
+		Projects                                              map[string]struct{ HasTrustDialogAccepted, Kept bool }
+		CustomAPIKeyResponses                                 *struct{ Approved []string } `json:"customApiKeyResponses"`
+	}
+	for _, c := range []struct {
+		in, key, theme string
+		startups       int
+		projects       int
+	}{
+		{"", `"k-20"`, "dark", 0, 1},
+		{"{}\n", "", "dark", 0, 1},
+		{` { "numStartups" : 3, "theme":"light", "projects": { "/x": {"kept": true, "h": ["a{\"}", {"b": [1]}]} } }`, "", "light", 3, 2},
+		{`{"projects":{},"theme":"light","customApiKeyResponses":{"approved":["old"]}}`, `"k-20"`, "light", 0, 1},
+		{`{"projects":{"/w a\"b":{"hasTrustDialogAccepted":false,"kept":true}}}`, "", "dark", 0, 1},
+	} {
+		cmd := exec.Command("awk", string(awk))
+		cmd.Env = append(os.Environ(), `ONBOARD_CWD="/w a\"b"`, "ONBOARD_KEY="+c.key)
+		cmd.Stdin = strings.NewReader(c.in)
+		out, err := cmd.Output()
+		var got conf
+		if err == nil {
+			err = json.Unmarshal(out, &got)
+		}
+		if err != nil || !got.HasCompletedOnboarding || !got.BypassPermissionsModeAccepted || got.Theme != c.theme || got.NumStartups != c.startups ||
+			!got.Projects[`/w a"b`].HasTrustDialogAccepted || len(got.Projects) != c.projects || (c.projects == 2 && !got.Projects["/x"].Kept) ||
+			(c.key != "") != (got.CustomAPIKeyResponses != nil && len(got.CustomAPIKeyResponses.Approved) == 1 && got.CustomAPIKeyResponses.Approved[0] == "k-20") {
+			t.Errorf("%q: %s (%v)", c.in, out, err)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package tmuxjob_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob"
+	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
@@ -95,43 +98,89 @@ func BenchmarkSendToSettled(b *testing.B) {
 	for _, workMs := range []int{0, 100} {
 		b.Run(fmt.Sprintf("work=%dms", workMs), func(b *testing.B) {
 			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
-			ctx := waitfor.Context(b, 2*time.Minute)
 			key := "bt"
 			h.startAgent(b, key, nil, "")
-			var runs int64
-			var lag, toSettle time.Duration
-			start := time.Now()
-			for i := 0; b.Loop(); i++ {
-				t0 := time.Now()
-				after := runs
-				res, wait, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &after})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := h.jobs.Send(ctx, protocol.SendParams{Base: base(key), MsgID: fmt.Sprintf("m%d", i),
-					Text: fmt.Sprintf("turn %d [[ms:%d]]", i, workMs), Mode: protocol.ModeFollowUp}); err != nil {
-					b.Fatal(err)
-				}
-				method, n := wait(ctx)
-				if method != protocol.NotifyWatchSettled {
-					b.Fatalf("watch %s ended with %q", res.WatchID, method)
-				}
-				settled := time.UnixMilli(n.(protocol.WatchSettled).Observation.Since)
-				lag += time.Since(settled)
-				toSettle += settled.Sub(t0)
-				runs++
-			}
-			per := time.Since(start) / time.Duration(runs)
-			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-			work := time.Duration(workMs) * time.Millisecond
-			b.ReportMetric(ms(per-work), "overhead-ms/turn")
-			// Of which: from the watch and send to the harness's settle (the
-			// delivery, the nudge, the harness's own steps), and from the
-			// settle to the watch's notification (its polling).
-			b.ReportMetric(ms(toSettle/time.Duration(runs)-work), "to-settle-ms/turn")
-			b.ReportMetric(ms(lag/time.Duration(runs)), "watch-lag-ms/turn")
+			benchTurns(b, h, key, workMs)
 		})
 	}
+}
+
+// BenchmarkAdapterSendToSettled: BenchmarkSendToSettled's turn through
+// each adapter, over its CLI's double (docs/harness.md "Test doubles")
+// working 0 ms: overhead-ms is the adapter's and the double's own time
+// (for claude: the TUI's keys, its hooks, the keeper's nudge), beside the
+// test agent's above. The doubles are sh programs, not the real CLIs:
+// what the real CLI adds to its turn is not in it.
+func BenchmarkAdapterSendToSettled(b *testing.B) {
+	for _, c := range append(printCases, claudeTUI) {
+		b.Run(c.who+map[bool]string{true: "-print"}[c.harness == "claude-print"], func(b *testing.B) {
+			h := newHost(b, func(o *tmuxjob.Options) { o.Poll = 10 * time.Millisecond })
+			bin, cwd := filepath.Join(h.root, "bin"), b.TempDir()
+			for _, n := range agent.DoubleNames {
+				if err := agent.InstallDouble(context.Background(), h.r, n, filepath.Join(bin, n)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			seed, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "projects": map[string]any{cwd: map[string]bool{"hasTrustDialogAccepted": true}}})
+			if err := os.WriteFile(filepath.Join(h.root, ".claude.json"), seed, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			s := spec(c.cmd)
+			s.Harness, s.Cwd = c.harness, cwd
+			s.Env = map[string]string{"PATH": bin + ":" + os.Getenv("PATH"), "HOME": h.root}
+			key := "ba"
+			if _, err := h.jobs.Start(waitfor.Context(b, 2*time.Minute), protocol.JobStartParams{Base: base(key), Key: key, Spec: s}); err != nil {
+				b.Fatal(err)
+			}
+			h.waitBaseline(b, key)
+			h.send(b, key, "warm", "warm up [[ms:0]]")
+			h.lastRun(b, key, 0)
+			benchTurns(b, h, key, 0)
+		})
+	}
+}
+
+// benchTurns times b.Loop's turns of the job key, each working workMs.
+func benchTurns(b *testing.B, h *host, key string, workMs int) {
+	ctx := waitfor.Context(b, 2*time.Minute)
+	st, err := h.jobs.Baseline(ctx, key)
+	if err != nil || st == nil {
+		b.Fatalf("baseline: %+v %v", st, err)
+	}
+	runs := st.Runs
+	var lag, toSettle time.Duration
+	start := time.Now()
+	n0 := runs
+	for i := 0; b.Loop(); i++ {
+		t0 := time.Now()
+		after := runs
+		res, wait, err := h.jobs.Watch(ctx, protocol.WatchParams{Base: base(key), AfterRuns: &after})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := h.jobs.Send(ctx, protocol.SendParams{Base: base(key), MsgID: fmt.Sprintf("m%d", i),
+			Text: fmt.Sprintf("turn %d [[ms:%d]]", i, workMs), Mode: protocol.ModeFollowUp}); err != nil {
+			b.Fatal(err)
+		}
+		method, n := wait(ctx)
+		if method != protocol.NotifyWatchSettled {
+			b.Fatalf("watch %s ended with %q", res.WatchID, method)
+		}
+		settled := time.UnixMilli(n.(protocol.WatchSettled).Observation.Since)
+		lag += time.Since(settled)
+		toSettle += settled.Sub(t0)
+		runs++
+	}
+	turns := time.Duration(runs - n0)
+	per := time.Since(start) / turns
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	work := time.Duration(workMs) * time.Millisecond
+	b.ReportMetric(ms(per-work), "overhead-ms/turn")
+	// Of which: from the watch and send to the harness's settle (the
+	// delivery, the nudge, the harness's own steps), and from the settle
+	// to the watch's notification (its polling).
+	b.ReportMetric(ms(toSettle/turns-work), "to-settle-ms/turn")
+	b.ReportMetric(ms(lag/turns), "watch-lag-ms/turn")
 }
 
 // BenchmarkReadStates: one channel read, one Runner round trip.

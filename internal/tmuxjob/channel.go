@@ -25,6 +25,9 @@ type snapshot struct {
 	state *hstate
 	turn  *turnRec
 	bad   string // why the state file is not the contract's
+	// failed is why the harness failed (the adapter's out/failed: its CLI
+	// exited before its first session), "" when it did not say so.
+	failed string
 }
 
 // read reads the state and, when n > 0, turn n of incarnation inc (""
@@ -45,7 +48,7 @@ func (j *Jobs) read(ctx context.Context, key, inc string, n int64) (snapshot, bo
 }
 
 func parseSnapshot(o out) snapshot {
-	s := snapshot{agent: string(o.data("agent"))}
+	s := snapshot{agent: string(o.data("agent")), failed: string(o.data("failed"))}
 	if b, ok := stateOf(o); ok {
 		st, ok := parseState(b)
 		if ok {
@@ -109,6 +112,8 @@ func (j *Jobs) ReadStates(ctx context.Context, p protocol.ReadStatesParams) (map
 			continue
 		}
 		switch {
+		case s.failed != "":
+			res[k] = protocol.Reading{State: protocol.TurnUnknown, Since: j.now(), Reason: "the harness failed: " + s.failed}
 		case s.state != nil:
 			st := s.state
 			r := protocol.Reading{State: st.State, Since: st.Since, Runs: st.Runs, Incarnation: st.Inc}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
+	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/testutil/words"
@@ -100,7 +101,7 @@ func TestInTheTestImage(t *testing.T) {
 
 // testContainer runs the test image and returns a Jobs on it over
 // `docker exec -i`, with the test agent installed.
-func testContainer(tb testing.TB) (*host, string) {
+func testContainer(tb testing.TB, mod ...func(*tmuxjob.Options)) (*host, string) {
 	tb.Helper()
 	image := testimage.Ensure(tb)
 	ctx := waitfor.Context(tb, 2*time.Minute)
@@ -111,7 +112,11 @@ func testContainer(tb testing.TB) (*host, string) {
 	ctr := strings.TrimSpace(string(out))
 	tb.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", ctr).Run() })
 	r := testimage.Exec{Container: ctr}
-	j, err := tmuxjob.New(r, tmuxjob.Options{Root: "/home/mu/.mu-jobs", Kind: "tmux", Channel: "tmux-test", Poll: 20 * time.Millisecond})
+	o := tmuxjob.Options{Root: "/home/mu/.mu-jobs", Kind: "tmux", Channel: "tmux-test", Poll: 20 * time.Millisecond}
+	for _, m := range mod {
+		m(&o)
+	}
+	j, err := tmuxjob.New(r, o)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -158,4 +163,31 @@ func handleOf(t *testing.T, j *tmuxjob.Jobs, key string) string {
 		t.Fatalf("lookup: %+v %v", lk, err)
 	}
 	return lk.Found.Handle
+}
+
+// The claude adapter in a container the plugin owns (as mu-plugin-docker
+// and mu-plugin-k8s run it): a fresh home, the first-run screens answered
+// before the CLI starts, a long message read with no dialog, an API error
+// settled, all with nobody at the pane.
+func TestClaudeTUIInTheTestImage(t *testing.T) {
+	h, ctr := testContainer(t, func(o *tmuxjob.Options) { o.OwnsHome = true })
+	ctx := waitfor.Context(t, 2*time.Minute)
+	if err := agent.InstallDouble(ctx, h.r, "claude", "/home/mu/bin/claude"); err != nil {
+		t.Fatal(err)
+	}
+	s := spec("/home/mu/bin/claude")
+	s.Cwd, s.Env = "/home/mu", map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test-secret-0123456789abcdefghij"}
+	key := "ctr-claude"
+	if _, err := h.jobs.Start(ctx, protocol.JobStartParams{Base: base(key), Key: key, Spec: s}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := exec.Command("docker", "exec", ctr, "sh", "-c", "tail -c 3000 /home/mu/.mu-jobs/jobs/*/log").CombinedOutput()
+			t.Logf("the job's terminal:\n%s", out)
+		}
+	})
+	h.waitBaseline(t, key)
+	drive.ClaudeTurns(t, func(i int, text string) { h.send(t, key, fmt.Sprintf("m%d", i), text) },
+		func(i int) protocol.Observation { return *h.lastRun(t, key, int64(i)) })
 }

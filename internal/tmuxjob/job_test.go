@@ -394,7 +394,7 @@ func TestCheckStepsSayWhatIsMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps, err := j.CheckSteps(ctx, protocol.PhaseReach)
-	if err != nil || len(steps) != 4 {
+	if err != nil || len(steps) != 5 {
 		t.Fatalf("%+v %v", steps, err)
 	}
 	for _, s := range steps[:3] {
@@ -416,7 +416,7 @@ func TestCheckStepsSayWhatIsMissing(t *testing.T) {
 func TestCheckStepsSayHowAWatchWaits(t *testing.T) {
 	h := newHost(t)
 	steps, err := h.jobs.CheckSteps(waitfor.Context(t, 2*time.Minute), protocol.PhaseReach)
-	if err != nil || len(steps) != 4 || steps[3].Step != "watch" || !strings.HasPrefix(steps[3].Detail, "inotify") {
+	if err != nil || len(steps) != 5 || steps[3].Step != "watch" || !strings.HasPrefix(steps[3].Detail, "inotify") {
 		t.Fatalf("%+v %v", steps, err)
 	}
 }
@@ -426,7 +426,7 @@ func TestCheckStepsSayHowAWatchWaits(t *testing.T) {
 func TestCheckStepsSayAFuseRootIsPolled(t *testing.T) {
 	h := newHostOn(t, shimmed(t, "stat", "echo fuseblk\n"))
 	steps, err := h.jobs.CheckSteps(waitfor.Context(t, 2*time.Minute), protocol.PhaseReach)
-	if err != nil || len(steps) != 4 || steps[3].Step != "watch" || steps[3].OK != protocol.StepPassed ||
+	if err != nil || len(steps) != 5 || steps[3].Step != "watch" || steps[3].OK != protocol.StepPassed ||
 		!strings.HasPrefix(steps[3].Detail, "a look every 10 ms") || !strings.Contains(steps[3].Detail, "fuseblk") {
 		t.Fatalf("%+v %v", steps, err)
 	}

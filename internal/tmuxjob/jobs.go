@@ -51,6 +51,11 @@ type Options struct {
 	// RootRemedy is what job.checkSteps' state-root step tells a person to
 	// do when Root is not writable (the backend knows how Root is chosen).
 	RootRemedy string
+	// OwnsHome: the plugin created this host (a container, a pod) and owns
+	// its user's home: the claude adapter pre-answers Claude Code's
+	// first-run screens there (docs/harness.md "What the plugin writes in a
+	// home"). False (a user's own machine): it never writes there.
+	OwnsHome bool
 }
 
 // Jobs runs detached agent jobs under tmux on one host, through a Runner,
@@ -167,7 +172,7 @@ func (j *Jobs) Start(ctx context.Context, p protocol.JobStartParams) (protocol.J
 		return protocol.JobStartResult{}, err
 	}
 	o, err := j.run(ctx, "start", id, []byte(env), p.Key, agent, p.Spec.Cwd, p.Spec.Cmd, wrapper, j.pipeCmd(p.Key),
-		adapterScript(harness), p.Spec.Role, readIn(env))
+		adapterScript(harness, j.opts.OwnsHome), p.Spec.Role, readIn(env))
 	if pe := refusedRun(err); pe != nil {
 		return protocol.JobStartResult{}, tooLongFor("job.start", pe, field{"spec.cmd", p.Spec.Cmd}, field{"spec.cwd", p.Spec.Cwd},
 			field{"the key", p.Key}, field{"spec.workstream and spec.name", agent})

@@ -75,7 +75,17 @@ func (p *Plugin) Timeout(r *Request) time.Duration {
 	return p.cfg.ReadTimeout
 }
 
+// send sends r once and waits for its answer; a "stopping" link's
+// timed-out run is then held one grace (holdTimedOutRun).
 func (p *Plugin) send(ctx context.Context, r *Request, timeout time.Duration) (outcome, error) {
+	o, err := p.sendOnce(ctx, r, timeout)
+	if err == nil {
+		p.holdTimedOutRun(ctx, r.Method, o.result)
+	}
+	return o, err
+}
+
+func (p *Plugin) sendOnce(ctx context.Context, r *Request, timeout time.Duration) (outcome, error) {
 	notSent := func(cause error) (outcome, error) {
 		return outcome{}, &NotSentError{Method: r.Method, Cause: cause}
 	}
@@ -150,11 +160,7 @@ func (p *Plugin) send(ctx context.Context, r *Request, timeout time.Duration) (o
 		p.beginStop(fmt.Errorf("%s: request cut after %d bytes: %w", r.Method, n, cause))
 		return outcome{}, uerr
 	}
-	o, err := p.await(ctx, r.Method, pc, deadline)
-	if err == nil {
-		p.holdTimedOutRun(ctx, r.Method, o.result)
-	}
-	return o, err
+	return p.await(ctx, r.Method, pc, deadline)
 }
 
 // holdTimedOutRun: a "stopping" link's timed-out run stops asynchronously,

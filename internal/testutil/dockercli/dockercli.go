@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 )
 
 // DockerCLI runs the docker CLI, bounded by ctx, and returns its trimmed
@@ -31,6 +33,7 @@ func DockerCLI(ctx context.Context, args ...string) (string, error) {
 // Docker is DockerCLI within two minutes; an error fails the test.
 func Docker(t testing.TB, args ...string) string {
 	t.Helper()
+	tier.Need(t, "docker")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := DockerCLI(ctx, args...)

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
 	"github.com/mu-org/mu-plugins/internal/testutil/words"
 )
 
 // DockerCLI returns the CLI's trimmed stdout, or an error naming the
 // command with its stderr (the client alone answers both).
 func TestDockerCLI(t *testing.T) {
+	tier.Need(t, "docker")
 	out, err := DockerCLI(context.Background(), "version", "--format", "<{{.Client.Os}}>")
 	if err != nil || out != "<linux>" {
 		t.Fatalf("docker version: %q %v", out, err)
@@ -24,6 +26,7 @@ func TestDockerCLI(t *testing.T) {
 // DockerLabelled lists nothing for a label no container carries, and
 // says when the Engine cannot be asked.
 func TestDockerLabelled(t *testing.T) {
+	tier.Need(t, "docker")
 	ids, err := DockerLabelled(context.Background(), "org.mu-plugins.none="+words.RandHex(6), "org.mu-plugins.test")
 	if err != nil || len(ids) != 0 {
 		t.Fatalf("an unused label: %v %v", ids, err)

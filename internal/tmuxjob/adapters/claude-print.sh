@@ -6,6 +6,7 @@
 # The role sets the permission mode: read-only is plan, else
 # bypassPermissions.
 ADAPTER=claude-print
+INSTALL='npm install -g @anthropic-ai/claude-code'
 PMODE=bypassPermissions
 [ "$ROLE" = read-only ] && PMODE=plan
 cli_turn() {
@@ -19,6 +20,7 @@ cli_turn() {
 	s=$(jget session_id "$events") && printf '%s\n' "$s" >"$H/session"
 	if [ "$rc" -ne 0 ] || grep -q '"is_error":true' "$events"; then
 		m=$(jget subtype "$events")
+		[ "$rc" -eq 127 ] && m=$(notfound)
 		err=$(printf 'claude exited %s%s' "$rc" "${m:+: $m}" | oneline)
 	fi
 }

@@ -1,12 +1,13 @@
 # claude.sh: Claude Code, interactive (docs/harness.md "Claude Code,
 # interactive"): the CLI's own TUI runs in the pane, started with
-#   CMD --settings JOBDIR/adapter/settings.json [--permission-mode plan]
+#   CMD --add-dir JOBDIR/adapter/messages --settings JOBDIR/adapter/settings.json [--permission-mode plan]
 # and its hooks (that settings file, per invocation: nothing is written in
 # the user's repository or ~/.claude) follow the contract. They run this
 # program as `harness JOBDIR hook EVENT` with the hook's JSON on stdin.
 # A background keeper types what the hooks ask for into the pane (a slash
 # command, /clear, a nudge, an answer's keys) and notices an interrupt.
 INLINE=8000
+INSTALL='npm install -g @anthropic-ai/claude-code'
 PANE=${TMUX_PANE:-}
 # locked: the adapter's processes (hooks, keeper) change the state one at a time.
 lock() {
@@ -19,16 +20,19 @@ kind_of() { cat "$IN/$1/kind" 2>/dev/null; }
 
 # context ENTRY: the delivery's text as the prompt's added context (the
 # hook's stdout); a text over INLINE bytes goes as a file the agent is
-# pointed to.
+# pointed to, in $MSGS: an additional working directory of the CLI
+# (--add-dir), so its Read tool asks no permission for it.
+MSGS=$H/messages
 context() {
 	n=$(wc -c <"$IN/$1/text")
 	if [ "$n" -le "$INLINE" ]; then
 		printf 'mu delivered this message; reply to it as the prompt:\n\n'
 		cat "$IN/$1/text"
 	else
-		cp "$IN/$1/text" "$H/message.$(seqof "$1").txt"
+		f=$MSGS/message.$(seqof "$1").txt
+		cp "$IN/$1/text" "$f"
 		printf 'mu delivered a message of %s bytes, too long to show here: read it whole from the file %s and reply to it as the prompt.\n' \
-			"$n" "$H/message.$(seqof "$1").txt"
+			"$n" "$f"
 	fi
 }
 # mark: the transcript's size as a turn begins: the keeper looks past it
@@ -44,6 +48,17 @@ hook_SessionStart() {
 	jget transcript_path "$1" >"$H/transcript"
 	src=$(jget source "$1")
 	lock
+	if [ -f "$H/started" ] && [ -f "$H/preinc" ]; then
+		# The CLI's first session, after a first-run screen: the
+		# incarnation the keeper wrote for it goes on.
+		rm -f "$H/started" "$H/preinc" "$H/screen" "$H/answered"
+		load_state
+		state=idle pending='' since=$(now)
+		write_state
+		unlock
+		return 0
+	fi
+	rm -f "$H/started" "$H/screen" "$H/answered"
 	case $src in
 	clear | compact)
 		load_state
@@ -77,6 +92,13 @@ hook_UserPromptSubmit() {
 		rm -f "$H/then"
 		mark
 		context "$e"
+		unlock
+		return 0
+	fi
+	if [ "$state" != idle ] && [ -f "$H/type" ]; then
+		# A second nudge (the plugin's and the keeper's) while the keeper
+		# has yet to type the taken delivery's command: not a turn.
+		block_prompt "mu: a delivery is in progress"
 		unlock
 		return 0
 	fi
@@ -123,26 +145,71 @@ hook_blocked() {
 }
 
 hook_Stop() {
+	err=''
 	if ! jget last_assistant_message "$1" >"$H/reply.$$"; then
-		# Older versions: the last assistant entry of the transcript.
-		t=$(jget transcript_path "$1")
-		grep '"type":"assistant"' "$t" 2>/dev/null | tail -n 1 >"$H/last.$$"
-		awk -v key=text -v deep=1 "$json_awk" <"$H/last.$$" >"$H/reply.$$"
-		rm -f "$H/last.$$"
+		transcript_reply "$1" "$H/reply.$$" ||
+			err='Claude Code wrote no reply for this turn in its transcript (a version before 2.1.47 whose Stop hook has no last_assistant_message)'
 	fi
 	lock
 	load_state
-	[ "$state" != idle ] && settle "$H/reply.$$" ''
+	[ "$state" != idle ] && settle "$H/reply.$$" "$err"
+	unlock
+	rm -f "$H/reply.$$"
+}
+# transcript_reply INPUT OUT: (Claude Code before 2.1.47: no
+# last_assistant_message) the turn's reply from the transcript: its last
+# conversation entry past where this turn began, once it is an assistant
+# text (the transcript may lag the Stop hook: wait for it, at most
+# TLAG_S seconds, never taking an earlier turn's entry). 1: none came.
+TLAG_S=${MU_ADAPTER_TLAG_S:-10}
+transcript_reply() {
+	t=$(jget transcript_path "$1")
+	pos=0
+	[ "$(cat "$H/transcript" 2>/dev/null)" = "$t" ] && pos=$(cat "$H/tpos" 2>/dev/null)
+	i=$((TLAG_S * 10))
+	while :; do
+		tail -c +$((${pos:-0} + 1)) "$t" 2>/dev/null | grep -E '"type":"(user|assistant)"' | tail -n 1 >"$H/last.$$"
+		if grep '"type":"assistant"' "$H/last.$$" | grep -q '"type":"text"'; then
+			awk -v key=text -v deep=1 "$json_awk" <"$H/last.$$" >"$2"
+			rm -f "$H/last.$$"
+			return 0
+		fi
+		i=$((i - 1))
+		[ "$i" -gt 0 ] || break
+		sleep 0.1
+	done
+	rm -f "$H/last.$$"
+	: >"$2"
+	return 1
+}
+
+# hook_StopFailure: (Claude Code 2.1.78 or later) the turn ended on an
+# API error, with no Stop: it settles with the error's type and message.
+hook_StopFailure() {
+	m=$(jget last_assistant_message "$1")
+	d=$(jget error_details "$1")
+	e=$(printf 'api error %s: %s%s' "$(jget error "$1")" "${m:-the turn ended on an API error}" "${d:+ ($d)}" | oneline)
+	: >"$H/reply.$$"
+	lock
+	load_state
+	[ "$state" != idle ] && settle "$H/reply.$$" "$e"
 	unlock
 	rm -f "$H/reply.$$"
 }
 
 # keep: every 0.2 s, type what a hook asked for, apply an answer, nudge
 # for a delivery waiting while idle, settle a turn the transcript says
-# was interrupted.
+# was interrupted; before the CLI's first session, say which first-run
+# screen is showing.
 keep() {
-	last=0 seen='' first=0
+	last=0 seen='' first=0 look=0
 	while sleep 0.2; do
+		if [ -f "$H/started" ]; then
+			look=$((look + 1))
+			[ $((look % 5)) = 1 ] && screen
+			screen_answer
+			continue
+		fi
 		if [ -f "$H/type" ]; then
 			sleep 0.3
 			type_line "$(cat "$H/type")"
@@ -193,13 +260,121 @@ interrupted() {
 	tail -c +$((${pos:-0} + 1)) "$t" | grep -q 'Request interrupted by user'
 }
 
+# ended RC: the CLI exited with RC. A turn in progress settles with that
+# (no hook runs for it); a CLI that never started a session leaves why in
+# out/failed (readStates' reason): not found (127), or its exit status.
+ended() {
+	lock
+	load_state
+	if [ -f "$H/started" ]; then
+		if [ "$1" -eq 127 ]; then notfound; else printf 'claude exited %s before its first session started (see the job'"'"'s terminal)' "$1"; fi |
+			oneline >"$OUT/tmp/failed.$$" && mv -f "$OUT/tmp/failed.$$" "$OUT/failed"
+		echo "mu adapter (claude): $(cat "$OUT/failed")"
+	elif [ "$state" != idle ]; then
+		: >"$H/reply"
+		settle "$H/reply" "claude exited $1"
+	fi
+	unlock
+}
+
+# screen: (before the CLI's first session, which no hook precedes) the
+# first-run screen the pane shows, by its words, as the state: blocked,
+# pending naming it and the remedy; an answer (channel.answer's keys, as
+# a person would type them) is typed into it.
+screen() {
+	[ -n "$PANE" ] || return 0
+	# The lowest screen on the pane is the one showing; a pane unchanged
+	# since an answer was typed shows no screen to ask about yet.
+	cap=$(tmux capture-pane -p -J -t "$PANE" 2>/dev/null)
+	[ -f "$H/answered" ] && [ "$cap" = "$(cat "$H/answered")" ] && return 0
+	p=$(printf '%s\n' "$cap" | awk '
+		/Choose the text style/ { s = "theme" }
+		/Detected a custom API key/ { s = "key" }
+		/Select login method/ { s = "login" }
+		/Do you trust the files in this folder|Is this a project you created or one you trust/ { s = "trust" }
+		/Bypass Permissions mode/ { s = "bypass" }
+		END { print s }')
+	case $p in
+	theme) s='the theme picker ("Choose the text style")' ;;
+	key) s='the API key approval ("Detected a custom API key"; 1 uses it)' ;;
+	login) s='the login method ("Select login method")' ;;
+	trust) s='the folder trust ("Do you trust the files in this folder?")' ;;
+	bypass) s='the bypass-mode warning ("Bypass Permissions mode"; 2 accepts)' ;;
+	*) s='' ;;
+	esac
+	lock
+	load_state
+	if [ ! -f "$H/started" ]; then
+		: # the first session began meanwhile
+	elif [ -n "$s" ]; then
+		m="Claude Code's first-run screen: $s: answer it in the job's pane, or with channel.answer keys; or run claude once by hand in this home and folder (docs/harness.md \"First-run screens\")"
+		if [ ! -f "$H/preinc" ]; then
+			# The incarnation begins here: its first session keeps it.
+			new_inc
+			: >"$H/preinc"
+		fi
+		if [ "$state" != blocked ] || [ "$pending" != "$m" ]; then
+			state=blocked pending=$m since=$(now)
+			: >"$H/screen"
+			write_state
+		fi
+	elif [ -f "$H/screen" ]; then
+		state=busy pending='' since=$(now)
+		rm -f "$H/screen"
+		write_state
+	fi
+	unlock
+}
+
+# screen_answer: an answer while a first-run screen shows: its keys are
+# typed into it (no turn waits on it: the state is busy, the CLI
+# starting, until the keeper sees the next screen or the session starts).
+screen_answer() {
+	lock
+	load_state
+	a=$(next_ans)
+	if [ -n "$a" ] && [ -f "$H/started" ]; then
+		acursor=$(seqof "$a")
+		if [ "$state" = blocked ]; then
+			# busy (Claude Code is starting), not idle: the plugin does not
+			# type its nudge into a screen then.
+			state=busy pending='' since=$(now)
+			rm -f "$H/screen"
+			write_state
+			tmux capture-pane -p -J -t "$PANE" >"$H/answered" 2>/dev/null
+			while IFS= read -r k; do [ -n "$k" ] && keys "$k"; done <"$ANS/$a/text"
+		else
+			write_state
+		fi
+	fi
+	unlock
+}
+
+# onboard: on a host the plugin owns (OWNS_HOME=1), Claude Code's first-run
+# screens answered in its global config file (onboard.awk), for this
+# folder and the job's API key; never on a user's own machine.
+onboard() {
+	[ "$OWNS_HOME" = 1 ] || return 0
+	f=${CLAUDE_CONFIG_DIR:-$HOME}/.claude.json
+	js() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"; }
+	k=''
+	[ -n "${ANTHROPIC_API_KEY:-}" ] && k=$(js "$(printf '%s' "$ANTHROPIC_API_KEY" | tail -c 20)")
+	src=$f
+	[ -f "$f" ] || src=/dev/null
+	# shellcheck disable=SC2154 # onboard_awk: onboard.awk, set before this part
+	if ! (umask 077 && ONBOARD_CWD=$(js "$(pwd -P)") ONBOARD_KEY=$k awk "$onboard_awk" <"$src" >"$f.mu.$$" && mv -f "$f.mu.$$" "$f"); then
+		rm -f "$f.mu.$$"
+		echo "mu adapter (claude): could not pre-answer Claude Code's first-run screens in $f" >&2
+	fi
+}
+
 settings() {
 	q=$(printf '%s' "$D" | sed "s/'/'\\\\''/g")
 	c=$(printf "/bin/sh '%s/harness' '%s' hook" "$q" "$q" | sed 's/\\/\\\\/g; s/"/\\"/g')
 	h() { printf '{"hooks":[{"type":"command","command":"%s %s","timeout":60}]}' "$c" "$1"; }
 	m() { printf '{"matcher":"%s","hooks":[{"type":"command","command":"%s %s","timeout":60}]}' "$2" "$c" "$1"; }
-	printf '{"hooks":{"SessionStart":[%s],"UserPromptSubmit":[%s],"Stop":[%s],"PermissionRequest":[%s],"Notification":[%s]}}\n' \
-		"$(h SessionStart)" "$(h UserPromptSubmit)" "$(h Stop)" "$(m PermissionRequest '*')" "$(m Notification permission_prompt)"
+	printf '{"hooks":{"SessionStart":[%s],"UserPromptSubmit":[%s],"Stop":[%s],"StopFailure":[%s],"PermissionRequest":[%s],"Notification":[%s]}}\n' \
+		"$(h SessionStart)" "$(h UserPromptSubmit)" "$(h Stop)" "$(h StopFailure)" "$(m PermissionRequest '*')" "$(m Notification permission_prompt)"
 }
 
 if [ "${2:-}" = hook ]; then
@@ -209,21 +384,28 @@ if [ "${2:-}" = hook ]; then
 	SessionStart) hook_SessionStart "$in" ;;
 	UserPromptSubmit) hook_UserPromptSubmit "$in" ;;
 	Stop) hook_Stop "$in" ;;
+	StopFailure) hook_StopFailure "$in" ;;
 	PermissionRequest | Notification) hook_blocked "$in" ;;
 	esac
 	rm -f "$in"
 	exit 0
 fi
 settings >"$H/settings.json" || exit 1
+mkdir -p "$MSGS" || exit 1
 # The plugin does not nudge while a turn is in progress (scripts/deliver.sh):
 # the keeper nudges when the turn has ended.
 : >"$D/quiet"
-rm -f "$H/type" "$H/then" "$H/then.typed"
+rm -f "$H/type" "$H/then" "$H/then.typed" "$H/session" "$H/screen" "$H/answered" "$H/preinc" "$OUT/failed"
+onboard
+# Until the CLI's first session (its SessionStart, which writes the
+# incarnation) the keeper says which first-run screen, if any, shows.
+: >"$H/started"
 keep &
 keeper=$!
-set -- --settings "$H/settings.json"
+set -- --add-dir "$MSGS" --settings "$H/settings.json"
 [ "$ROLE" = read-only ] && set -- "$@" --permission-mode plan
 run_cli "$@"
 rc=$?
 kill "$keeper" 2>/dev/null
+ended "$rc"
 exit "$rc"

@@ -6,6 +6,7 @@
 # the `thread.started` event; the final text is the --output-last-message
 # file. The role sets the sandbox: read-only, else danger-full-access.
 ADAPTER=codex
+INSTALL='npm install -g @openai/codex'
 SANDBOX=danger-full-access
 [ "$ROLE" = read-only ] && SANDBOX=read-only
 cli_turn() {
@@ -25,5 +26,6 @@ cli_turn() {
 	[ "$rc" -eq 0 ] && return 0
 	# A failed turn: turn.failed's error.message (or an error event's).
 	m=$(grep -E '"type":"(turn.failed|error)"' "$events" | tail -n 1 | sed -n 's/.*"message":"\([^"]*\)".*/\1/p')
+	[ "$rc" -eq 127 ] && m=$(notfound)
 	err=$(printf 'codex exited %s%s' "$rc" "${m:+: $m}" | oneline)
 }

@@ -16,6 +16,9 @@ mkdir -p "$OUT/turns" "$OUT/tmp" "$H" || exit 1
 CMD=$(cat "$D/cmd")
 ROLE=$(cat "$D/role" 2>/dev/null)
 ROLE=${ROLE:-full-access}
+# OWNS_HOME: 1 when the plugin created this host and owns its home (the
+# line job.start adds after this part; Options.OwnsHome), else 0.
+OWNS_HOME=0
 
 now() {
 	t=$(date +%s%3N)
@@ -36,6 +39,19 @@ next_ans() { ls "$ANS" | awk -F. -v cur="$acursor" '$1+0 > cur+0 {print; exit}';
 jget() { awk -v key="$1" "$json_awk" <"$2"; }
 # run_cli ARGS…: spec.cmd with ARGS appended (values as arguments).
 run_cli() { /bin/sh -c "$CMD"' "$@"' "$CMD" "$@"; }
+# prog: the program spec.cmd runs (its first word after NAME=value
+# assignments and an exec, env or command; quotes removed).
+prog() {
+	printf '%s\n' "$CMD" | awk '{ for (i = 1; i <= NF; i++) { w = $i; gsub(/["\047\\]/, "", w)
+		if (w == "exec" || w == "env" || w == "command" || w ~ /^[A-Za-z_][A-Za-z0-9_]*=/) continue
+		print w; exit } }'
+}
+# notfound: what to do when the CLI's program is not found (the shell's
+# status 127); INSTALL (the adapter's part sets it) says how to install it.
+notfound() {
+	printf '%s was not found on the host (spec.cmd runs it, on the job'"'"'s PATH): install it (%s), or give its full path in spec.cmd' \
+		"$(prog)" "$INSTALL"
+}
 
 # The state file: written whole, then renamed, so a reader sees one snapshot.
 write_state() {

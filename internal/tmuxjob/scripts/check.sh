@@ -21,6 +21,19 @@ else
 	step tools fail "missing:$missing"
 fi
 if mkdir -p "$root/jobs" 2>/dev/null && [ -w "$root/jobs" ]; then step state-root ok "$root"; else step state-root fail "$root/jobs is not writable"; fi
+# agents: the agent CLIs the adapters wire, found on this PATH or not,
+# with their versions (docs/harness.md "Adapters").
+v=
+for x in claude:@anthropic-ai/claude-code codex:@openai/codex; do
+	p=${x%%:*}
+	if command -v "$p" >/dev/null 2>&1; then
+		if command -v timeout >/dev/null 2>&1; then w=$(timeout 20 "$p" --version 2>&1 </dev/null); else w=$("$p" --version 2>&1 </dev/null); fi
+		v="$v${v:+; }$p $(oneline "$(printf '%s' "$w" | head -n 1)")"
+	else
+		v="$v${v:+; }$p not installed (npm install -g ${x#*:})"
+	fi
+done
+step agents ok "$v"
 # watch: how a channel.watch waits for a turn (scripts/wait.sh).
 if command -v timeout >/dev/null 2>&1 && case $(tail --version 2>/dev/null) in *GNU*) true ;; *) false ;; esac; then
 	# GNU tail polls a file it takes for a remote one, inotify or not: FUSE

@@ -5,6 +5,7 @@
 inc=$1 n=$2 inl=$3
 [ -e "$d/started" ] || { say "nojob 1"; exit 0; }
 emitv agent "$d/agent"
+emitv failed "$c/out/failed"
 if readstate "$c/out/state"; then
 	saystate
 fi

@@ -10,6 +10,22 @@
 # permission dialog is shown, Stop (last_assistant_message) when a
 # response ends; none runs for an interrupted response, which the
 # transcript records as "[Request interrupted by user]".
+# By version ($version; the changelog at
+# https://github.com/anthropics/claude-code/blob/main/CHANGELOG.md):
+#   - before 2.1.47 the Stop input has no last_assistant_message, and the
+#     transcript's assistant entry is written after the Stop hook starts
+#     (the lag anthropics/claude-code#15812 and #74340 report; the hooks
+#     reference: "hooks can access it without parsing the transcript");
+#   - from 2.1.78 a turn that ends on an API error ([[apierror:TYPE]])
+#     runs StopFailure (matcher: the error type; input error,
+#     error_details, last_assistant_message "API Error: …"; output and
+#     exit code ignored), not Stop; before it, no hook runs for it.
+# Tools (the permissions page, https://code.claude.com/docs/en/permissions:
+# Read asks for "paths outside the working directory and additional
+# directories"): a prompt or context naming "the file /PATH" makes the
+# scripted agent Read PATH; outside the cwd and the --add-dir directories
+# (and unless bypassPermissions) a permission dialog for Read asks first
+# (dontAsk: denied); the reply then ends with "[read N bytes]".
 # The settings file's hooks, flattened: "PATH<TAB>VALUE" a line.
 flat() {
 	awk 'BEGIN { RS = "\001" }
@@ -33,6 +49,7 @@ flat() {
 			if (c == "{" || c == "[") { d++; t[d] = c; w[d] = (c == "{"); x[d] = 0; k[d] = "" }
 			else if (c == "}" || c == "]") d--
 			else if (c == ",") { if (t[d] == "{") w[d] = 1; else x[d]++ }
+			else if (c ~ /[-0-9tfn]/) { v = c; while (i < n && substr(s, i + 1, 1) ~ /[-+.0-9a-zA-Z]/) { i++; v = v substr(s, i, 1) } print path() "\t" v }
 			i++
 		}
 	}' "$1"
@@ -83,17 +100,25 @@ wait_ms() {
 		w=$((w - 1))
 	done
 }
-# dialog Q: a permission dialog for the Bash command Q; 0 allowed, 1
-# denied, 2 interrupted.
+# since V: this double's version is V or later.
+since() {
+	awk -v a="$version" -v b="$1" 'BEGIN {
+		n = split(a, x, "."); m = split(b, y, ".")
+		for (i = 1; i <= (n > m ? n : m); i++) { if (x[i] + 0 > y[i] + 0) exit 0; if (x[i] + 0 < y[i] + 0) exit 1 }
+		exit 0
+	}'
+}
+# dialog TOOL KEY VALUE: a permission dialog for the tool TOOL whose input
+# is {KEY: VALUE}; 0 allowed, 1 denied, 2 interrupted.
 dialog() {
-	printf '{%s,"tool_name":"Bash","tool_input":{"command":%s}}' "$(base_json PermissionRequest)" "$(printf '%s' "$1" | jstr /dev/stdin)" >"$tmp/in"
-	run_hooks PermissionRequest Bash "$tmp/in" "$tmp/out"
+	printf '{%s,"tool_name":"%s","tool_input":{"%s":%s}}' "$(base_json PermissionRequest)" "$1" "$2" "$(printf '%s' "$3" | jstr /dev/stdin)" >"$tmp/in"
+	run_hooks PermissionRequest "$1" "$tmp/in" "$tmp/out"
 	case $(flat "$tmp/out" | sed -n 's/^hookSpecificOutput\.decision\.behavior	//p') in
 	allow) return 0 ;;
 	deny) return 1 ;;
 	esac
-	printf 'Claude wants to run: %s\n  1. Yes (Enter)  2. Yes, and do not ask again  3. No (esc to interrupt)\n' "$1"
-	printf '{%s,"message":"Claude needs your permission to use Bash","notification_type":"permission_prompt"}' "$(base_json Notification)" >"$tmp/in"
+	printf 'Claude wants to use %s: %s\n  1. Yes (Enter)  2. Yes, and do not ask again  3. No (esc to interrupt)\n' "$1" "$3"
+	printf '{%s,"message":"Claude needs your permission to use %s","notification_type":"permission_prompt"}' "$(base_json Notification)" "$1" >"$tmp/in"
 	run_hooks Notification permission_prompt "$tmp/in" "$tmp/out"
 	while :; do
 		case $(key) in
@@ -116,24 +141,66 @@ respond() {
 	ms=$(marker ms 0-9 "$tmp/body")
 	ms=${ms:-200}
 	q=$(marker block 'A-Za-z0-9_.-' "$tmp/body")
-	denied=''
+	denied='' read=''
 	if [ -n "$q" ]; then
 		wait_ms $((ms / 2)) || { interrupted; return; }
-		dialog "$q"
+		dialog Bash command "$q"
 		case $? in 1) denied=' (denied)' ;; 2) interrupted && return ;; esac
 		ms=$((ms - ms / 2))
 	fi
+	f=$(sed -n 's/.*the file \(\/[^ ]*\).*/\1/p' "$tmp/body" | head -n 1)
+	if [ -n "$f" ]; then
+		read_tool "$f"
+		case $? in 1) read=' [read denied]' ;; 2) interrupted && return ;; *) read=" [read $(wc -c <"$f") bytes]" ;; esac
+	fi
 	wait_ms "$ms" || { interrupted; return; }
+	e=$(marker apierror 'a-z_' "$tmp/body")
+	[ -n "$e" ] && { api_error "$e"; return; }
 	printf '[[ms:0]]' >>"$tmp/body"
 	reply claude "$tmp/body" "$tr.turns" "$tmp/r"
 	sed -i 's/\[\[ms:0\]\]$//' "$tmp/r"
-	printf '%s' "$denied" >>"$tmp/r"
-	transcript assistant "[{\"type\":\"text\",\"text\":$(jstr "$tmp/r")}]"
+	printf '%s%s' "$denied" "$read" >>"$tmp/r"
 	printf '⏺ '
 	cat -v "$tmp/r" | head -c 2000
 	echo
-	printf '{%s,"stop_hook_active":false,"last_assistant_message":%s}' "$(base_json Stop)" "$(jstr "$tmp/r")" >"$tmp/in"
+	entry="[{\"type\":\"text\",\"text\":$(jstr "$tmp/r")}]"
+	if since 2.1.47; then
+		transcript assistant "$entry"
+		printf '{%s,"stop_hook_active":false,"last_assistant_message":%s}' "$(base_json Stop)" "$(jstr "$tmp/r")" >"$tmp/in"
+	else
+		# The transcript lags: its entry lands after the hook has started.
+		(sleep 1 && transcript assistant "$entry") &
+		printf '{%s,"stop_hook_active":false}' "$(base_json Stop)" >"$tmp/in"
+	fi
 	run_hooks Stop '' "$tmp/in" "$tmp/out"
+	wait
+}
+# read_tool PATH: the Read tool on PATH: 0 read, 1 denied, 2 interrupted.
+read_tool() {
+	case $pmode in bypassPermissions) return 0 ;; dontAsk) within "$1" || return 1 ;; esac
+	within "$1" && return 0
+	dialog Read file_path "$1"
+}
+# within PATH: PATH is in the cwd or a --add-dir directory.
+within() {
+	printf '%s\n%s' "$(pwd)" "$adddirs" | {
+		while IFS= read -r d; do
+			[ -n "$d" ] && case $1 in "$d"/*) exit 0 ;; esac
+		done
+		exit 1
+	}
+}
+# api_error TYPE: the turn ends on an API error of TYPE (the hooks
+# reference's StopFailure; its error types: rate_limit,
+# authentication_failed, billing_error, invalid_request, server_error,
+# max_output_tokens, unknown).
+api_error() {
+	m="API Error: $1 (test double)"
+	echo "  ⎿ $m"
+	transcript assistant "[{\"type\":\"text\",\"text\":\"$m\"}]"
+	since 2.1.78 || return 0
+	printf '{%s,"error":"%s","error_details":"%s","last_assistant_message":"%s"}' "$(base_json StopFailure)" "$1" "the double's $1" "$m" >"$tmp/in"
+	run_hooks StopFailure "$1" "$tmp/in" "$tmp/out" || :
 }
 submit() {
 	case $1 in
@@ -157,12 +224,68 @@ submit() {
 	fi
 	respond "$tmp/p" "$tmp/ctx"
 }
+# cfg KEY: the global config's value at the flattened path KEY (a
+# duplicate key's last value, as JSON.parse keeps it).
+cfg() { awk -F '\t' -v k="$1" '$1 == k { v = $2 } END { print v }' "$tmp/conf"; }
+# choose TEXT KEYS: a screen showing TEXT, until one of KEYS (key codes,
+# space-separated) is typed; prints that key's code.
+choose() {
+	printf '%s\n' "$1" >&2
+	while :; do
+		b=$(key)
+		case " $2 " in *" $b "*) [ -n "$b" ] && echo "$b" && return ;; esac
+	done
+}
+# first_run: the screens a fresh home shows before the first session
+# (so before any hook), as the tools that run Claude Code in containers
+# report them (majorcontext/moat#253, khromov/codebay#89,
+# typeclaw/typeclaw#296, anthropics/claude-code#8938), each skipped when
+# the global config ($CLAUDE_CONFIG_DIR or ~, .claude.json) holds its
+# answer: hasCompletedOnboarding (the theme picker; then, with no API key
+# in the environment, the login method, which this double cannot pass);
+# customApiKeyResponses.approved holding ANTHROPIC_API_KEY's last 20
+# characters ("Detected a custom API key", default No); the project's
+# hasTrustDialogAccepted (the folder trust, keyed by the cwd); with
+# bypassPermissions, bypassPermissionsModeAccepted (the warning, default
+# No, exit). Enter takes a screen's default; the double does not write
+# the answers it is given.
+first_run() {
+	: >"$tmp/conf"
+	c=${CLAUDE_CONFIG_DIR:-$HOME}/.claude.json
+	[ -f "$c" ] && flat "$c" >"$tmp/conf"
+	login='Select login method:  1. Claude account with subscription  2. Anthropic Console account'
+	if [ "$(cfg hasCompletedOnboarding)" != true ]; then
+		choose 'Choose the text style that looks best with your terminal  1. Dark mode  2. Light mode' '13 49 50' >/dev/null
+		[ -n "${ANTHROPIC_API_KEY:-}" ] || { choose "$login" '' >/dev/null; }
+	fi
+	if [ -n "${ANTHROPIC_API_KEY:-}" ]; then
+		k=$(printf '%s' "$ANTHROPIC_API_KEY" | tail -c 20)
+		if ! awk -F '\t' -v k="$k" '$1 ~ /^customApiKeyResponses\.approved\./ && $2 == k { f = 1 } END { exit !f }' "$tmp/conf"; then
+			case $(choose 'Detected a custom API key in your environment. Do you want to use this API key?  1. Yes  2. No (recommended)' '13 49 50') in
+			49) ;;
+			*) choose "$login" '' >/dev/null ;;
+			esac
+		fi
+	fi
+	if [ "$(cfg "projects.$(pwd -P).hasTrustDialogAccepted")" != true ]; then
+		case $(choose 'Do you trust the files in this folder?  1. Yes, proceed  2. No, exit' '13 49 50 27') in
+		50 | 27) exit 1 ;;
+		esac
+	fi
+	if [ "$pmode" = bypassPermissions ] && [ "$(cfg bypassPermissionsModeAccepted)" != true ]; then
+		case $(choose 'WARNING: Claude Code running in Bypass Permissions mode  1. No, exit  2. Yes, I accept' '13 49 50') in
+		50) ;;
+		*) exit 1 ;;
+		esac
+	fi
+}
 interactive() {
 	: >"$tmp/hooks"
 	[ -n "$settings" ] && { flat "$settings" >"$tmp/hooks" || die 1 "invalid settings file $settings"; }
+	stty -icanon -echo -isig -icrnl min 0 time 1 2>/dev/null
+	first_run
 	new_session
 	start_session startup
-	stty -icanon -echo -isig -icrnl min 0 time 1 2>/dev/null
 	printf 'claude (test double), session %s\n> ' "$sid"
 	line='' ahead=''
 	while :; do

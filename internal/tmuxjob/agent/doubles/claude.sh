@@ -8,11 +8,31 @@
 # num_turns, result, session_id, total_cost_usd, usage. Sessions live in
 # $CLAUDE_CONFIG_DIR (default ~/.claude)/projects/<cwd, / as ->/<id>.jsonl;
 # resuming an unknown one prints "No conversation found with session ID:
-# ID" and exits 1.
+# ID" and exits 1. -v/--version prints "VERSION (Claude Code)" (the CLI
+# reference); the double's version is $CLAUDE_DOUBLE_VERSION (default
+# 2.1.79), and what it does follows that version (claude-tui.sh).
+# --add-dir DIR... (the CLI reference: "Add additional working directories
+# for Claude to read and edit files... Validates each path exists as a
+# directory"; variadic: it takes the arguments up to the next option).
 home=${CLAUDE_CONFIG_DIR:-$HOME/.claude}
-print=0 fmt=text sid='' newsid='' pmode=default prompt='' settings=''
+version=${CLAUDE_DOUBLE_VERSION:-2.1.79}
+print=0 fmt=text sid='' newsid='' pmode=default prompt='' settings='' adddirs=''
 while [ $# -gt 0 ]; do
 	case $1 in
+	-v | --version)
+		echo "$version (Claude Code)"
+		exit 0
+		;;
+	--add-dir)
+		[ $# -ge 2 ] || die 1 "error: option '--add-dir <directories...>' argument missing"
+		while [ $# -ge 2 ]; do
+			case $2 in -*) break ;; esac
+			[ -d "$2" ] || die 1 "Error: Path $2 does not exist or is not a directory."
+			adddirs="$adddirs$(cd "$2" && pwd)
+"
+			shift
+		done
+		;;
 	-p | --print) print=1 ;;
 	--output-format) fmt=$2 && shift ;;
 	-r | --resume) sid=$2 && shift ;;
@@ -20,7 +40,8 @@ while [ $# -gt 0 ]; do
 	--permission-mode) pmode=$2 && shift ;;
 	--settings) settings=$2 && shift ;;
 	--model | --allowedTools | --allowed-tools | --disallowedTools | --append-system-prompt) shift ;;
-	--verbose | --dangerously-skip-permissions) ;;
+	--verbose) ;;
+	--dangerously-skip-permissions) pmode=bypassPermissions ;;
 	-*) die 1 "error: unknown option '$1'" ;;
 	*) prompt=$1 ;;
 	esac

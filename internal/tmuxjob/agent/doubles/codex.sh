@@ -8,6 +8,12 @@
 # Without it, stdout is the final message. Sessions live in
 # $CODEX_HOME/sessions (default ~/.codex).
 home=${CODEX_HOME:-$HOME/.codex}
+# --version/-V (the CLI's clap flag): "codex-cli VERSION".
+case ${1:-} in --version | -V)
+	echo "codex-cli ${CODEX_DOUBLE_VERSION:-0.0.0}"
+	exit 0
+	;;
+esac
 json=0 last='' sandbox=read-only skipgit=0 sub='' sid='' uselast=0 prompt=''
 [ "${1:-}" = exec ] || die 2 "codex (test double): only \`codex exec\` is implemented"
 shift

@@ -1,0 +1,10 @@
+package testsshd
+
+import (
+	"testing"
+
+	"github.com/mu-org/mu-plugins/internal/testutil/tier"
+)
+
+// Every test here needs the ssh tier (tier.Tiers).
+func TestMain(m *testing.M) { tier.Main(m, "ssh", nil) }
