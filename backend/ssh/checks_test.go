@@ -98,14 +98,16 @@ func TestCheckStepsFailures(t *testing.T) {
 		}
 	})
 	t.Run("auth", func(t *testing.T) {
-		cfg := s.WithIdentity(t, filepath.Join(t.TempDir(), "none"))
+		key := filepath.Join(t.TempDir(), "none")
+		cfg := s.WithIdentity(t, key)
 		d, _ := inproc(t, Config{SSHConfig: cfg})
 		_, ok, detail := stepMap(d.steps("box"))
 		if ok["hostkey"] != "true" || ok["auth"] != "false" || ok["sh"] != "null" {
 			t.Fatalf("%v", ok)
 		}
-		// The fix repeats the registration's own --config.
-		if !strings.Contains(detail["auth"], "ssh-keygen") || !strings.Contains(detail["auth"], "`ssh-copy-id -F "+cfg+" box`") {
+		// The fix repeats the registration's own --config and names the
+		// configured IdentityFile (issue 26).
+		if !strings.Contains(detail["auth"], "ssh-keygen") || !strings.Contains(detail["auth"], "`ssh-copy-id -F "+cfg+" -i "+key+" box`") {
 			t.Errorf("auth detail says no fix: %q", detail["auth"])
 		}
 		if fp := keygenFingerprint(t, s.HostKeyFile+".pub"); !strings.Contains(detail["hostkey"], fp) {
