@@ -35,7 +35,7 @@ func Call(ctx context.Context, opts Options, method, params string, stdout, stde
 		fmt.Fprintf(stderr, "call: params must be a JSON object: %v\n", err)
 		return 2
 	}
-	if _, ok := m["target"]; !ok && method != protocol.MethodShutdown {
+	if _, ok := m["target"]; !ok && method != protocol.MethodShutdown.Name {
 		m["target"], _ = json.Marshal(protocol.Target{Host: protocol.HostRef{Name: opts.Host}})
 	}
 	raw, _ := json.Marshal(m)
@@ -66,7 +66,7 @@ func Call(ctx context.Context, opts Options, method, params string, stdout, stde
 		return 1
 	}
 	defer p.Stop()
-	if method == protocol.MethodChannelWatch {
+	if method == protocol.MethodChannelWatch.Name {
 		var wp protocol.WatchParams
 		if err := json.Unmarshal(raw, &wp); err != nil {
 			fmt.Fprintf(stderr, "call: channel.watch params: %v\n", err)

@@ -116,7 +116,7 @@ func checkChannelReceiptFinal(t *T, ch *chanSession) {
 	case protocol.ReceiptUnreachable:
 		t.Skipf("the receipt of a msgId never sent is unreachable (%s): no not-accepted to hold to", r.Reason)
 	}
-	_, err := ch.p.ChannelSend(t.Ctx(), protocol.SendParams{Base: ch.base(), Text: textHello, MsgID: msg, Mode: protocol.ModeFollowUp})
+	_, err := caller.Invoke(t.Ctx(), ch.p, protocol.MethodChannelSend, protocol.SendParams{Base: ch.base(), Text: textHello, MsgID: msg, Mode: protocol.ModeFollowUp})
 	var re *caller.RemoteError
 	switch {
 	case err == nil:
@@ -195,8 +195,8 @@ func checkChannelFresh(t *T, ch *chanSession) {
 	b := ch.settledBaseline()
 	before := ch.read().Incarnation
 	msg := t.Unique("msg")
-	r, err := ch.p.ChannelFresh(t.Ctx(), protocol.FreshParams{Base: ch.base(), Text: textHello, MsgID: msg})
-	ch.judgeSend(protocol.MethodChannelFresh, r, err, msg)
+	r, err := caller.Invoke(t.Ctx(), ch.p, protocol.MethodChannelFresh, protocol.FreshParams{Base: ch.base(), Text: textHello, MsgID: msg})
+	ch.judgeSend(protocol.MethodChannelFresh.Name, r, err, msg)
 	if after := ch.read(); after.Incarnation == before {
 		// The spec leaves the incarnation to the channel: a fresh
 		// context in place may keep it (tmuxjob), and its turn then
@@ -213,8 +213,8 @@ func checkChannelCommand(t *T, ch *chanSession) {
 		t.Skipf("command is false: mu refuses it")
 	}
 	ch.settledBaseline()
-	r, err := ch.p.ChannelCommand(t.Ctx(), protocol.CommandParams{Base: ch.base(), Name: "compact"})
-	ch.judgeSend(protocol.MethodChannelCommand, r, err, "")
+	r, err := caller.Invoke(t.Ctx(), ch.p, protocol.MethodChannelCommand, protocol.CommandParams{Base: ch.base(), Name: "compact"})
+	ch.judgeSend(protocol.MethodChannelCommand.Name, r, err, "")
 }
 
 // checkChannelInterrupt (channel/interrupt): `channel.interrupt` of a busy
@@ -226,7 +226,7 @@ func checkChannelInterrupt(t *T, ch *chanSession) {
 	ch.settledBaseline()
 	ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
 	msg := t.Unique("msg")
-	r, err := ch.p.Interrupt(t.Ctx(), protocol.InterruptParams{Base: ch.base(), Text: textHello, MsgID: msg, TimeoutMs: 5000})
+	r, err := caller.Invoke(t.Ctx(), ch.p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: ch.base(), Text: textHello, MsgID: msg, TimeoutMs: 5000})
 	if err != nil {
 		t.Failf("channel.interrupt: %v", err)
 	}
@@ -241,7 +241,7 @@ func checkChannelAbort(t *T, ch *chanSession) {
 	}
 	ch.settledBaseline()
 	ch.send(protocol.ModeFollowUp, textLong, t.Unique("msg"))
-	r, err := ch.p.Abort(t.Ctx(), protocol.AbortParams{Base: ch.base(), TimeoutMs: 5000})
+	r, err := caller.Invoke(t.Ctx(), ch.p, protocol.MethodChannelAbort, protocol.AbortParams{Base: ch.base(), TimeoutMs: 5000})
 	if err != nil {
 		t.Failf("channel.abort: %v", err)
 	}
@@ -261,7 +261,7 @@ func checkChannelAnswer(t *T, ch *chanSession) {
 	if !waitUntil(settleBudget, func() bool { return ch.read().State == protocol.TurnBlocked }) {
 		t.Skipf("the agent never read blocked after a question: nothing to answer")
 	}
-	r, err := ch.p.Answer(t.Ctx(), protocol.AnswerParams{Base: ch.base(), Keys: []string{"y"}})
+	r, err := caller.Invoke(t.Ctx(), ch.p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: ch.base(), Keys: []string{"y"}})
 	if err != nil {
 		t.Failf("channel.answer: %v", err)
 	}
@@ -276,7 +276,7 @@ func checkChannelDedupe(t *T, ch *chanSession) {
 	}
 	b := ch.settledBaseline()
 	msg := t.Unique("msg")
-	first, second := t.sendTwice(ch.p, protocol.MethodChannelSend, protocol.SendParams{
+	first, second := t.sendTwice(ch.p, protocol.MethodChannelSend.Name, protocol.SendParams{
 		Base: ch.base(), Text: textHello, MsgID: msg, Mode: protocol.ModeFollowUp})
 	t.Check(sameJSON(first, second), "a repeat of channel.send inside the dedupe window answered %s; the first answer was %s", second, first)
 	ch.waitSettled(b)
@@ -298,7 +298,7 @@ func (t *T) channelSession() *chanSession {
 	if t.Decl().Seams.Job.FirstTurn != protocol.FirstTurnAtStart {
 		// Readiness, as mu's spawn waits for it: channel.baseline not null.
 		ready := waitUntil(settleBudget, func() bool {
-			b, err := p.Baseline(t.Ctx(), ch.j.target())
+			b, err := caller.Invoke(t.Ctx(), p, protocol.MethodChannelBaseline, protocol.Base{Target: ch.j.target()})
 			if err != nil {
 				t.Failf("channel.baseline: %v", err)
 			}
@@ -318,8 +318,9 @@ func (ch *chanSession) base() protocol.Base        { return protocol.Base{Target
 func (ch *chanSession) read() protocol.Reading {
 	t := ch.t
 	a := ch.j.agent()
-	m, err := ch.p.ReadStates(t.Ctx(), protocol.ReadStatesParams{
+	m, err := caller.Invoke(t.Ctx(), ch.p, protocol.MethodChannelReadStates, protocol.ReadStatesParams{
 		Base: ch.base(), Targets: []protocol.AgentName{{Workstream: a.Workstream, Name: a.Name}}})
+
 	if err != nil {
 		t.Failf("channel.readStates: %v", err)
 	}
@@ -332,7 +333,7 @@ func (ch *chanSession) read() protocol.Reading {
 
 func (ch *chanSession) baseline() protocol.Baseline {
 	t := ch.t
-	b, err := ch.p.Baseline(t.Ctx(), ch.j.target())
+	b, err := caller.Invoke(t.Ctx(), ch.p, protocol.MethodChannelBaseline, protocol.Base{Target: ch.j.target()})
 	if err != nil {
 		t.Failf("channel.baseline: %v", err)
 	}
@@ -354,8 +355,8 @@ func (ch *chanSession) settledBaseline() int64 {
 
 // send delivers text and checks the reply's echo.
 func (ch *chanSession) send(mode, text, msg string) protocol.SendResult {
-	r, err := ch.p.ChannelSend(ch.t.Ctx(), protocol.SendParams{Base: ch.base(), Text: text, MsgID: msg, Mode: mode})
-	return ch.judgeSend(protocol.MethodChannelSend, r, err, msg)
+	r, err := caller.Invoke(ch.t.Ctx(), ch.p, protocol.MethodChannelSend, protocol.SendParams{Base: ch.base(), Text: text, MsgID: msg, Mode: mode})
+	return ch.judgeSend(protocol.MethodChannelSend.Name, r, err, msg)
 }
 
 // judgeSend checks a delivery's reply (the caller side has checked its
@@ -374,7 +375,7 @@ func (ch *chanSession) judgeSend(method string, r protocol.SendResult, err error
 }
 
 func (ch *chanSession) receipt(msg string) protocol.Receipt {
-	r, err := ch.p.Receipt(ch.t.Ctx(), protocol.ReceiptParams{Base: ch.base(), MsgID: msg})
+	r, err := caller.Invoke(ch.t.Ctx(), ch.p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: ch.base(), MsgID: msg})
 	if err != nil {
 		ch.t.Failf("channel.receipt: %v", err)
 	}
@@ -385,7 +386,7 @@ func (ch *chanSession) lastRun(after int64) *protocol.Observation { return ch.la
 
 // lastRunOf is channel.lastRun with inc ("" sends none).
 func (ch *chanSession) lastRunOf(after int64, inc string) *protocol.Observation {
-	o, err := ch.p.LastRun(ch.t.Ctx(), protocol.LastRunParams{Base: ch.base(), AfterRuns: after, Inc: inc})
+	o, err := caller.Invoke(ch.t.Ctx(), ch.p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: ch.base(), AfterRuns: after, Inc: inc})
 	if err != nil {
 		ch.t.Failf("channel.lastRun afterRuns %d: %v", after, err)
 	}
@@ -474,8 +475,8 @@ func checkEarlierIncarnation(t *T, ch *chanSession, b int64, inc string) {
 	}
 	ch.settledBaseline()
 	msg := t.Unique("msg")
-	r, err := ch.p.ChannelFresh(t.Ctx(), protocol.FreshParams{Base: ch.base(), Text: textHello, MsgID: msg})
-	ch.judgeSend(protocol.MethodChannelFresh, r, err, msg)
+	r, err := caller.Invoke(t.Ctx(), ch.p, protocol.MethodChannelFresh, protocol.FreshParams{Base: ch.base(), Text: textHello, MsgID: msg})
+	ch.judgeSend(protocol.MethodChannelFresh.Name, r, err, msg)
 	now := ch.read().Incarnation
 	if now == inc {
 		return // the fresh kept the incarnation: no earlier one to ask about

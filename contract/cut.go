@@ -42,13 +42,13 @@ func checkLinkExecCut(t *T) {
 		}
 	})
 	run := func(id int, m string, budget time.Duration) {
-		r.call(id, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: tg},
+		r.call(id, protocol.MethodLinkExec.Name, protocol.ExecParams{Base: protocol.Base{Target: tg},
 			Script: ": > " + shq(mark+m) + "; sleep 60", Cwd: ".", TimeoutMs: 60000}, budget)
 	}
 	// started waits (with a second link.exec) for the run's marker; it
 	// reports whether the run was seen started before limit.
 	started := func(id int, m string, limit time.Time) bool {
-		r.call(id, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: tg},
+		r.call(id, protocol.MethodLinkExec.Name, protocol.ExecParams{Base: protocol.Base{Target: tg},
 			Script: "i=0; while [ ! -e " + shq(mark+m) + " ]; do i=$((i+1)); [ $i -ge 200 ] && exit 1; sleep 0.05; done",
 			Cwd:    ".", TimeoutMs: 15000}, 20*time.Second)
 		line, ok := r.waitReply(fmt.Sprint(id), 20*time.Second)

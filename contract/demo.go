@@ -127,9 +127,10 @@ func (d *demo) handshake(argv []string) error {
 // acquire: the host.
 func (d *demo) acquire() error {
 	d.hostKey = "demo-host-" + randHex(4)
-	res, err := d.p.HostAcquire(d.ctx, protocol.AcquireParams{
+	res, err := caller.Invoke(d.ctx, d.p, protocol.MethodHostAcquire, protocol.AcquireParams{
 		Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "demo"}}}, Key: d.hostKey,
 		Params: map[string]string{"ttl": "2h", "maxJobs": "4"}})
+
 	if err != nil {
 		return fmt.Errorf("host.acquire: %w", err)
 	}
@@ -201,7 +202,7 @@ func (d *demo) spawn() error {
 	if d.atStart() {
 		spec.FirstPrompt = &protocol.FirstPrompt{Text: demoPrompt, MsgID: "demo-msg-" + randHex(4)}
 	}
-	js, err := d.p.JobStart(d.ctx, protocol.JobStartParams{Base: protocol.Base{Target: d.host}, Key: d.jobKey, Spec: spec})
+	js, err := caller.Invoke(d.ctx, d.p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: d.host}, Key: d.jobKey, Spec: spec})
 	if err != nil {
 		return fmt.Errorf("job.start: %w", err)
 	}
@@ -225,13 +226,14 @@ func (d *demo) deliver() error {
 		d.say("send", "the first prompt %q went with job.start (firstTurn at-start): baseline runs %d", demoPrompt, deref(b).Runs)
 	} else {
 		var err error
-		b, err = d.p.Baseline(d.ctx, d.job)
+		b, err = caller.Invoke(d.ctx, d.p, protocol.MethodChannelBaseline, protocol.Base{Target: d.job})
 		if err != nil || b == nil {
 			return fmt.Errorf("channel.baseline: %v (or null)", err)
 		}
 		d.say("ready", "channel.baseline → runs %d, incarnation %s", b.Runs, b.Incarnation)
-		sr, err := d.p.ChannelSend(d.ctx, protocol.SendParams{
+		sr, err := caller.Invoke(d.ctx, d.p, protocol.MethodChannelSend, protocol.SendParams{
 			Base: protocol.Base{Target: d.job}, Text: demoPrompt, MsgID: "demo-msg-" + randHex(4), Mode: protocol.ModeFollowUp})
+
 		if err != nil {
 			return fmt.Errorf("channel.send: %w", err)
 		}
@@ -277,17 +279,17 @@ func (d *demo) collect() error {
 
 // end: stop, release, mu's stop sequence.
 func (d *demo) end() error {
-	if err := d.p.JobStop(d.ctx, protocol.KeyParams{Base: protocol.Base{Target: d.job}, Key: d.jobKey}); err != nil {
+	if _, err := caller.Invoke(d.ctx, d.p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: d.job}, Key: d.jobKey}); err != nil {
 		return fmt.Errorf("job.stop: %w", err)
 	}
-	st, err := d.p.JobStatus(d.ctx, d.job)
+	st, err := caller.Invoke(d.ctx, d.p, protocol.MethodJobStatus, protocol.Base{Target: d.job})
 	if err != nil {
 		return fmt.Errorf("job.status: %w", err)
 	}
 	d.say("stop", "job.stop → null; job.status now %s", st.State)
 	d.say("", "what the view showed:")
 	d.detail(d.view.wait())
-	if err := d.p.HostRelease(d.ctx, protocol.KeyParams{Base: protocol.Base{Target: d.host}, Key: d.hostKey}); err != nil {
+	if _, err := caller.Invoke(d.ctx, d.p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: d.host}, Key: d.hostKey}); err != nil {
 		return fmt.Errorf("host.release: %w", err)
 	}
 	d.say("release", "host.release %s → null", d.hostKey)

@@ -61,7 +61,7 @@ func checkHostFence(t *T) {
 	if !l.None {
 		t.Failf("a fenced host.lookup of a key never acquired did not answer none: %+v", l)
 	}
-	res, err := p.HostAcquire(t.Ctx(), t.acquireParams(key))
+	res, err := caller.Invoke(t.Ctx(), p, protocol.MethodHostAcquire, t.acquireParams(key))
 	if err == nil {
 		t.releaseLater(p, key)
 		t.Failf("host.acquire of a key a fenced lookup answered none took effect (handle %q)", res.Handle)
@@ -78,7 +78,7 @@ func checkHostFence(t *T) {
 func checkHostStatus(t *T) {
 	p := t.Start()
 	h := t.acquire(p, t.Unique("host"))
-	st, err := p.HostStatus(t.Ctx(), h.target(t))
+	st, err := caller.Invoke(t.Ctx(), p, protocol.MethodHostStatus, protocol.Base{Target: h.target(t)})
 	if err != nil {
 		t.Failf("host.status: %v", err)
 	}
@@ -92,7 +92,7 @@ func checkHostRelease(t *T) {
 	key := t.Unique("host")
 	h := t.acquire(p, key)
 	for i := 1; i <= 2; i++ {
-		raw, err := p.Call(t.Ctx(), protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: h.target(t)}, Key: key}, 0)
+		raw, err := p.Call(t.Ctx(), protocol.MethodHostRelease.Name, protocol.KeyParams{Base: protocol.Base{Target: h.target(t)}, Key: key}, 0)
 		if err != nil {
 			t.Failf("host.release (time %d): %v", i, err)
 		}
@@ -110,7 +110,7 @@ func checkHostDedupe(t *T) {
 	}
 	p := t.Start()
 	key := t.Unique("host")
-	first, second := t.sendTwice(p, protocol.MethodHostAcquire, t.acquireParams(key))
+	first, second := t.sendTwice(p, protocol.MethodHostAcquire.Name, t.acquireParams(key))
 	t.releaseLater(p, key)
 	t.Check(sameJSON(first, second), "a repeat of host.acquire inside the dedupe window answered %s; the first answer was %s", second, first)
 	if caps.Lookup {
@@ -137,7 +137,7 @@ func (t *T) acquireParams(key string) protocol.AcquireParams {
 
 // acquire acquires a host, released when the check ends.
 func (t *T) acquire(p *caller.Plugin, key string) acquired {
-	res, err := p.HostAcquire(t.Ctx(), t.acquireParams(key))
+	res, err := caller.Invoke(t.Ctx(), p, protocol.MethodHostAcquire, t.acquireParams(key))
 	if err != nil {
 		t.Failf("host.acquire: %v", err)
 	}
@@ -147,12 +147,12 @@ func (t *T) acquire(p *caller.Plugin, key string) acquired {
 
 func (t *T) releaseLater(p *caller.Plugin, key string) {
 	t.Cleanup(func() {
-		_, _ = p.Call(t.Ctx(), protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key}, 0)
+		_, _ = p.Call(t.Ctx(), protocol.MethodHostRelease.Name, protocol.KeyParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key}, 0)
 	})
 }
 
 func (t *T) hostLookup(p *caller.Plugin, key string, fence bool) protocol.HostLookupResult {
-	l, err := p.HostLookup(t.Ctx(), protocol.LookupParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key, Fence: fence})
+	l, err := caller.Invoke(t.Ctx(), p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key, Fence: fence})
 	if err != nil {
 		t.Failf("host.lookup: %v", err)
 	}

@@ -66,7 +66,7 @@ func checkJobFence(t *T) {
 	if !l.None {
 		t.Failf("a fenced job.lookup of a key never started did not answer none: %+v", l)
 	}
-	_, err := p.JobStart(t.Ctx(), j.startParams())
+	_, err := caller.Invoke(t.Ctx(), p, protocol.MethodJobStart, j.startParams())
 	if err == nil {
 		t.stopLater(p, j)
 		t.Failf("job.start of a key a fenced lookup answered none took effect")
@@ -81,7 +81,7 @@ func checkJobFence(t *T) {
 func checkJobStatus(t *T) {
 	p := t.Start()
 	j := t.startJob(p)
-	st, err := p.JobStatus(t.Ctx(), j.target())
+	st, err := caller.Invoke(t.Ctx(), p, protocol.MethodJobStatus, protocol.Base{Target: j.target()})
 	if err != nil {
 		t.Failf("job.status: %v", err)
 	}
@@ -92,7 +92,7 @@ func checkJobStatus(t *T) {
 func checkJobAttach(t *T) {
 	p := t.Start()
 	j := t.startJob(p)
-	v, err := p.JobAttach(t.Ctx(), j.target())
+	v, err := caller.Invoke(t.Ctx(), p, protocol.MethodJobAttach, protocol.Base{Target: j.target()})
 	if err != nil {
 		t.Failf("job.attach: %v", err)
 	}
@@ -105,13 +105,13 @@ func checkJobStop(t *T) {
 	p := t.Start()
 	j := t.startJob(p)
 	for i := 1; i <= 2; i++ {
-		raw, err := p.Call(t.Ctx(), protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: j.target()}, Key: j.key}, 0)
+		raw, err := p.Call(t.Ctx(), protocol.MethodJobStop.Name, protocol.KeyParams{Base: protocol.Base{Target: j.target()}, Key: j.key}, 0)
 		if err != nil {
 			t.Failf("job.stop (time %d): %v", i, err)
 		}
 		t.Check(string(raw) == "null", "job.stop answered %s, not null", raw)
 	}
-	st, err := p.JobStatus(t.Ctx(), j.target())
+	st, err := caller.Invoke(t.Ctx(), p, protocol.MethodJobStatus, protocol.Base{Target: j.target()})
 	if err != nil {
 		t.Failf("job.status after job.stop: %v", err)
 	}
@@ -127,7 +127,7 @@ func checkJobDedupe(t *T) {
 	}
 	p := t.Start()
 	j := t.newJob(p)
-	first, second := t.sendTwice(p, protocol.MethodJobStart, j.startParams())
+	first, second := t.sendTwice(p, protocol.MethodJobStart.Name, j.startParams())
 	t.stopLater(p, j)
 	t.Check(sameJSON(first, second), "a repeat of job.start inside the dedupe window answered %s; the first answer was %s", second, first)
 }
@@ -184,7 +184,7 @@ func (t *T) newJob(p *caller.Plugin) *job {
 // startJob starts a job, stopped when the check ends.
 func (t *T) startJob(p *caller.Plugin) *job {
 	j := t.newJob(p)
-	res, err := p.JobStart(t.Ctx(), j.startParams())
+	res, err := caller.Invoke(t.Ctx(), p, protocol.MethodJobStart, j.startParams())
 	if err != nil {
 		t.Failf("job.start: %v", err)
 	}
@@ -195,7 +195,7 @@ func (t *T) startJob(p *caller.Plugin) *job {
 
 func (t *T) stopLater(p *caller.Plugin, j *job) {
 	t.Cleanup(func() {
-		_, _ = p.Call(t.Ctx(), protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: j.target()}, Key: j.key}, 0)
+		_, _ = p.Call(t.Ctx(), protocol.MethodJobStop.Name, protocol.KeyParams{Base: protocol.Base{Target: j.target()}, Key: j.key}, 0)
 	})
 }
 
@@ -212,7 +212,7 @@ func (t *T) checkStartReply(r protocol.JobStartResult, what string) {
 }
 
 func (t *T) jobLookup(p *caller.Plugin, j *job, key string, fence bool) protocol.JobLookupResult {
-	l, err := p.JobLookup(t.Ctx(), protocol.LookupParams{Base: protocol.Base{Target: j.host}, Key: key, Fence: fence})
+	l, err := caller.Invoke(t.Ctx(), p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: j.host}, Key: key, Fence: fence})
 	if err != nil {
 		t.Failf("job.lookup: %v", err)
 	}

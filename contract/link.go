@@ -97,8 +97,9 @@ func checkLinkCheckSteps(t *T) {
 	}
 	p, tg := t.linkSession()
 	for _, ph := range d.Seams.Link.Checks {
-		steps, err := p.CheckSteps(t.Ctx(), protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{
+		steps, err := caller.Invoke(t.Ctx(), p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{
 			Base: protocol.Base{Target: tg}, Phase: ph, Root: "."})
+
 		var re *caller.RemoteError
 		if err != nil && !(errors.As(err, &re) && re.Kind == protocol.Human) {
 			t.Failf("link.checkSteps %s: %v", ph, err)

@@ -45,7 +45,7 @@ func checkProcessCancel(t *T) {
 	}
 	r := t.StartRaw()
 	tg := t.rawTarget(r)
-	r.call(2, protocol.MethodLinkExec, protocol.ExecParams{
+	r.call(2, protocol.MethodLinkExec.Name, protocol.ExecParams{
 		Base: protocol.Base{Target: tg}, Script: "sleep 60", Cwd: ".", TimeoutMs: 60000}, 65*time.Second)
 	time.Sleep(300 * time.Millisecond) // let it start: not an assertion
 	r.send(`{"jsonrpc":"2.0","method":"$/cancel","params":{"id":2}}`)
@@ -53,7 +53,7 @@ func checkProcessCancel(t *T) {
 		t.Failf("$/cancel did not end link.exec (sleep 60): no reply within 5 s")
 	}
 	// The plugin goes on serving after a cancel.
-	r.call(3, protocol.MethodLinkExec, protocol.ExecParams{
+	r.call(3, protocol.MethodLinkExec.Name, protocol.ExecParams{
 		Base: protocol.Base{Target: tg}, Script: "true", Cwd: ".", TimeoutMs: 10000}, 15*time.Second)
 	if _, ok := r.waitReply("3", 15*time.Second); !ok {
 		t.Failf("after a $/cancel the plugin answers no other call")
@@ -100,12 +100,12 @@ func (t *T) inFlight(r *rawProc, id int) string {
 	d := t.Decl()
 	switch {
 	case d.Seams.Link != nil:
-		r.call(id, protocol.MethodLinkExec, protocol.ExecParams{
+		r.call(id, protocol.MethodLinkExec.Name, protocol.ExecParams{
 			Base: protocol.Base{Target: t.rawTarget(r)}, Script: "sleep 60", Cwd: ".", TimeoutMs: 60000}, 65*time.Second)
 		time.Sleep(300 * time.Millisecond) // let it start: not an assertion
 		return "link.exec (sleep 60)"
 	case d.Seams.Channel != nil:
-		r.call(id, protocol.MethodChannelReadStates, protocol.ReadStatesParams{
+		r.call(id, protocol.MethodChannelReadStates.Name, protocol.ReadStatesParams{
 			Base: protocol.Base{Target: t.hostTarget()}, Targets: []protocol.AgentName{{Workstream: "contract", Name: "none"}}}, 10*time.Second)
 		return "channel.readStates"
 	default:
@@ -122,7 +122,7 @@ func (t *T) rawTarget(r *rawProc) protocol.Target {
 		return t.hostTarget()
 	}
 	key := t.Unique("host")
-	r.call(90, protocol.MethodHostAcquire, t.acquireParams(key), caller.DefaultReadTimeout)
+	r.call(90, protocol.MethodHostAcquire.Name, t.acquireParams(key), caller.DefaultReadTimeout)
 	line, ok := r.waitReply("90", caller.DefaultReadTimeout)
 	var rep struct {
 		Result *protocol.AcquireResult `json:"result"`
@@ -132,7 +132,7 @@ func (t *T) rawTarget(r *rawProc) protocol.Target {
 	}
 	t.Cleanup(func() {
 		if p, err := t.tryStart(); err == nil {
-			_, _ = p.Call(t.Ctx(), protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key}, 0)
+			_, _ = p.Call(t.Ctx(), protocol.MethodHostRelease.Name, protocol.KeyParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key}, 0)
 		}
 	})
 	return protocol.Target{Host: protocol.HostRef{Name: t.s.opts.Host, Handle: rep.Result.Handle, Instance: d.Instance}}

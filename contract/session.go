@@ -288,9 +288,9 @@ func (ss *session) scanGroup(pgid int, during string) {
 // process that leaves it only for a moment (a run started with setsid, which
 // has exited by the time the session ends) is still seen.
 var runningMethods = map[string]bool{
-	protocol.MethodLinkExec: true, protocol.MethodLinkFetch: true, protocol.MethodLinkPush: true,
-	protocol.MethodJobStart: true, protocol.MethodJobStop: true,
-	protocol.MethodHostAcquire: true, protocol.MethodHostRelease: true,
+	protocol.MethodLinkExec.Name: true, protocol.MethodLinkFetch.Name: true, protocol.MethodLinkPush.Name: true,
+	protocol.MethodJobStart.Name: true, protocol.MethodJobStop.Name: true,
+	protocol.MethodHostAcquire.Name: true, protocol.MethodHostRelease.Name: true,
 }
 
 // scanEvery is how often the group is looked at while such a call runs.

@@ -24,14 +24,14 @@ func (t *T) linkTarget(p *caller.Plugin) protocol.Target {
 		return t.hostTarget()
 	}
 	key := t.Unique("host")
-	res, err := p.HostAcquire(t.Ctx(), t.acquireParams(key))
+	res, err := caller.Invoke(t.Ctx(), p, protocol.MethodHostAcquire, t.acquireParams(key))
 	if err != nil {
 		t.Failf("host.acquire (to have a host to run on): %v", err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), caller.DefaultReadTimeout)
 		defer cancel()
-		_, _ = p.Call(ctx, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key}, 0)
+		_, _ = p.Call(ctx, protocol.MethodHostRelease.Name, protocol.KeyParams{Base: protocol.Base{Target: t.hostTarget()}, Key: key}, 0)
 	})
 	return protocol.Target{Host: protocol.HostRef{Name: t.s.opts.Host, Handle: res.Handle, Instance: d.Instance}}
 }

@@ -110,15 +110,15 @@ func serveRaw(d protocol.InitializeResult) int {
 			continue
 		}
 		var res any
-		if m.Method == protocol.MethodInitialize {
+		if m.Method == protocol.MethodInitialize.Name {
 			res = d
 		}
 		reply := map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res}
-		if humanNoRemedy && m.Method != protocol.MethodInitialize {
+		if humanNoRemedy && m.Method != protocol.MethodInitialize.Name {
 			reply = map[string]any{"jsonrpc": "2.0", "id": m.ID,
 				"error": map[string]any{"code": -32003, "message": "a person must act", "data": map[string]any{"kind": "human"}}}
 		}
-		if batchArray && m.Method != protocol.MethodInitialize && m.Method != protocol.MethodShutdown {
+		if batchArray && m.Method != protocol.MethodInitialize.Name && m.Method != protocol.MethodShutdown.Name {
 			reply = notFound(m.ID)
 		}
 		b, _ := json.Marshal(reply)
@@ -138,7 +138,7 @@ func serveLink(run func(ctx context.Context, home string, p protocol.ExecParams)
 	err = protocol.Serve(context.Background(), protocol.Options{
 		Name: "testp", Version: "1", Instance: "test", Seams: linkSeam(),
 		Handlers: map[string]protocol.Handler{
-			protocol.MethodLinkExec: func(ctx context.Context, call *protocol.Call) (any, error) {
+			protocol.MethodLinkExec.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 				var p protocol.ExecParams
 				if err := call.Decode(&p); err != nil {
 					return nil, err

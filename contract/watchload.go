@@ -31,7 +31,7 @@ func checkChannelManyWatches(t *T, ch *chanSession) {
 		}
 		watches = append(watches, w)
 	}
-	st, err := ch.p.JobStatus(t.Ctx(), ch.j.target())
+	st, err := caller.Invoke(t.Ctx(), ch.p, protocol.MethodJobStatus, protocol.Base{Target: ch.j.target()})
 	if err != nil {
 		t.Failf("job.status with %d watches open: %v", manyWatches, err)
 	}

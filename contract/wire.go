@@ -164,8 +164,9 @@ func (t *T) probeIfAlone() {
 	}
 	if d.Seams.Link != nil {
 		for _, ph := range d.Seams.Link.Checks {
-			_, _ = p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{
+			_, _ = caller.Invoke(ctx, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{
 				Base: protocol.Base{Target: t.hostTarget()}, Phase: ph})
+
 		}
 	}
 	t.Stop(p)

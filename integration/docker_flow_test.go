@@ -41,7 +41,7 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 	run := words.RandHex(4)
 	hostKey := "flow-" + run
 	host := acquireHost(t, p, hostKey)
-	if hs, err := p.HostStatus(ctx, host); err != nil || hs.State != protocol.HostUp {
+	if hs, err := caller.Invoke(ctx, p, protocol.MethodHostStatus, protocol.Base{Target: host}); err != nil || hs.State != protocol.HostUp {
 		t.Fatalf("host.status: %+v %v", hs, err)
 	}
 
@@ -54,7 +54,7 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 
 	// job.start: the test agent in the worktree.
 	key, name := "job-"+run, "flow"
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec(name, key, "tree", 200)})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec(name, key, "tree", 200)})
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
@@ -62,13 +62,13 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 	if b := drive.Baseline(t, ctx, p.Plugin, jt); b.Runs != 0 || b.Incarnation == "" {
 		t.Fatalf("baseline: %+v", b)
 	}
-	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
+	if st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt}); err != nil || st.State != protocol.JobRunning {
 		t.Fatalf("job.status: %+v %v", st, err)
 	}
 
 	// A send asking for a commit; the watch settles; fetch collects it.
 	text := "please commit [[commit]]"
-	sr, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "msg-" + run, Mode: protocol.ModeFollowUp})
+	sr, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "msg-" + run, Mode: protocol.ModeFollowUp})
 	if err != nil || sr.Ack != protocol.AckConfirmed || sr.Baseline == nil || *sr.Baseline != 0 {
 		t.Fatalf("channel.send: %+v %v", sr, err)
 	}
@@ -87,19 +87,19 @@ func spawnToRelease(t *testing.T, e *Env, p *started) {
 	}
 
 	// job.stop: the job ends, its agent is gone; release: the host is gone.
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
-	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobEnded {
+	if st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt}); err != nil || st.State != protocol.JobEnded {
 		t.Fatalf("job.status after job.stop: %+v %v", st, err)
 	}
 	if n, err := countIn(ctx, host.Host.Handle, "job", key); err != nil || n != 0 {
 		t.Fatalf("after job.stop, %d agent processes (%v)", n, err)
 	}
-	if err := p.HostRelease(ctx, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: hostKey}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: hostKey}); err != nil {
 		t.Fatalf("host.release: %v", err)
 	}
-	if hs, err := p.HostStatus(ctx, host); err != nil || hs.State != protocol.HostGone {
+	if hs, err := caller.Invoke(ctx, p, protocol.MethodHostStatus, protocol.Base{Target: host}); err != nil || hs.State != protocol.HostGone {
 		t.Fatalf("host.status after release: %+v %v", hs, err)
 	}
 	if hosts, fences := hostContainers(t, e, hostKey); hosts+fences != 0 {
@@ -128,7 +128,7 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 	ctx := waitfor.Context(t, 3*time.Minute)
 	host := acquireHost(t, p, hostKey)
 	key := "job-" + hostKey
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec("k", key, ".", 200)})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec("k", key, ".", 200)})
 	if err != nil {
 		t.Errorf("%s: job.start: %v", hostKey, err)
 		return false
@@ -140,12 +140,12 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 		return false
 	}
 	good := true
-	st, err := p.JobStatus(ctx, jt)
+	st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt})
 	if err != nil || (st.State != protocol.JobLost && st.State != protocol.JobEnded) {
 		t.Errorf("%s: job.status with the container killed: %+v %v, want lost or ended", hostKey, st, err)
 		good = false
 	}
-	hs, err := p.HostStatus(ctx, host)
+	hs, err := caller.Invoke(ctx, p, protocol.MethodHostStatus, protocol.Base{Target: host})
 	if err != nil || hs.State == protocol.HostGone || hs.State == protocol.HostUp {
 		t.Errorf("%s: host.status with the container killed but present: %+v %v, want neither gone nor up", hostKey, hs, err)
 		good = false
@@ -154,11 +154,11 @@ func containerKilledTrial(t *testing.T, p *started, hostKey string) bool {
 		t.Errorf("%s: %v", hostKey, err)
 		return false
 	}
-	if hs, err := p.HostStatus(ctx, host); err != nil || hs.State != protocol.HostGone {
+	if hs, err := caller.Invoke(ctx, p, protocol.MethodHostStatus, protocol.Base{Target: host}); err != nil || hs.State != protocol.HostGone {
 		t.Errorf("%s: host.status with the container removed: %+v %v, want gone", hostKey, hs, err)
 		good = false
 	}
-	if st, err := p.JobStatus(ctx, jt); err != nil || (st.State != protocol.JobLost && st.State != protocol.JobEnded) {
+	if st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt}); err != nil || (st.State != protocol.JobLost && st.State != protocol.JobEnded) {
 		t.Errorf("%s: job.status with the container removed: %+v %v, want lost or ended", hostKey, st, err)
 		good = false
 	}

@@ -41,8 +41,9 @@ func engineLogins(t testing.TB, e *Env) int {
 // reach runs link.checkSteps' reach phase and returns its steps by name.
 func reach(t testing.TB, p *started) map[string]protocol.Step {
 	t.Helper()
-	steps, err := p.CheckSteps(ctxFor(t, time.Minute), protocol.MethodLinkCheckSteps,
+	steps, err := caller.Invoke(ctxFor(t, time.Minute), p, protocol.MethodLinkCheckSteps,
 		protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Phase: protocol.PhaseReach})
+
 	if err != nil {
 		t.Fatalf("link.checkSteps: %v", err)
 	}

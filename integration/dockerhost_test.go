@@ -29,12 +29,12 @@ const jobsRoot = "/home/mu/.mu-jobs"
 func acquireHost(t testing.TB, p *started, key string) protocol.Target {
 	t.Helper()
 	ctx := waitfor.Context(t, 2*time.Minute)
-	res, err := p.HostAcquire(ctx, acquireParams(key))
+	res, err := caller.Invoke(ctx, p, protocol.MethodHostAcquire, acquireParams(key))
 	if err != nil {
 		t.Fatalf("host.acquire %s: %v", key, err)
 	}
 	t.Cleanup(func() {
-		_ = p.HostRelease(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
+		_ = caller.Invoke(context.Background(), p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
 	})
 	if err := agent.Install(ctx, testimage.Exec{Container: res.Handle}, agentPath); err != nil {
 		t.Fatalf("installing the test agent: %v", err)

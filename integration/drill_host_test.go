@@ -46,12 +46,12 @@ func TestDrillKillHostAcquire(t *testing.T) {
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
 		return effectCall{protocol.MethodHostAcquire, key, acquireParams(key)}, func() error {
-			return p.HostRelease(waitfor.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
+			return caller.Invoke(waitfor.Context(t, time.Minute), p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
 		}, nil
 	})
 	runDrill(t, "kill-host.acquire", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key := fmt.Sprintf("acq-%s-%d", run, i)
-		out, err := killAndResolve(t, s, j, effectCall{protocol.MethodHostAcquire, key, acquireParams(key)}, killAfter)
+		out, err := killAndResolve(t, s, j, effectCall{protocol.MethodHostAcquire.Name, key, acquireParams(key)}, killAfter)
 		if err != nil {
 			t.Errorf("%s: %v", key, err)
 			return "error", false
@@ -99,7 +99,7 @@ func releaseKey(t *testing.T, s spec, key string) {
 		return
 	}
 	defer q.Stop()
-	if err := q.HostRelease(waitfor.Context(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}); err != nil {
+	if err := caller.Invoke(waitfor.Context(t, time.Minute), q, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}); err != nil {
 		t.Errorf("release %s: %v", key, err)
 	}
 }
@@ -111,7 +111,7 @@ func TestDrillKillHostRelease(t *testing.T) {
 	e, s, j, run, p := d.e, d.s, d.j, d.run, d.p
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
-		_, err := p.HostAcquire(waitfor.Context(t, time.Minute), acquireParams(key))
+		_, err := caller.Invoke(waitfor.Context(t, time.Minute), p, protocol.MethodHostAcquire, acquireParams(key))
 		return effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}}, nil, err
 	})
 	runDrill(t, "kill-host.release", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -121,13 +121,13 @@ func TestDrillKillHostRelease(t *testing.T) {
 			t.Errorf("%s: %v", key, err)
 			return "error", false
 		}
-		_, err = q.HostAcquire(waitfor.Context(t, time.Minute), acquireParams(key))
+		_, err = caller.Invoke(waitfor.Context(t, time.Minute), q, protocol.MethodHostAcquire, acquireParams(key))
 		q.Stop()
 		if err != nil {
 			t.Errorf("%s: acquire: %v", key, err)
 			return "error", false
 		}
-		out, err := killAndResolve(t, s, j, effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}}, killAfter)
+		out, err := killAndResolve(t, s, j, effectCall{protocol.MethodHostRelease.Name, key, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}}, killAfter)
 		if err != nil {
 			t.Errorf("%s: %v", key, err)
 			return "error", false

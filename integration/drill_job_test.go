@@ -94,12 +94,12 @@ func drillKillJobStart(t *testing.T, d *jobDrill, name string) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
 		return effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, func() error {
-			return d.p.JobStop(waitfor.Context(t, time.Minute), d.stopParams(key, name))
+			return caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name))
 		}, nil
 	})
 	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("js-%s-%d", d.run, i), fmt.Sprintf("a%d", i)
-		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, killAfter)
+		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodJobStart.Name, key, d.startParams(key, name)}, killAfter)
 		if err != nil {
 			t.Errorf("%s: %v", key, err)
 			return "error", false
@@ -125,7 +125,7 @@ func drillKillJobStart(t *testing.T, d *jobDrill, name string) {
 		} else if n != want {
 			good = false
 		}
-		if err := d.p.JobStop(waitfor.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
+		if err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name)); err != nil {
 			t.Errorf("%s: job.stop: %v", key, err)
 			good = false
 		}
@@ -141,15 +141,15 @@ func TestDrillKillJobStop(t *testing.T) { drillKillJobStop(t, newJobDrill(t), "k
 func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
-		if _, err := d.p.JobStart(waitfor.Context(t, time.Minute), d.startParams(key, name)); err != nil {
+		if _, err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStart, d.startParams(key, name)); err != nil {
 			return effectCall{}, nil, err
 		}
 		_, err := d.agents(key, 1)
-		return effectCall{protocol.MethodJobStop, key, d.stopParams(key, name)}, nil, err
+		return effectCall{protocol.MethodJobStop.Name, key, d.stopParams(key, name)}, nil, err
 	})
 	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key, name := fmt.Sprintf("jx-%s-%d", d.run, i), fmt.Sprintf("b%d", i)
-		if _, err := d.p.JobStart(waitfor.Context(t, time.Minute), d.startParams(key, name)); err != nil {
+		if _, err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStart, d.startParams(key, name)); err != nil {
 			t.Errorf("%s: job.start: %v", key, err)
 			return "error", false
 		}
@@ -157,7 +157,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 			t.Errorf("%s: the started job: %v", key, err)
 			return "error", false
 		}
-		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodJobStop, key, d.stopParams(key, name)}, killAfter)
+		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodJobStop.Name, key, d.stopParams(key, name)}, killAfter)
 		if err != nil {
 			t.Errorf("%s: %v", key, err)
 			return "error", false
@@ -169,7 +169,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 				t.Errorf("%s: stop never sent, and %v", key, err)
 				return out.how, false
 			}
-			if err := d.p.JobStop(waitfor.Context(t, time.Minute), d.stopParams(key, name)); err != nil {
+			if err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name)); err != nil {
 				t.Errorf("%s: job.stop: %v", key, err)
 				return out.how, false
 			}
@@ -182,7 +182,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 			t.Errorf("%s: stopped (%s), and %v", key, out.how, err)
 			good = false
 		}
-		st, err := d.p.JobStatus(waitfor.Context(t, time.Minute), d.target(key, "", name))
+		st, err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStatus, protocol.Base{Target: d.target(key, "", name)})
 		if err != nil || st.State != protocol.JobEnded {
 			t.Errorf("%s: stopped (%s), and job.status %+v %v", key, out.how, st, err)
 			good = false
@@ -209,7 +209,7 @@ func TestDrillKillChannelSend(t *testing.T) {
 
 func drillKillChannelSend(t *testing.T, d *jobDrill, drill string) {
 	key, name := "chan-"+d.run, "chan"
-	res, err := d.p.JobStart(waitfor.Context(t, time.Minute), d.startParams(key, name))
+	res, err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStart, d.startParams(key, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func drillKillChannelSend(t *testing.T, d *jobDrill, drill string) {
 	}
 	span := measureSpan(t, 5, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		msgID := fmt.Sprintf("probe-%s-%d", d.run, i)
-		return effectCall{protocol.MethodChannelSend, msgID, send(msgID)}, nil, nil
+		return effectCall{protocol.MethodChannelSend.Name, msgID, send(msgID)}, nil, nil
 	})
 	deliveries := func(msgID string, want int) (int, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -235,7 +235,7 @@ func drillKillChannelSend(t *testing.T, d *jobDrill, drill string) {
 	)
 	trial := func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		msgID := fmt.Sprintf("m-%s-%d", d.run, i)
-		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodChannelSend, msgID, send(msgID)}, killAfter)
+		out, err := killAndResolve(t, d.s, d.j, effectCall{protocol.MethodChannelSend.Name, msgID, send(msgID)}, killAfter)
 		if err != nil {
 			t.Errorf("%s: %v", msgID, err)
 			return "error", false
@@ -265,7 +265,7 @@ func drillKillChannelSend(t *testing.T, d *jobDrill, drill string) {
 		return d.neverDelivered(t, never, ids)
 	}
 	runDrillThen(t, drill, 4, span, trial, after)
-	if err := d.p.JobStop(ctxFor(t, time.Minute), protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctxFor(t, time.Minute), d.p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Errorf("job.stop: %v", err)
 	}
 }

@@ -79,7 +79,7 @@ cd %[3]s && echo work > work.txt && git add work.txt && git commit -q -m work &&
 	}
 
 	// checkSteps (reach): every step passes, but tcp, which ProxyJump skips.
-	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: tg}, Phase: protocol.PhaseReach})
+	steps, err := caller.Invoke(ctx, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: tg}, Phase: protocol.PhaseReach})
 	if err != nil {
 		t.Fatalf("checkSteps: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestSSHProxyCommand(t *testing.T) {
 			if got := fetchHead(t, local); got != strings.TrimSpace(res.Stdout) {
 				t.Fatalf("FETCH_HEAD %s, want %s", got, strings.TrimSpace(res.Stdout))
 			}
-			steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: tg}, Phase: protocol.PhaseReach})
+			steps, err := caller.Invoke(ctx, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: tg}, Phase: protocol.PhaseReach})
 			if err != nil {
 				t.Fatalf("checkSteps: %v", err)
 			}

@@ -41,7 +41,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 	key, name := "spawn-"+run, "spawned"
 	spec := protocol.JobSpec{Workstream: "it", Name: name, Harness: "mu-test-agent", Role: "full-access",
 		Cmd: string(agent.Script), CommandSource: "test", Cwd: tree, Env: map[string]string{"MU_TEST_AGENT_MS": "200"}}
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: spec})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: spec})
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
@@ -54,7 +54,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 		t.Fatalf("baseline: %+v", b)
 	}
 	text := "please commit [[commit]]"
-	if sr, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil || sr.Ack != protocol.AckConfirmed {
+	if sr, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil || sr.Ack != protocol.AckConfirmed {
 		t.Fatalf("channel.send: %+v %v", sr, err)
 	}
 	if o := drive.Settled(t, ctx, p.Plugin, jt, 0); o.Runs != 1 || o.LastText != "agent: "+text {
@@ -70,7 +70,7 @@ func TestSSHSpawnThroughBastion(t *testing.T) {
 
 	drive.Reattach(t, ctx, p.Plugin, tm, jt, "view1", "view2", "[settled turn 1]")
 
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
 	tm.Shows(t, "view2", "[mu: the job")

@@ -17,21 +17,21 @@ func TestToWireClasses(t *testing.T) {
 		method string
 		want   Kind
 	}{
-		{context.DeadlineExceeded, MethodLinkExec, UnknownOutcome},
-		{context.DeadlineExceeded, MethodLinkFetch, UnknownOutcome},
-		{context.Canceled, MethodLinkPush, UnknownOutcome},
-		{cut, MethodLinkExec, UnknownOutcome},
-		{Wrap(Retryable, context.DeadlineExceeded, "x"), MethodLinkExec, UnknownOutcome},
-		{NotStarted(context.DeadlineExceeded, "x"), MethodLinkExec, Retryable},
-		{&cutError{err: NotStarted(nil, "x"), cause: context.Canceled}, MethodLinkFetch, Retryable},
-		{Errorf(Retryable, "busy"), MethodLinkExec, Retryable}, // not cut: the backend's kind
-		{io.ErrUnexpectedEOF, MethodLinkExec, UnknownOutcome},  // a run may have happened
-		{io.ErrUnexpectedEOF, MethodJobStart, UnknownOutcome},
-		{io.ErrUnexpectedEOF, MethodHostStatus, Permanent},
-		{context.DeadlineExceeded, MethodHostStatus, Retryable},
-		{context.DeadlineExceeded, MethodJobStart, UnknownOutcome},
-		{Wrap(Retryable, context.Canceled, "x"), MethodJobStop, Retryable}, // the rule is about runs
-		{cut, MethodLinkCheckSteps, Retryable},                             // a read cut by its context
+		{context.DeadlineExceeded, MethodLinkExec.Name, UnknownOutcome},
+		{context.DeadlineExceeded, MethodLinkFetch.Name, UnknownOutcome},
+		{context.Canceled, MethodLinkPush.Name, UnknownOutcome},
+		{cut, MethodLinkExec.Name, UnknownOutcome},
+		{Wrap(Retryable, context.DeadlineExceeded, "x"), MethodLinkExec.Name, UnknownOutcome},
+		{NotStarted(context.DeadlineExceeded, "x"), MethodLinkExec.Name, Retryable},
+		{&cutError{err: NotStarted(nil, "x"), cause: context.Canceled}, MethodLinkFetch.Name, Retryable},
+		{Errorf(Retryable, "busy"), MethodLinkExec.Name, Retryable}, // not cut: the backend's kind
+		{io.ErrUnexpectedEOF, MethodLinkExec.Name, UnknownOutcome},  // a run may have happened
+		{io.ErrUnexpectedEOF, MethodJobStart.Name, UnknownOutcome},
+		{io.ErrUnexpectedEOF, MethodHostStatus.Name, Permanent},
+		{context.DeadlineExceeded, MethodHostStatus.Name, Retryable},
+		{context.DeadlineExceeded, MethodJobStart.Name, UnknownOutcome},
+		{Wrap(Retryable, context.Canceled, "x"), MethodJobStop.Name, Retryable}, // the rule is about runs
+		{cut, MethodLinkCheckSteps.Name, Retryable},                             // a read cut by its context
 	} {
 		var d ErrorData
 		w := ToWire(c.err, c.method)

@@ -24,24 +24,24 @@ func TestCutRunRule(t *testing.T) {
 	}
 	var ret func(ctx context.Context) error
 	h := cutWith(func(ctx context.Context) error { return ret(ctx) })
-	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: h, protocol.MethodLinkFetch: h, protocol.MethodLinkPush: h, protocol.MethodHostStatus: h})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec.Name: h, protocol.MethodLinkFetch.Name: h, protocol.MethodLinkPush.Name: h, protocol.MethodHostStatus.Name: h})
 	s.init()
 	cases := []struct {
 		method, why string
 		ret         func(ctx context.Context) error
 		want        string
 	}{
-		{protocol.MethodLinkExec, "bare context error", func(ctx context.Context) error { return ctx.Err() },
+		{protocol.MethodLinkExec.Name, "bare context error", func(ctx context.Context) error { return ctx.Err() },
 			`{"code":-32004,"message":"context canceled","data":{"kind":"unknown-outcome"}}`},
-		{protocol.MethodLinkFetch, "retryable chosen by the backend", func(context.Context) error { return protocol.Errorf(protocol.Retryable, "git stopped") },
+		{protocol.MethodLinkFetch.Name, "retryable chosen by the backend", func(context.Context) error { return protocol.Errorf(protocol.Retryable, "git stopped") },
 			`{"code":-32004,"message":"git stopped","data":{"kind":"unknown-outcome"}}`},
-		{protocol.MethodLinkPush, "retryable wrapping the context error", func(ctx context.Context) error { return protocol.Wrap(protocol.Retryable, ctx.Err(), "push") },
+		{protocol.MethodLinkPush.Name, "retryable wrapping the context error", func(ctx context.Context) error { return protocol.Wrap(protocol.Retryable, ctx.Err(), "push") },
 			`{"code":-32004,"message":"push: context canceled","data":{"kind":"unknown-outcome"}}`},
-		{protocol.MethodLinkExec, "permanent chosen by the backend", func(context.Context) error { return protocol.Errorf(protocol.Permanent, "gone") },
+		{protocol.MethodLinkExec.Name, "permanent chosen by the backend", func(context.Context) error { return protocol.Errorf(protocol.Permanent, "gone") },
 			`{"code":-32004,"message":"gone","data":{"kind":"unknown-outcome"}}`},
-		{protocol.MethodLinkExec, "NotStarted", func(ctx context.Context) error { return protocol.NotStarted(ctx.Err(), "no session opened") },
+		{protocol.MethodLinkExec.Name, "NotStarted", func(ctx context.Context) error { return protocol.NotStarted(ctx.Err(), "no session opened") },
 			`{"code":-32001,"message":"no session opened: context canceled","data":{"kind":"retryable"}}`},
-		{protocol.MethodHostStatus, "a read", func(ctx context.Context) error { return ctx.Err() },
+		{protocol.MethodHostStatus.Name, "a read", func(ctx context.Context) error { return ctx.Err() },
 			`{"code":-32001,"message":"context canceled","data":{"kind":"retryable"}}`},
 	}
 	for i, c := range cases {

@@ -5,15 +5,16 @@
 // # A plugin in a few lines
 //
 // A backend declares its seams and hands Serve its method table, one
-// Handler per method, each written through Handle, which decodes the
-// method's params (strictly) into its wire type:
+// handler per method, each registered through the method's declared value
+// (methods.go), whose Serve decodes the params (strictly) into the
+// method's params type and takes its result type:
 //
 //	err := protocol.Serve(ctx, protocol.Options{
 //		Name: "box", Version: "0.1.0", Instance: "prod-eu",
 //		Seams: protocol.Seams{Link: &protocol.LinkSeam{…}},
-//		Handlers: protocol.Methods{
-//			protocol.MethodLinkExec: protocol.Handle(b.exec), // func(ctx, *Call, ExecParams) (any, error)
-//		},
+//		Handlers: protocol.NewMethods(
+//			protocol.MethodLinkExec.Serve(b.exec), // func(ctx, *Call, ExecParams) (ExecResult, error)
+//		),
 //		Stop: b.stop, // stop what is still running
 //	})
 //

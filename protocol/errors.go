@@ -99,13 +99,9 @@ func NotStarted(err error, msg string) *Error {
 	return e
 }
 
-// Runs lists the methods that run something on the host and answer its
-// outcome: a cut run may have happened.
-var Runs = map[string]bool{MethodLinkExec: true, MethodLinkFetch: true, MethodLinkPush: true}
-
 // mayHaveHappened reports whether an error of method, whatever its cause,
 // leaves open whether the call took effect: an effect's, or a run's.
-func mayHaveHappened(method string) bool { return Effects[method] || Runs[method] }
+func mayHaveHappened(method string) bool { return IsEffect(method) || IsRun(method) }
 
 func kindCode(k Kind) jrpc2.Code {
 	switch k {
@@ -142,7 +138,7 @@ func ToWire(err error, method string) *jrpc2.Error {
 	var pe *Error
 	typed := errors.As(err, &pe)
 	switch {
-	case Runs[method] && isCut(err) && !(typed && pe.NeverStarted):
+	case IsRun(method) && isCut(err) && !(typed && pe.NeverStarted):
 		msg := err.Error()
 		if typed {
 			msg = pe.Message

@@ -26,12 +26,12 @@ func ExampleServe() {
 				Fetch: false, Slots: protocol.SlotsSelf, RemoteOnTimeout: protocol.RemoteUnknown,
 				Quiescence: protocol.QuiescenceProvable, MaxScriptBytes: 131072, Checks: []string{protocol.PhaseReach},
 			}},
-			Handlers: protocol.Methods{
-				protocol.MethodLinkExec: protocol.Handle(func(ctx context.Context, c *protocol.Call, p protocol.ExecParams) (any, error) {
+			Handlers: protocol.NewMethods(
+				protocol.MethodLinkExec.Serve(func(ctx context.Context, c *protocol.Call, p protocol.ExecParams) (protocol.ExecResult, error) {
 					exit := 0
 					return protocol.ExecResult{ExitCode: &exit, Stdout: "would run: " + p.Script}, nil
 				}),
-			},
+			),
 			Stop: func(ctx context.Context) { /* stop what is still running */ },
 			In:   inR,
 			Out:  outW,
@@ -45,7 +45,7 @@ func ExampleServe() {
 	}
 	call(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":1,"max":1},"mu":"5"}}`)
 	call(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"box"}},"script":"make test","cwd":".","timeoutMs":0}}`)
-	// A misspelt field never reaches the handler: Handle refuses it.
+	// A misspelt field never reaches the handler: Serve refuses it.
 	call(`{"jsonrpc":"2.0","id":3,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"box"}},"script":"true","cwd":".","timoutMs":0}}`)
 	inW.Close() // stdin EOF: the plugin exits
 	fmt.Println("served:", <-served)

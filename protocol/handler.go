@@ -6,34 +6,16 @@ import (
 	"encoding/json"
 )
 
-// Handler serves one method. It returns the result (nil is JSON null) or an
-// error, which ToWire maps. ctx ends at the call's deadline, its $/cancel,
+// Handler serves one method, its types erased (Method.Serve makes one). It
+// returns the result (nil is JSON null) or an error, which ToWire maps. ctx ends at the call's deadline, its $/cancel,
 // shutdown or stdin EOF.
 type Handler func(ctx context.Context, call *Call) (any, error)
 
 // Methods is a plugin's method table (Options.Handlers): each method name,
-// as on the wire, to its Handler. A method it lacks is answered "method not
-// found", permanent.
+// as on the wire, to its Handler, made by the method's Serve (NewMethods,
+// Add); a wrapper (a fault, a gate) may replace a Handler with one that
+// calls it. A method it lacks is answered "method not found", permanent.
 type Methods map[string]Handler
-
-// Handle makes fn a Handler: the call's params are decoded into a P, unknown
-// fields refused (Call.Decode: a failure is a permanent error naming the
-// method, and fn does not run), and fn gets them beside the call. It is the
-// one way a backend writes a handler, so a method table reads
-//
-//	protocol.Methods{protocol.MethodLinkExec: protocol.Handle(b.exec), …}
-//
-// with b.exec a func(ctx, *protocol.Call, protocol.ExecParams) (any, error).
-// The caller's side mirrors it with protocol/caller's Invoke.
-func Handle[P any](fn func(ctx context.Context, c *Call, p P) (any, error)) Handler {
-	return func(ctx context.Context, c *Call) (any, error) {
-		var p P
-		if err := c.Decode(&p); err != nil {
-			return nil, err
-		}
-		return fn(ctx, c, p)
-	}
-}
 
 // Call is one inbound request as a handler sees it.
 type Call struct {

@@ -8,27 +8,27 @@ import (
 	"testing"
 )
 
-// Handle decodes the params strictly before the backend's function runs:
+// Serve decodes the params strictly before the backend's function runs:
 // a good call reaches it with every field; an unknown field, a wrong type or
 // no params at all is a permanent error naming the method, and the function
 // never runs.
-func TestHandleDecodesStrictly(t *testing.T) {
+func TestServeDecodesStrictly(t *testing.T) {
 	var got ExecParams
 	ran := 0
-	h := Handle(func(ctx context.Context, c *Call, p ExecParams) (any, error) {
+	h := MethodLinkExec.Serve(func(ctx context.Context, c *Call, p ExecParams) (ExecResult, error) {
 		ran++
 		got = p
-		return "ran " + c.Method, nil
-	})
+		return ExecResult{Stdout: "ran " + c.Method}, nil
+	}).h
 	call := func(params string) (any, error) {
-		c := &Call{Method: MethodLinkExec}
+		c := &Call{Method: MethodLinkExec.Name}
 		if params != "" {
 			c.Params = json.RawMessage(params)
 		}
 		return h(context.Background(), c)
 	}
 	v, err := call(`{"deadline":7,"target":{"host":{"name":"h"}},"script":"true","cwd":".","timeoutMs":5}`)
-	if err != nil || v != "ran link.exec" {
+	if r, ok := v.(ExecResult); err != nil || !ok || r.Stdout != "ran link.exec" {
 		t.Fatalf("a good call: %v, %v", v, err)
 	}
 	if got.Deadline != 7 || got.Target.Host.Name != "h" || got.Script != "true" || got.Cwd != "." || got.TimeoutMs != 5 {

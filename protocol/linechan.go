@@ -154,7 +154,7 @@ func (c *lineChannel) afterShutdown(env envelope) bool {
 	if c.shutdown {
 		return len(env.ID) > 0 && string(env.ID) != "null" && env.Method != ""
 	}
-	if env.Method == MethodShutdown {
+	if env.Method == MethodShutdown.Name {
 		c.shutdown = true
 	}
 	return false

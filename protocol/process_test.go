@@ -37,7 +37,7 @@ func child(t *testing.T, mode string) caller.Config {
 // a backend's run would) and then ignores its context entirely.
 func runChild(mode string) int {
 	err := protocol.Serve(context.Background(), protocol.Options{Name: "t", Version: "1.0", Instance: "i", Seams: testSeams(),
-		Handlers: map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
+		Handlers: map[string]protocol.Handler{protocol.MethodLinkExec.Name: func(ctx context.Context, c *protocol.Call) (any, error) {
 			if mode == "flood" { // a reply far larger than a pipe holds
 				return protocol.ExecResult{ExitCode: new(int), Stdout: strings.Repeat("x", 900<<10)}, nil
 			}

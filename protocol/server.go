@@ -201,9 +201,9 @@ func (s *server) handler(method string) jrpc2.Handler {
 	return func(ctx context.Context, req *jrpc2.Request) (any, error) {
 		if req.IsNotification() {
 			switch method {
-			case MethodCancel:
+			case MethodCancel.Name:
 				s.cancel(req)
-			case MethodShutdown: // the spec leaves its form open: stop as for the request
+			case MethodShutdown.Name: // the spec leaves its form open: stop as for the request
 				s.stop()
 			}
 			return nil, nil // other notifications are ignored
@@ -259,16 +259,16 @@ func (s *server) serveCall(ctx context.Context, method string, req *jrpc2.Reques
 	initialized, shutting := s.initialized, s.shutting
 	s.mu.Unlock()
 	switch {
-	case method == MethodInitialize:
+	case method == MethodInitialize.Name:
 		return s.initialize(req)
 	case shutting:
 		return nil, NotStarted(nil, "the plugin is shutting down: "+method+" was not run")
 	case !initialized:
 		return nil, Errorf(Permanent, "%s before initialize", method)
-	case method == MethodShutdown:
+	case method == MethodShutdown.Name:
 		s.ch.onReply(req.ID(), func(bool) { s.stop() })
 		return nil, nil
-	case method == MethodCancel:
+	case method == MethodCancel.Name:
 		s.cancel(req)
 		return nil, nil
 	}

@@ -19,7 +19,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	outR, outW := io.Pipe()
 	go func() {
 		_ = protocol.Serve(context.Background(), protocol.Options{Name: "t", Version: "1", Instance: "i", Seams: testSeams(),
-			Handlers: map[string]protocol.Handler{protocol.MethodHostRelease: nilHandler}, In: inR, Out: outW})
+			Handlers: map[string]protocol.Handler{protocol.MethodHostRelease.Name: nilHandler}, In: inR, Out: outW})
 		outW.Close()
 	}()
 	out := bufio.NewReader(outR)

@@ -64,14 +64,14 @@ func TestHandshakeRefusesProtocolRange(t *testing.T) {
 }
 
 func TestCallBeforeInitializeRefused(t *testing.T) {
-	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: nilHandler})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec.Name: nilHandler})
 	s.Send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{"deadline":0,"target":{"host":{"name":"h"}},"script":"","cwd":".","timeoutMs":1}}`)
 	s.Expect(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"link.exec before initialize","data":{"kind":"permanent"}}}`)
 }
 
 // A handler returning nil gives "result": null: a reply always carries result.
 func TestNilResultIsNull(t *testing.T) {
-	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: nilHandler})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease.Name: nilHandler})
 	s.init()
 	s.Send(`{"jsonrpc":"2.0","id":"r1","method":"host.release","params":{"deadline":0,"target":{"host":{"name":"h"}},"key":"k"}}`)
 	s.Expect(`{"jsonrpc":"2.0","id":"r1","result":null}`)
@@ -88,14 +88,14 @@ func TestUnknownMethodTyped(t *testing.T) {
 // plain Go error from an effect is an unknown outcome, from a read permanent.
 func TestErrorMapping(t *testing.T) {
 	s := serve(t, map[string]protocol.Handler{
-		protocol.MethodLinkExec: func(context.Context, *protocol.Call) (any, error) {
+		protocol.MethodLinkExec.Name: func(context.Context, *protocol.Call) (any, error) {
 			return nil, protocol.HumanError("run ssh-add", "key locked")
 		},
-		protocol.MethodLinkFetch: func(context.Context, *protocol.Call) (any, error) {
+		protocol.MethodLinkFetch.Name: func(context.Context, *protocol.Call) (any, error) {
 			return nil, protocol.Errorf(protocol.Retryable, "busy")
 		},
-		protocol.MethodHostAcquire: func(context.Context, *protocol.Call) (any, error) { return nil, io.ErrUnexpectedEOF },
-		protocol.MethodHostStatus:  func(context.Context, *protocol.Call) (any, error) { return nil, io.ErrUnexpectedEOF },
+		protocol.MethodHostAcquire.Name: func(context.Context, *protocol.Call) (any, error) { return nil, io.ErrUnexpectedEOF },
+		protocol.MethodHostStatus.Name:  func(context.Context, *protocol.Call) (any, error) { return nil, io.ErrUnexpectedEOF },
 	})
 	s.init()
 	s.Send(`{"jsonrpc":"2.0","id":1,"method":"link.exec","params":{` + base + `}}`)
@@ -124,7 +124,7 @@ func TestMalformedInputAnswered(t *testing.T) {
 
 // Strict params: an unknown field is a permanent invalid-params error.
 func TestStrictDecode(t *testing.T) {
-	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec.Name: func(ctx context.Context, c *protocol.Call) (any, error) {
 		var p protocol.ExecParams
 		if err := c.Decode(&p); err != nil {
 			return nil, err
@@ -144,11 +144,11 @@ func TestStrictDecode(t *testing.T) {
 func TestOversizeReplyReplaced(t *testing.T) {
 	big := strings.Repeat("x", protocol.MaxLine)
 	s := serve(t, map[string]protocol.Handler{
-		protocol.MethodLinkExec: func(context.Context, *protocol.Call) (any, error) { return protocol.ExecResult{Stdout: big}, nil },
-		protocol.MethodJobStart: func(context.Context, *protocol.Call) (any, error) {
+		protocol.MethodLinkExec.Name: func(context.Context, *protocol.Call) (any, error) { return protocol.ExecResult{Stdout: big}, nil },
+		protocol.MethodJobStart.Name: func(context.Context, *protocol.Call) (any, error) {
 			return protocol.JobStartResult{View: protocol.View{Command: big}}, nil
 		},
-		protocol.MethodJobAttach: func(context.Context, *protocol.Call) (any, error) { return protocol.View{Command: big}, nil },
+		protocol.MethodJobAttach.Name: func(context.Context, *protocol.Call) (any, error) { return protocol.View{Command: big}, nil },
 	})
 	s.init()
 	s.Send(`{"jsonrpc":"2.0","id":2,"method":"link.exec","params":{` + base + `}}`)
@@ -164,7 +164,7 @@ func TestOversizeReplyReplaced(t *testing.T) {
 // kind its backend chose (the cut-run rule).
 func TestCancelByID(t *testing.T) {
 	started := make(chan struct{})
-	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec.Name: func(ctx context.Context, c *protocol.Call) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, protocol.Errorf(protocol.Retryable, "cancelled")
@@ -180,7 +180,7 @@ func TestCancelByID(t *testing.T) {
 // retryable, even for a run (the server can show it never started).
 func TestDeadlineEndsCall(t *testing.T) {
 	ran := make(chan struct{}, 1)
-	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec.Name: func(ctx context.Context, c *protocol.Call) (any, error) {
 		ran <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -200,7 +200,7 @@ func TestDeadlineEndsCall(t *testing.T) {
 // all once $/cancel {watchId} ended it.
 func TestWatchOrderAndCancel(t *testing.T) {
 	release := make(chan struct{})
-	s := serve(t, map[string]protocol.Handler{protocol.MethodChannelWatch: func(ctx context.Context, c *protocol.Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodChannelWatch.Name: func(ctx context.Context, c *protocol.Call) (any, error) {
 		var p struct {
 			protocol.Base
 			Inc string `json:"inc"`
@@ -258,7 +258,7 @@ func TestShutdownAnsweredThenExit(t *testing.T) {
 // A backend that ignores its context does not hold the plugin past EOF.
 func TestEOFReturnsDespiteStuckHandler(t *testing.T) {
 	started := make(chan struct{})
-	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
+	s := serve(t, map[string]protocol.Handler{protocol.MethodLinkExec.Name: func(ctx context.Context, c *protocol.Call) (any, error) {
 		close(started)
 		select {} // never returns
 	}})
@@ -290,7 +290,7 @@ func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 // A request followed at once by stdin EOF is still answered when it is
 // quick ("cancel or finish its in-flight calls").
 func TestEOFDrainsQuickReplies(t *testing.T) {
-	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: nilHandler})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease.Name: nilHandler})
 	s.init()
 	s.Send(`{"jsonrpc":"2.0","id":2,"method":"host.release","params":{` + base + `}}`)
 	s.CloseStdin() // the lines read before Serve returned stay to be received
@@ -302,7 +302,7 @@ func TestEOFDrainsQuickReplies(t *testing.T) {
 // and none of its elements runs.
 func TestBatchRefused(t *testing.T) {
 	var ran atomic.Int64
-	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: func(context.Context, *protocol.Call) (any, error) { ran.Add(1); return nil, nil }})
+	s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease.Name: func(context.Context, *protocol.Call) (any, error) { ran.Add(1); return nil, nil }})
 	s.init()
 	one := `{"jsonrpc":"2.0","id":2,"method":"host.release","params":{` + base + `,"key":"k"}}`
 	const refused = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a JSON array (a batch) is not one message: send one request per line","data":{"kind":"permanent"}}}`
@@ -350,7 +350,7 @@ func TestRequestAfterShutdownRefused(t *testing.T) {
 			// The Stop hook holds the stop (and so stdout) open until the
 			// refusal was read: a plugin refuses what it reads while it stops.
 			gate := make(chan struct{})
-			s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease: func(context.Context, *protocol.Call) (any, error) { ran.Add(1); return nil, nil }},
+			s := serve(t, map[string]protocol.Handler{protocol.MethodHostRelease.Name: func(context.Context, *protocol.Call) (any, error) { ran.Add(1); return nil, nil }},
 				func(o *protocol.Options) {
 					o.Stop = func(ctx context.Context) {
 						select {

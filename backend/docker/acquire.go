@@ -27,16 +27,16 @@ func (b *Backend) containerName(key string) string {
 	return b.cfg.Prefix + "-" + hex.EncodeToString(sum[:16])
 }
 
-// acquire serves host.acquire: create (or find) the key's container, start
+// Acquire serves host.acquire: create (or find) the key's container, start
 // it, and answer once an exec in it answers. Repeating it converges on the
 // same container and the same result.
-func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (any, error) {
+func (b *Backend) Acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (protocol.AcquireResult, error) {
 	spec, err := parseParams(p.Params, b.cfg.Image)
 	if err != nil {
-		return nil, err
+		return protocol.AcquireResult{}, err
 	}
 	if err := b.refuseRoot(ctx, spec); err != nil {
-		return nil, err
+		return protocol.AcquireResult{}, err
 	}
 	b.defaultLimits(ctx, &spec)
 	name := b.containerName(p.Key)
@@ -51,31 +51,31 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 	t0 := time.Now()
 	id, res, err := b.create(ctx, name, p.Key, spec, labels, res)
 	if err != nil {
-		return nil, err
+		return protocol.AcquireResult{}, err
 	}
 	t1 := time.Now()
 	if _, err := b.api.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
 		if client.IsErrConnectionFailed(err) || ctx.Err() != nil {
-			return nil, protocol.Wrap(protocol.UnknownOutcome, err, "starting container "+name)
+			return protocol.AcquireResult{}, protocol.Wrap(protocol.UnknownOutcome, err, "starting container "+name)
 		}
 		// The Engine refused to start it: remove it, so nothing is held.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if _, rerr := b.api.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !cerrdefs.IsNotFound(rerr) {
-			return nil, protocol.Wrap(protocol.UnknownOutcome, errors.Join(err, rerr), "starting container "+name+" failed and removing it too")
+			return protocol.AcquireResult{}, protocol.Wrap(protocol.UnknownOutcome, errors.Join(err, rerr), "starting container "+name+" failed and removing it too")
 		}
 		if e := missingNetwork(spec, err); e != nil {
-			return nil, e
+			return protocol.AcquireResult{}, e
 		}
-		return nil, protocol.Wrap(protocol.Permanent, err, "the Engine could not start container "+name+" (removed)")
+		return protocol.AcquireResult{}, protocol.Wrap(protocol.Permanent, err, "the Engine could not start container "+name+" (removed)")
 	}
 	t2 := time.Now()
 	if err := b.ready(ctx, id); err != nil {
-		return nil, protocol.Wrap(protocol.UnknownOutcome, err, "container "+name+" started but no exec answered")
+		return protocol.AcquireResult{}, protocol.Wrap(protocol.UnknownOutcome, err, "container "+name+" started but no exec answered")
 	}
 	b.log.Debug("acquired", "container", name, "createMs", t1.Sub(t0).Milliseconds(),
 		"startMs", t2.Sub(t1).Milliseconds(), "readyMs", time.Since(t2).Milliseconds())
-	return res.With(id), nil
+	return *res.With(id), nil
 }
 
 // create creates the key's container, or finds the one a previous acquire

@@ -11,6 +11,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // The claude adapter through mu-plugin-docker, over the Claude Code
@@ -24,7 +25,7 @@ func TestClaudeAdapterInAFreshContainer(t *testing.T) {
 	key := "claude-" + strings.ReplaceAll(t.Name(), "/", "-")
 	s := jobSpec("c", ".", map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test-secret-0123456789abcdefghij"})
 	s.Harness, s.Cmd = "claude", "sh -c "+words.ShQuote(string(agent.Double("claude")))+" claude"
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: s})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: s})
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
@@ -36,7 +37,7 @@ func TestClaudeAdapterInAFreshContainer(t *testing.T) {
 	})
 	drive.Baseline(t, ctx, p, jt)
 	drive.ClaudeTurns(t, func(i int, text string) {
-		if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: fmt.Sprintf("m%d", i), Mode: protocol.ModeFollowUp}); err != nil {
+		if _, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: fmt.Sprintf("m%d", i), Mode: protocol.ModeFollowUp}); err != nil {
 			t.Fatalf("channel.send: %v", err)
 		}
 	}, func(i int) protocol.Observation { return drive.Settled(t, ctx, p, jt, int64(i)) })

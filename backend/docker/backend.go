@@ -168,7 +168,7 @@ func New(cfg Config, api engine, log *slog.Logger) (*Backend, error) {
 	if err := sandbox.CheckInstanceName(b.instance); err != nil {
 		return nil, err
 	}
-	b.hosts = sandbox.NewHosts(b.provider(), b.instance, cfg.Self, cfg.MaxSessions, creator.This())
+	b.hosts = sandbox.NewHosts(b, b.instance, cfg.Self, cfg.MaxSessions, creator.This())
 	return b, nil
 }
 
@@ -190,9 +190,7 @@ func (b *Backend) Options() protocol.Options {
 // target.host.instance checked first, every method but link.checkSteps
 // waiting for the Engine (reach).
 func (b *Backend) Handlers() protocol.Methods {
-	return b.hosts.Methods(sandbox.HostMethods{
-		Acquire: b.acquire, Lookup: b.lookup, Status: b.status, Release: b.release, CheckSteps: b.checkSteps,
-	}, b.jobHandlers(), sandbox.Gate{Reach: b.reach, What: "the Engine"})
+	return b.hosts.Methods(b.jobHandlers())
 }
 
 // Stop ends whatever the plugin still runs: the link's (sandbox.Hosts'
@@ -213,26 +211,37 @@ func (b *Backend) labels(key string) map[string]string {
 	return l
 }
 
-// provider is the Engine's part of the link (sandbox.Provider): its exec
-// API, its errors, and the environment that pins git's bridge to it.
-func (b *Backend) provider() sandbox.Provider {
-	return sandbox.Provider{
-		Name:     func(ctr string) string { return "container " + short(ctr) },
-		HandleIs: "a container ID",
-		Owned:    b.owned,
-		Open:     func(ctx context.Context, ctr string) (*execchan.Session, error) { return openSession(ctx, b.api, ctr) },
-		ExecOnce: func(ctx context.Context, ctr string, argv []string) (int, []byte, error) {
-			code, _, stderr, err := execOnce(ctx, b.api, ctr, argv, nil, nil)
-			return code, stderr, err
-		},
-		Err:       engineErr,
-		BridgeEnv: b.bridgePin,
-	}
+// The Engine is a sandbox.Provider: its exec API, its errors, and the
+// environment that pins git's bridge to it (BridgeEnv); its host methods
+// (Acquire, Lookup, Status, Release, CheckSteps) and its gate (Reach).
+var _ sandbox.Provider = (*Backend)(nil)
+
+// HostName names a container in a message.
+func (b *Backend) HostName(ctr string) string { return "container " + short(ctr) }
+
+// HandleIs says what a docker host's handle is.
+func (b *Backend) HandleIs() string { return "a container ID" }
+
+// ProviderName names the Engine in a call's error.
+func (b *Backend) ProviderName() string { return "the Engine" }
+
+// OpenSession starts the exec channel's loop in ctr.
+func (b *Backend) OpenSession(ctx context.Context, ctr string) (*execchan.Session, error) {
+	return openSession(ctx, b.api, ctr)
 }
 
-// owned checks that ctr is a host this plugin instance acquired (not a
+// ExecOnce runs argv in ctr as a one-off exec: its exit code and stderr.
+func (b *Backend) ExecOnce(ctx context.Context, ctr string, argv []string) (int, []byte, error) {
+	code, _, stderr, err := execOnce(ctx, b.api, ctr, argv, nil, nil)
+	return code, stderr, err
+}
+
+// APIError classifies an Engine API error for a reply.
+func (b *Backend) APIError(err error, what string) error { return engineErr(err, what) }
+
+// Owned checks that ctr is a host this plugin instance acquired (not a
 // fence placeholder).
-func (b *Backend) owned(ctx context.Context, ctr string) error {
+func (b *Backend) Owned(ctx context.Context, ctr string) error {
 	ins, err := b.api.ContainerInspect(ctx, ctr, client.ContainerInspectOptions{})
 	if err != nil {
 		return engineErr(err, "inspecting container "+short(ctr))

@@ -123,12 +123,12 @@ func BenchmarkSSHFetch(b *testing.B) {
 		p := startEnv(b, map[string]string{"DOCKER_HOST": c.host, "DOCKER_CONTEXT": ""}, c.flags...)
 		h := p.Acquire(b, "bench-fetch-"+c.name, nil).Handle
 		local, rev := sandboxtest.LocalRepo(b, 1)
-		p.Must(b, "link.push", sandboxtest.PushParams(h, local, "repo", rev), nil)
+		sandboxtest.Must(b, p, protocol.MethodLinkPush, sandboxtest.PushParams(h, local, "repo", rev))
 		p.Run(b, h, "git -C repo update-ref HEAD "+rev)
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				var r protocol.ExecResult
-				if p.Must(b, "link.fetch", sandboxtest.FetchParams(h, local, "repo"), &r); sandboxtest.ExitCode(r) != "0" {
+				if r = sandboxtest.Must(b, p, protocol.MethodLinkFetch, sandboxtest.FetchParams(h, local, "repo")); sandboxtest.ExitCode(r) != "0" {
 					b.Fatalf("fetch: %+v", r)
 				}
 			}

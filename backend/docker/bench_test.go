@@ -8,6 +8,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testimage"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // Run side by side: go test ./backend/docker -run '^$' -bench . -benchtime 20x
@@ -75,7 +76,7 @@ func BenchmarkAcquireInterleaved(b *testing.B) {
 		n++
 
 		b.StopTimer()
-		p.Must(b, "host.release", sandboxtest.KeyParams(key), nil)
+		sandboxtest.Must(b, p, protocol.MethodHostRelease, sandboxtest.KeyParams(key))
 		_ = exec.Command("docker", "rm", "-f", id).Run()
 		b.StartTimer()
 	}

@@ -24,11 +24,11 @@ func (b *Backend) reachSteps() []string {
 	return append([]string{reachSteps[0], "ssh"}, reachSteps[1:]...)
 }
 
-// checkSteps serves link.checkSteps. The reach phase: the endpoint (and
+// CheckSteps serves link.checkSteps. The reach phase: the endpoint (and
 // what chose it), Engine ping (bounded by ReachTimeout), API version,
 // image present, container running, git present. Other phases have no
 // steps of this plugin's.
-func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
+func (b *Backend) CheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) ([]protocol.Step, error) {
 	s := gitlink.NewSteps(b.reachSteps()...)
 	if p.Phase != protocol.PhaseReach {
 		return s.List(), nil

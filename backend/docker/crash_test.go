@@ -50,7 +50,7 @@ func TestCrashDrillAcquire(t *testing.T) {
 	q := startOn(t, prefix)
 	defer q.Stop(t)
 	for i := 0; i < trials; i++ {
-		q.Must(t, "host.release", sandboxtest.KeyParams(fmt.Sprintf("drill-%d", i)), nil)
+		sandboxtest.Must(t, q, protocol.MethodHostRelease, sandboxtest.KeyParams(fmt.Sprintf("drill-%d", i)))
 	}
 	left := labelled("org.mu-plugins.plugin=docker")
 	var hosts int
@@ -108,7 +108,7 @@ func drillTrial(t *testing.T, prefix string, i int, killAfter time.Duration) (st
 		t.Errorf("%s: a fenced none left %d containers, want the fence alone", key, len(ids))
 	}
 	var res protocol.AcquireResult
-	err := q.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}), &res)
+	res, err := sandboxtest.Ask(t, q, protocol.MethodHostAcquire, sandboxtest.AcquireParams(key, map[string]string{"ttl": "1h"}))
 	wasFenced := false
 	switch {
 	case fence && lk.None:
@@ -138,7 +138,7 @@ func sameResult(a, b protocol.AcquireResult) bool {
 // container, every time. A fresh plugin of the same instance resolves the
 // key at once: its first lookup answers none (not pending until
 // inFlightMs), a fenced one leaves the fence alone, and nothing the killed
-// acquire created is left.
+// Acquire created is left.
 func TestKillBetweenCreateAndStart(t *testing.T) {
 	testimage.Ensure(t)
 	proxy, host := startHoldingProxy(t, "/containers/create")

@@ -24,7 +24,7 @@ func TestSandboxParams(t *testing.T) {
 	dockercli.Docker(t, "network", "create", "--label", "org.mu-plugins.test=1", net)
 	t.Cleanup(func() { // the network goes once no host is on it
 		for _, k := range []string{"key-sb-default", "key-sb-set", "key-sb-none"} {
-			_ = p.Ask(t, "host.release", sandboxtest.KeyParams(k), nil)
+			_ = sandboxtest.Err(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams(k))
 		}
 		dockercli.Docker(t, "network", "rm", net)
 	})
@@ -42,12 +42,12 @@ func TestSandboxParams(t *testing.T) {
 	}
 	for _, bad := range []map[string]string{{"network": "host"}, {"network": "container:x"}, {"pids": "10"}, {"pids": "many"},
 		{"capDrop": "ALL;rm"}, {"user": "a b"}} {
-		err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-sb-bad", bad), nil)
+		err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-sb-bad", bad))
 		if err == nil || err.Kind != "permanent" || !strings.Contains(err.Message, "known params") {
 			t.Errorf("acquire with %v: %v, want a permanent error naming the params", bad, err)
 		}
 	}
-	err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-sb-nonet", map[string]string{"network": "mutest-no-such-net"}), nil)
+	err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-sb-nonet", map[string]string{"network": "mutest-no-such-net"}))
 	if err == nil || err.Kind != "permanent" || !strings.Contains(err.Message, `network "mutest-no-such-net" is not on the Engine`) {
 		t.Errorf("acquire on a missing network: %v", err)
 	}
@@ -61,7 +61,7 @@ func TestSandboxParams(t *testing.T) {
 // host check warns, and a fence still holds.
 func TestNoDefaultImage(t *testing.T) {
 	p := start(t, "--image", "") // the last --image wins: none
-	err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-noimg", nil), nil)
+	err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-noimg", nil))
 	if err == nil || err.Kind != "human" || !strings.Contains(err.Remedy, "--image") || !strings.Contains(err.Remedy, "docs/docker.md") {
 		t.Errorf("acquire with no image: %v, want a hand-back naming --image and the docs", err)
 	}
@@ -79,7 +79,7 @@ func TestNoDefaultImage(t *testing.T) {
 	if !lk.None || len(labelled("org.mu-plugins.key=key-noimg-fenced")) != 1 {
 		t.Errorf("fenced lookup with no --image: %+v", lk)
 	}
-	if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-noimg-fenced", map[string]string{"image": testimage.Name}), nil); err == nil || !strings.Contains(err.Message, "fenced") {
+	if err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-noimg-fenced", map[string]string{"image": testimage.Name})); err == nil || !strings.Contains(err.Message, "fenced") {
 		t.Errorf("acquire of a fenced key: %v", err)
 	}
 }
@@ -113,7 +113,7 @@ func TestSandboxDefaults(t *testing.T) {
 		t.Fatalf("docker build: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", rootImage).Run() })
-	err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-sd-root", map[string]string{"image": rootImage}), nil)
+	err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-sd-root", map[string]string{"image": rootImage}))
 	if err == nil || err.Kind != "human" || !strings.Contains(err.Message, "runs as root") || !strings.Contains(err.Remedy, "--param user=root") {
 		t.Errorf("acquire of a root image: %v, want a hand-back naming the user param", err)
 	}
@@ -128,6 +128,6 @@ func TestSandboxDefaults(t *testing.T) {
 		t.Errorf("container step of a root host: %+v", c)
 	}
 	for _, k := range []string{"key-sd-default", "key-sd-set", "key-sd-root-asked"} {
-		p.Must(t, "host.release", sandboxtest.KeyParams(k), nil)
+		sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams(k))
 	}
 }

@@ -19,9 +19,8 @@ func TestPushTimeoutStopsTheRemoteSide(t *testing.T) {
 	// A pre-receive hook that hangs: the push times out inside receive-pack.
 	p.Run(t, h, "git init -q hung && printf '#!/bin/sh\\nsleep 310\\n' > hung/.git/hooks/pre-receive && chmod +x hung/.git/hooks/pre-receive")
 	params := sandboxtest.PushParams(h, local, "hung", rev)
-	params["timeoutMs"] = 2000
-	var r protocol.ExecResult
-	p.Must(t, "link.push", params, &r)
+	params.TimeoutMs = 2000
+	r := sandboxtest.Must(t, p, protocol.MethodLinkPush, params)
 	if r.ExitCode != nil {
 		t.Fatalf("hung push: exitCode %d, want null (stderr %q)", *r.ExitCode, r.Stderr)
 	}
@@ -53,12 +52,11 @@ func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 	if !strings.Contains(lk.Unknown, missing) {
 		t.Errorf("lookup with the Engine unreachable: %+v, want unknown naming %s", lk, missing)
 	}
-	var st protocol.HostStatus
-	p.Must(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget("abc")}, &st)
+	st := sandboxtest.Must(t, p, protocol.MethodHostStatus, protocol.Base{Target: sandboxtest.HostTarget("abc")})
 	if st.State != "unknown" || !strings.Contains(st.Reason, missing) {
 		t.Errorf("status with the Engine unreachable: %+v, want unknown naming %s", st, missing)
 	}
-	if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("k", nil), nil); err == nil || err.Kind != "retryable" ||
+	if err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("k", nil)); err == nil || err.Kind != "retryable" ||
 		!strings.Contains(err.Message, missing) || !strings.Contains(err.Message, "is unreachable") || err.Remedy == "" {
 		t.Errorf("acquire with the Engine unreachable: %v, want retryable naming %s, with a remedy", err, missing)
 	}
@@ -68,13 +66,12 @@ func TestEngineUnreachableIsUnknownNotGone(t *testing.T) {
 	}
 	// A job's status is unknown too, never lost; a stop does nothing: retryable.
 	jt := sandboxtest.HostTarget("abc")
-	jt["job"] = map[string]any{"kind": "docker", "key": "j", "handle": "mu-0"}
-	var js protocol.JobStatus
-	p.Must(t, "job.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt}, &js)
+	jt.Job = &protocol.JobRef{Kind: "docker", Key: "j", Handle: "mu-0"}
+	js := sandboxtest.Must(t, p, protocol.MethodJobStatus, protocol.Base{Target: jt})
 	if js.State != "unknown" || js.Reason == "" {
 		t.Errorf("job.status with the Engine unreachable: %+v, want unknown", js)
 	}
-	if err := p.Ask(t, "job.stop", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt, "key": "j"}, nil); err == nil || err.Kind != "retryable" {
+	if err := sandboxtest.Err(t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: "j"}); err == nil || err.Kind != "retryable" {
 		t.Errorf("job.stop with the Engine unreachable: %v, want retryable (nothing was done)", err)
 	}
 }
@@ -89,7 +86,7 @@ func TestCanaryNeverLeaves(t *testing.T) {
 		t.Errorf("the plugin's environment reached the container")
 	}
 	local, _ := sandboxtest.LocalRepo(t, 1)
-	p.Must(t, "link.fetch", sandboxtest.FetchParams(h, local, "nothing-here"), nil)
+	sandboxtest.Must(t, p, protocol.MethodLinkFetch, sandboxtest.FetchParams(h, local, "nothing-here"))
 	p.Stop(t)
 	for _, line := range p.Wire.Lines(caller.In) {
 		if strings.Contains(line, canary) {

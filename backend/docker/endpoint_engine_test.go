@@ -47,19 +47,17 @@ func hostFlow(t *testing.T, p *plugin, key string) {
 		t.Errorf("exec: %+v", r)
 	}
 	local, rev := sandboxtest.LocalRepo(t, 1)
-	var r protocol.ExecResult
-	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "repo", rev), &r)
+	r := sandboxtest.Must(t, p, protocol.MethodLinkPush, sandboxtest.PushParams(h, local, "repo", rev))
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Errorf("push: %+v", r)
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams(key), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams(key))
 }
 
 // reachSteps runs link.checkSteps reach and returns its steps by name.
 func reachSteps(t *testing.T, p *plugin, handle string) map[string]protocol.Step {
 	t.Helper()
-	var steps []protocol.Step
-	p.Must(t, "link.checkSteps", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(handle), "phase": "reach"}, &steps)
+	steps := sandboxtest.Must(t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: sandboxtest.HostTarget(handle)}, Phase: "reach"})
 	m := map[string]protocol.Step{}
 	for _, s := range steps {
 		m[s.Step] = s
@@ -153,7 +151,7 @@ func TestTLSEndpoint(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	q := start(t)
-	err := q.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-tls-wrong", nil), nil)
+	err := sandboxtest.Err(t, q, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-tls-wrong", nil))
 	if err == nil || err.Kind != "retryable" || !strings.Contains(err.Message, host) || !strings.Contains(err.Message, "certificate") {
 		t.Errorf("acquire with the wrong CA: %v, want retryable naming %s and the certificate", err, host)
 	}
@@ -192,14 +190,14 @@ func TestEngineThatNeverAnswers(t *testing.T) {
 		t.Fatalf("initialize with a silent Engine: %s", p.DeclarationRaw())
 	}
 	t0 := time.Now()
-	rep := p.Send(t, "host.acquire", sandboxtest.AcquireParams("key-silent", nil))
+	rep := sandboxtest.Send(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-silent", nil))
 	t.Logf("acquire against a silent Engine answered in %v", time.Since(t0).Round(time.Millisecond))
 	if e := rep.Error; e == nil || e.Kind != "retryable" || !strings.Contains(e.Message, sock) ||
 		!strings.Contains(e.Message, "did not answer within 2s") || e.Remedy == "" {
 		t.Errorf("acquire with a silent Engine: %s", rep.Raw)
 	}
 	var lk protocol.HostLookupResult
-	if r := p.Send(t, "host.lookup", sandboxtest.LookupParams("key-silent", false)); r.Error != nil || json.Unmarshal(r.Result, &lk) != nil || !strings.Contains(lk.Unknown, sock) {
+	if r := sandboxtest.Send(t, p, protocol.MethodHostLookup, sandboxtest.LookupParams("key-silent", false)); r.Error != nil || json.Unmarshal(r.Result, &lk) != nil || !strings.Contains(lk.Unknown, sock) {
 		t.Errorf("lookup with a silent Engine: %s", r.Raw)
 	}
 	steps := reachSteps(t, p, "")
@@ -280,7 +278,7 @@ func TestNameFollowsTheRegistration(t *testing.T) {
 	}
 	before := proxy.conns.Load()
 	q.Acquire(t, "key-gpu", nil)
-	q.Must(t, "host.release", sandboxtest.KeyParams("key-gpu"), nil)
+	sandboxtest.Must(t, q, protocol.MethodHostRelease, sandboxtest.KeyParams("key-gpu"))
 	if proxy.conns.Load() == before {
 		t.Errorf("docker-gpu never used its context's Engine")
 	}

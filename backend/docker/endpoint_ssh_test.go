@@ -91,8 +91,7 @@ func TestSSHEndpoint(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var r protocol.ExecResult
-			if err := p.Ask(t, "link.exec", sandboxtest.ExecParams(h, fmt.Sprintf("sleep 0.3; echo %d", i), ".", 60_000), &r); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
+			if r, err := sandboxtest.Ask(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, fmt.Sprintf("sleep 0.3; echo %d", i), ".", 60_000)); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
 				t.Errorf("exec %d: %v %+v", i, err, r)
 			}
 		}()
@@ -117,7 +116,7 @@ func TestSSHEndpoint(t *testing.T) {
 			t.Errorf("%s step: %+v", name, steps[name])
 		}
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-ssh-pool"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-ssh-pool"))
 	p.Stop(t)
 	log, _ := os.ReadFile(logFile)
 	if !strings.Contains(string(log), "connected to the Docker endpoint over SSH") || !strings.Contains(string(log), e.host) {
@@ -148,8 +147,9 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 	host := spawnHost(t, ctx, p)
 
 	key, name := "job-"+sandboxtest.NewPrefix(), "remote"
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
 		Spec: jobSpec(name, ".", map[string]string{"MU_TEST_AGENT_MS": "100"})})
+
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
@@ -162,14 +162,14 @@ func TestSSHEndpointJobAndView(t *testing.T) {
 	tm.Open(t, "sshview", v.Command, v.Env)
 	tm.Shows(t, "sshview", "mu test agent: ready")
 	drive.Baseline(t, ctx, p, jt)
-	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "over ssh", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "over ssh", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}
 	if o := drive.Settled(t, ctx, p, jt, 0); o.Runs != 1 || o.LastText != "agent: over ssh" {
 		t.Fatalf("the settled turn: %+v", o)
 	}
 	tm.Shows(t, "sshview", "[settled turn 1]")
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
 	tm.Shows(t, "sshview", "[mu: the job")
@@ -246,7 +246,7 @@ func TestSSHEndpointErrors(t *testing.T) {
 			}
 			p := startEnv(t, e.env(), e.flags...)
 			key := "key-ssh-" + c.name
-			err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, nil), nil)
+			err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams(key, nil))
 			if err == nil || string(err.Kind) != c.want.kind {
 				t.Fatalf("acquire: %v, want %s", err, c.want.kind)
 			}
@@ -325,7 +325,7 @@ func TestSSHEndpointRedials(t *testing.T) {
 		ok := false
 		for try := 0; try < 3 && !ok; try++ {
 			var r protocol.ExecResult
-			err := p.Ask(t, "link.exec", sandboxtest.ExecParams(h, "echo after", ".", 60_000), &r)
+			r, err := sandboxtest.Ask(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, "echo after", ".", 60_000))
 			switch {
 			case err == nil:
 				ok = r.Stdout == "after\n"
@@ -340,7 +340,7 @@ func TestSSHEndpointRedials(t *testing.T) {
 	if n := relay.conns.Load(); n != 3 {
 		t.Errorf("%d SSH connections, want 3 (one, and one after each cut)", n)
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-ssh-redial"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-ssh-redial"))
 }
 
 // The socket look travels inside single quotes on the remote command line.
@@ -433,8 +433,7 @@ func TestSSHEndpointThroughAControlMaster(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var r protocol.ExecResult
-			if err := p.Ask(t, "link.exec", sandboxtest.ExecParams(h, fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60_000), &r); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
+			if r, err := sandboxtest.Ask(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, fmt.Sprintf("sleep 0.2; echo %d", i), ".", 60_000)); err != nil || r.Stdout != fmt.Sprintf("%d\n", i) {
 				t.Errorf("exec %d: %v %+v", i, err, r)
 			}
 		}()
@@ -443,7 +442,7 @@ func TestSSHEndpointThroughAControlMaster(t *testing.T) {
 	if s := reachSteps(t, p, h)["ssh"]; s.OK != protocol.StepPassed || !strings.Contains(s.Detail, "ControlMaster") {
 		t.Errorf("ssh step: %+v", s)
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-ssh-master-pool"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-ssh-master-pool"))
 	if n := s.Logins(); n != 1 {
 		t.Errorf("%d SSH logins, want the master's alone", n)
 	}

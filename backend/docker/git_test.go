@@ -22,8 +22,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	local, rev := sandboxtest.LocalRepo(t, 3)
 
 	// push creates the remote repository and lands rev on a ref never checked out.
-	var r protocol.ExecResult
-	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "work/repo", rev), &r)
+	r := sandboxtest.Must(t, p, protocol.MethodLinkPush, sandboxtest.PushParams(h, local, "work/repo", rev))
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Fatalf("push: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}
@@ -33,7 +32,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	// Idempotent: a repo that already holds rev succeeds untouched.
 	before := p.Run(t, h, "stat -c %Y.%s work/repo/.git/packed-refs work/repo/.git/refs/mu/pushed/"+rev+" 2>&1; ls work/repo/.git/objects | wc -l")
 	time.Sleep(1100 * time.Millisecond) // so that a touch would change a second-granular mtime
-	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "work/repo", rev), &r)
+	r = sandboxtest.Must(t, p, protocol.MethodLinkPush, sandboxtest.PushParams(h, local, "work/repo", rev))
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Fatalf("second push: %+v", r)
 	}
@@ -42,7 +41,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	}
 	// Pushing into a repo whose branch is checked out works (the ref is not checked out).
 	p.Run(t, h, "git init -q co && cd co && git commit -q --allow-empty -m x")
-	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "co", rev), &r)
+	r = sandboxtest.Must(t, p, protocol.MethodLinkPush, sandboxtest.PushParams(h, local, "co", rev))
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Errorf("push into a non-bare repo: %+v", r)
 	}
@@ -50,7 +49,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	// A directory that is not a repository yet is made one, its files kept
 	// (internal/gitlink's preparation, the same on every backend).
 	p.Run(t, h, "mkdir -p plain && echo mine > plain/keep")
-	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "plain", rev), &r)
+	r = sandboxtest.Must(t, p, protocol.MethodLinkPush, sandboxtest.PushParams(h, local, "plain", rev))
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Errorf("push into a plain directory: %+v", r)
 	}
@@ -59,7 +58,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	}
 
 	// Paths with spaces and % survive ext::'s escaping.
-	p.Must(t, "link.push", sandboxtest.PushParams(h, local, "sp ace/%s 100%", rev), &r)
+	r = sandboxtest.Must(t, p, protocol.MethodLinkPush, sandboxtest.PushParams(h, local, "sp ace/%s 100%", rev))
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Errorf("push to a path with a space and %%: %+v", r)
 	}
@@ -67,7 +66,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 		t.Errorf("remote with a space: %q %q", got.Stdout, got.Stderr)
 	}
 	p.Run(t, h, "git -C 'sp ace/%s 100%' reset -q --hard "+rev) // give it a HEAD to fetch
-	p.Must(t, "link.fetch", sandboxtest.FetchParams(h, local, "sp ace/%s 100%"), &r)
+	r = sandboxtest.Must(t, p, protocol.MethodLinkFetch, sandboxtest.FetchParams(h, local, "sp ace/%s 100%"))
 	fh, _ := exec.Command("git", "-C", local, "rev-parse", "FETCH_HEAD").Output()
 	if sandboxtest.ExitCode(r) != "0" || strings.TrimSpace(string(fh)) != rev {
 		t.Errorf("fetch from a path with a space and %%: %+v, FETCH_HEAD %q", r, fh)
@@ -81,7 +80,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 	}
 	for _, cwd := range []string{"work/wt", "/home/mu/work/wt"} {
 		_ = os.Remove(filepath.Join(local, ".git", "FETCH_HEAD"))
-		p.Must(t, "link.fetch", sandboxtest.FetchParams(h, local, cwd), &r)
+		r = sandboxtest.Must(t, p, protocol.MethodLinkFetch, sandboxtest.FetchParams(h, local, cwd))
 		if sandboxtest.ExitCode(r) != "0" {
 			t.Fatalf("fetch %s: %+v", cwd, r)
 		}
@@ -97,14 +96,14 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 
 	// Refusals: a short or symbolic rev, a missing local repo, a failing remote.
 	for _, bad := range []string{rev[:12], "HEAD", strings.ToUpper(rev)} {
-		if err := p.Ask(t, "link.push", sandboxtest.PushParams(h, local, "work/repo", bad), nil); err == nil || err.Kind != "permanent" {
+		if err := sandboxtest.Err(t, p, protocol.MethodLinkPush, sandboxtest.PushParams(h, local, "work/repo", bad)); err == nil || err.Kind != "permanent" {
 			t.Errorf("push rev %q: %v, want permanent", bad, err)
 		}
 	}
-	if err := p.Ask(t, "link.fetch", sandboxtest.FetchParams(h, "/no/such/repo", "work/repo"), nil); err == nil || err.Kind != "permanent" {
+	if err := sandboxtest.Err(t, p, protocol.MethodLinkFetch, sandboxtest.FetchParams(h, "/no/such/repo", "work/repo")); err == nil || err.Kind != "permanent" {
 		t.Errorf("fetch into a missing local repo: %v", err)
 	}
-	p.Must(t, "link.fetch", sandboxtest.FetchParams(h, local, "no/such/remote"), &r)
+	r = sandboxtest.Must(t, p, protocol.MethodLinkFetch, sandboxtest.FetchParams(h, local, "no/such/remote"))
 	if sandboxtest.ExitCode(r) == "0" {
 		t.Errorf("fetch of a missing remote repo succeeded: %+v", r)
 	}

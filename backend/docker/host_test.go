@@ -59,12 +59,12 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 		t.Errorf("%d containers for key-1, want 1", n)
 	}
 	// Same key, other params: refused, nothing made.
-	if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-1", map[string]string{"ttl": "1h"}), nil); err == nil || err.Kind != "permanent" {
+	if err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-1", map[string]string{"ttl": "1h"})); err == nil || err.Kind != "permanent" {
 		t.Errorf("acquire with other params: %v, want a permanent error", err)
 	}
 
 	// status: up with the facts as a patch (unset ones null).
-	raw := p.Send(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(res.Handle)})
+	raw := sandboxtest.Send(t, p, protocol.MethodHostStatus, protocol.Base{Target: sandboxtest.HostTarget(res.Handle)})
 	var st map[string]json.RawMessage
 	if err := json.Unmarshal(raw.Result, &st); err != nil {
 		t.Fatalf("status: %s %v", raw.Raw, raw.Error)
@@ -74,15 +74,14 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 	}
 
 	// release; again; then gone and none.
-	if err := p.Ask(t, "host.release", sandboxtest.KeyParams("key-1"), nil); err != nil {
+	if err := sandboxtest.Err(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-1")); err != nil {
 		t.Fatalf("release: %v", err)
 	}
-	rep := p.Send(t, "host.release", sandboxtest.KeyParams("key-1"))
+	rep := sandboxtest.Send(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-1"))
 	if rep.Error != nil || string(rep.Result) != "null" {
 		t.Errorf("second release: %s", rep.Raw)
 	}
-	var gone protocol.HostStatus
-	p.Must(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(res.Handle)}, &gone)
+	gone := sandboxtest.Must(t, p, protocol.MethodHostStatus, protocol.Base{Target: sandboxtest.HostTarget(res.Handle)})
 	if gone.State != "gone" || gone.Reason == "" {
 		t.Errorf("status after release: %+v", gone)
 	}
@@ -107,7 +106,7 @@ func jsonNum(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestUnknownParamIsPermanentAndNamesKnownOnes(t *testing.T) {
 	p := start(t)
-	err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-bad", map[string]string{"gpus": "1"}), nil)
+	err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-bad", map[string]string{"gpus": "1"}))
 	if err == nil || err.Kind != "permanent" {
 		t.Fatalf("unknown param: %v, want permanent", err)
 	}
@@ -117,7 +116,7 @@ func TestUnknownParamIsPermanentAndNamesKnownOnes(t *testing.T) {
 		}
 	}
 	for _, bad := range []map[string]string{{"ttl": "soon"}, {"maxJobs": "0"}, {"cpus": "-1"}, {"memory": "1k"}, {"image": "no-such-image:never"}} {
-		if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-bad", bad), nil); err == nil || err.Kind != "permanent" {
+		if err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-bad", bad)); err == nil || err.Kind != "permanent" {
 			t.Errorf("param %v: %v, want permanent", bad, err)
 		}
 	}
@@ -143,7 +142,7 @@ func TestFencedLookupMakesNoneFinal(t *testing.T) {
 		t.Errorf("fenced lookup of an acquired key: %+v", lk)
 	}
 	// release leaves the fence in place.
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-fence"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-fence"))
 	if len(labelled("org.mu-plugins.key=key-fence")) != 1 {
 		t.Errorf("release removed the fence placeholder")
 	}
@@ -155,25 +154,24 @@ func TestStatusNeedsHumanAndGone(t *testing.T) {
 	dockercli.Docker(t, "kill", res.Handle)
 	dockercli.Docker(t, "wait", res.Handle)
 	// A channel open when the container died may answer unknown-outcome once.
-	err := p.Ask(t, "link.exec", sandboxtest.ExecParams(res.Handle, "true", ".", 10_000), nil)
+	err := sandboxtest.Err(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(res.Handle, "true", ".", 10_000))
 	if err != nil && err.Kind == "unknown-outcome" {
-		err = p.Ask(t, "link.exec", sandboxtest.ExecParams(res.Handle, "true", ".", 10_000), nil)
+		err = sandboxtest.Err(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(res.Handle, "true", ".", 10_000))
 	}
 	if err == nil || err.Kind != "permanent" {
 		t.Errorf("exec in a stopped container: %v, want permanent", err)
 	}
-	var st protocol.HostStatus
-	p.Must(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(res.Handle)}, &st)
+	st := sandboxtest.Must(t, p, protocol.MethodHostStatus, protocol.Base{Target: sandboxtest.HostTarget(res.Handle)})
 	if st.State != "needs-human" || !strings.Contains(st.Remedy, "exited") {
 		t.Errorf("status of a killed container: %+v", st)
 	}
 	dockercli.Docker(t, "rm", res.Handle)
-	p.Must(t, "host.status", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(res.Handle)}, &st)
+	st = sandboxtest.Must(t, p, protocol.MethodHostStatus, protocol.Base{Target: sandboxtest.HostTarget(res.Handle)})
 	if st.State != "gone" {
 		t.Errorf("status of a removed container: %+v", st)
 	}
 	// Release of a key whose container is gone resolves.
-	rep := p.Send(t, "host.release", sandboxtest.KeyParams("key-st"))
+	rep := sandboxtest.Send(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-st"))
 	if rep.Error != nil || string(rep.Result) != "null" {
 		t.Errorf("release of a removed container: %s", rep.Raw)
 	}
@@ -230,7 +228,7 @@ func TestLookupTellsAnAbandonedCreateFromOneInFlight(t *testing.T) {
 		createdContainer(t, p, key, gone)
 		rolledBack(t, p, key, fence, "lookup of a created container whose creator is gone")
 		if fence {
-			if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, nil), nil); err == nil || !strings.Contains(err.Message, "fenced") {
+			if err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams(key, nil)); err == nil || !strings.Contains(err.Message, "fenced") {
 				t.Errorf("acquire after a fenced rollback: %v, want refused", err)
 			}
 		}
@@ -271,7 +269,7 @@ func TestLookupRollsBackAnAbandonedCreate(t *testing.T) {
 			if want := map[bool]int{false: 0, true: 1}[fence]; len(ids) != want {
 				t.Errorf("fence %v: %d containers left, want %d", fence, len(ids), want)
 			}
-			err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, nil), nil)
+			err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams(key, nil))
 			if fence && (err == nil || !strings.Contains(err.Message, "fenced")) {
 				t.Errorf("acquire after a fenced rollback: %v, want refused", err)
 			}

@@ -20,7 +20,7 @@ const ViewCommand = sandbox.ViewCommand
 // JobHandlers): tmuxjob's over the container's Runner, with job.start,
 // lookup, status and stop answering from the container's state first when
 // it is not running.
-func (b *Backend) jobHandlers() map[string]protocol.Handler {
+func (b *Backend) jobHandlers() protocol.Methods {
 	return b.hosts.JobHandlers("docker", b.cfg.Channel, b.jobView, b.containerState)
 }
 

@@ -23,16 +23,15 @@ func TestExecRunsScriptsInTheContainer(t *testing.T) {
 		t.Errorf("cwd .: %q", r.Stdout)
 	}
 	p.Run(t, h, "mkdir -p sub/dir")
-	var rr protocol.ExecResult
-	p.Must(t, "link.exec", sandboxtest.ExecParams(h, "pwd", "sub/dir", 10_000), &rr)
+	rr := sandboxtest.Must(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, "pwd", "sub/dir", 10_000))
 	if rr.Stdout != "/home/mu/sub/dir\n" {
 		t.Errorf("relative cwd: %q", rr.Stdout)
 	}
-	p.Must(t, "link.exec", sandboxtest.ExecParams(h, "pwd", "/tmp", 10_000), &rr)
+	rr = sandboxtest.Must(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, "pwd", "/tmp", 10_000))
 	if rr.Stdout != "/tmp\n" {
 		t.Errorf("absolute cwd: %q", rr.Stdout)
 	}
-	p.Must(t, "link.exec", sandboxtest.ExecParams(h, "echo ran", "/no/such/dir", 10_000), &rr)
+	rr = sandboxtest.Must(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, "echo ran", "/no/such/dir", 10_000))
 	if sandboxtest.ExitCode(rr) == "0" || strings.Contains(rr.Stdout, "ran") {
 		t.Errorf("missing cwd ran the script: %+v", rr)
 	}
@@ -66,7 +65,7 @@ func TestExecOutputIsCappedToFitOneMessage(t *testing.T) {
 		"invalid bytes x6":  "head -c 1048576 /dev/zero | tr '\\0' '\\377'",
 		"both streams 2MiB": "head -c 2097152 /dev/zero | tr '\\0' b; head -c 2097152 /dev/zero | tr '\\0' c >&2",
 	} {
-		rep := p.Send(t, "link.exec", sandboxtest.ExecParams(h, script, ".", 60_000))
+		rep := sandboxtest.Send(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, script, ".", 60_000))
 		if rep.Error != nil {
 			t.Errorf("%s: %v", name, rep.Error)
 			continue
@@ -98,7 +97,7 @@ func TestExecBinaryOutput(t *testing.T) {
 	h := p.Acquire(t, "key-bin", nil).Handle
 	// Every byte value, on both streams.
 	script := `i=0; while [ $i -lt 256 ]; do printf "\\$(printf %o $i)"; i=$((i+1)); done; printf '\377\376' >&2`
-	rep := p.Send(t, "link.exec", sandboxtest.ExecParams(h, script, ".", 30_000))
+	rep := sandboxtest.Send(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, script, ".", 30_000))
 	if rep.Error != nil {
 		t.Fatal(rep.Error)
 	}
@@ -131,8 +130,7 @@ func TestExecTimeoutStopsEverything(t *testing.T) {
 func TestCheckStepsReach(t *testing.T) {
 	p := start(t)
 	h := p.Acquire(t, "key-chk", nil).Handle
-	var steps []protocol.Step
-	p.Must(t, "link.checkSteps", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "phase": "reach"}, &steps)
+	steps := sandboxtest.Must(t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: sandboxtest.HostTarget(h)}, Phase: "reach"})
 	names := []string{}
 	for _, s := range steps {
 		names = append(names, s.Step)
@@ -144,7 +142,7 @@ func TestCheckStepsReach(t *testing.T) {
 		t.Errorf("steps %v", names)
 	}
 	dockercli.Docker(t, "kill", h)
-	p.Must(t, "link.checkSteps", map[string]any{"deadline": sandboxtest.Deadline(), "target": sandboxtest.HostTarget(h), "phase": "reach"}, &steps)
+	steps = sandboxtest.Must(t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: sandboxtest.HostTarget(h)}, Phase: "reach"})
 	got := map[string]string{}
 	for _, s := range steps {
 		got[s.Step] = s.OK.String()
@@ -166,8 +164,7 @@ func TestImageParamAndRootImage(t *testing.T) {
 	if r := p.Run(t, h, "id -u; pwd"); r.Stdout != "0\n/root\n" {
 		t.Errorf("root image: %q", r.Stdout)
 	}
-	var r protocol.ExecResult
-	p.Must(t, "link.exec", sandboxtest.ExecParams(h, "setsid sleep 330 & sleep 331", ".", 1000), &r)
+	r := sandboxtest.Must(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, "setsid sleep 330 & sleep 331", ".", 1000))
 	if r.ExitCode != nil {
 		t.Errorf("timeout: exit %d", *r.ExitCode)
 	}
@@ -190,7 +187,7 @@ func TestLinkRunsOnlyInItsOwnHosts(t *testing.T) {
 		t.Fatalf("fence placeholder: %v", fence)
 	}
 	for name, h := range map[string]string{"a foreign container": other, "a fence placeholder": fence[0], "another instance's host": theirs} {
-		err := p.Ask(t, "link.exec", sandboxtest.ExecParams(h, "touch /tmp/ran", ".", 10_000), nil)
+		err := sandboxtest.Err(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams(h, "touch /tmp/ran", ".", 10_000))
 		if err == nil || err.Kind != "permanent" {
 			t.Errorf("exec in %s: %v, want permanent", name, err)
 		}

@@ -12,11 +12,11 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// lookup serves host.lookup: found (acquire's result), pending (created, not
+// Lookup serves host.lookup: found (acquire's result), pending (created, not
 // ready), none, or unknown. With fence, a none is made final by a
 // never-started placeholder under the key's name: a late acquire's create
 // then conflicts and refuses.
-func (b *Backend) lookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (any, error) {
+func (b *Backend) Lookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (protocol.HostLookupResult, error) {
 	name := b.containerName(p.Key)
 	for attempt := 0; attempt < 100; attempt++ {
 		ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
@@ -74,7 +74,7 @@ func (b *Backend) lookup(ctx context.Context, call *protocol.Call, p protocol.Lo
 // creator this process cannot check (another machine's or boot's plugin,
 // another pid namespace, no label) counts as gone only once the container
 // is older than AbandonAfter (by default the declared inFlightMs: no
-// acquire still runs then). Lookup rolls it back instead of answering
+// Acquire still runs then). Lookup rolls it back instead of answering
 // pending.
 func (b *Backend) abandoned(c container.InspectResponse, key string) bool {
 	l := labelsOf(c)

@@ -16,7 +16,7 @@ import (
 // or a tcp endpoint that drops packets, is answered within it.
 const ReachTimeout = 2 * time.Second
 
-// reach makes sure the Engine answers before the first call that needs it.
+// Reach makes sure the Engine answers before the first call that needs it.
 // Nothing is asked of the Engine before the handshake; the first call pings
 // it, bounded by ReachTimeout (which also negotiates the API version, so
 // the call's own requests do not ping again), and later calls go straight
@@ -24,7 +24,7 @@ const ReachTimeout = 2 * time.Second
 // once it dropped) first, bounded by the call and the SSH layer's
 // ConnectTimeout: its errors (a host key or a key a person must fix) are
 // the call's.
-func (b *Backend) reach(ctx context.Context) error {
+func (b *Backend) Reach(ctx context.Context) error {
 	if b.ssh != nil {
 		if _, err := b.ssh.connect(ctx); err != nil {
 			return err

@@ -10,44 +10,44 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// release serves host.release: force-remove the key's container with its
+// Release serves host.release: force-remove the key's container with its
 // anonymous volumes. A container already gone resolves to null. A fence
 // placeholder stays: the fence is forever (see docs/docker.md for removing
 // placeholders by label).
-func (b *Backend) release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (any, error) {
+func (b *Backend) Release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (protocol.Null, error) {
 	name := b.containerName(p.Key)
 	ins, err := b.api.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
 	if cerrdefs.IsNotFound(err) {
-		return nil, nil
+		return protocol.Null{}, nil
 	}
 	if err != nil {
-		return nil, engineErr(err, "inspecting container "+name)
+		return protocol.Null{}, engineErr(err, "inspecting container "+name)
 	}
 	l := labelsOf(ins.Container)
 	if l[LabelFence] == "1" {
-		return nil, nil
+		return protocol.Null{}, nil
 	}
 	if l[LabelKey] != p.Key {
-		return nil, protocol.HumanError("remove or rename the container, or use another --prefix",
+		return protocol.Null{}, protocol.HumanError("remove or rename the container, or use another --prefix",
 			"container name %s is taken by a container that is not this key's", name)
 	}
 	b.dropPool(ins.Container.ID)
 	_, err = b.api.ContainerRemove(ctx, ins.Container.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	if err == nil || cerrdefs.IsNotFound(err) {
-		return nil, nil
+		return protocol.Null{}, nil
 	}
 	if client.IsErrConnectionFailed(err) {
-		return nil, protocol.Wrap(protocol.Retryable, err, "the Docker Engine is unreachable")
+		return protocol.Null{}, protocol.Wrap(protocol.Retryable, err, "the Docker Engine is unreachable")
 	}
 	if cerrdefs.IsConflict(err) {
 		// "removal … is already in progress": an earlier release (a plugin
 		// killed mid-call) is removing it. Released is a proof, so wait for
 		// the container to be gone.
 		if werr := b.waitGone(ctx, ins.Container.ID); werr == nil {
-			return nil, nil
+			return protocol.Null{}, nil
 		}
 	}
-	return nil, protocol.Wrap(protocol.UnknownOutcome, err, "removing container "+name)
+	return protocol.Null{}, protocol.Wrap(protocol.UnknownOutcome, err, "removing container "+name)
 }
 
 // waitGone polls until the container no longer exists, or ctx ends.

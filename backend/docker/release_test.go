@@ -9,6 +9,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // Releases racing on one key (mu reissuing a release whose plugin was
@@ -21,7 +22,7 @@ func TestConcurrentReleasesAllResolve(t *testing.T) {
 	box := protocol.Target{Host: protocol.HostRef{Name: "box"}}
 	for round := 0; round < 5; round++ {
 		key := "race-" + sandboxtest.NewPrefix()
-		if _, err := p.HostAcquire(ctx, protocol.AcquireParams{Base: protocol.Base{Target: box}, Key: key, Params: map[string]string{}}); err != nil {
+		if _, err := caller.Invoke(ctx, p, protocol.MethodHostAcquire, protocol.AcquireParams{Base: protocol.Base{Target: box}, Key: key, Params: map[string]string{}}); err != nil {
 			t.Fatalf("acquire: %v", err)
 		}
 		var wg sync.WaitGroup
@@ -30,7 +31,7 @@ func TestConcurrentReleasesAllResolve(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = p.HostRelease(ctx, protocol.KeyParams{Base: protocol.Base{Target: box}, Key: key})
+				_, errs[i] = caller.Invoke(ctx, p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: box}, Key: key})
 			}()
 		}
 		wg.Wait()
@@ -39,7 +40,7 @@ func TestConcurrentReleasesAllResolve(t *testing.T) {
 				t.Fatalf("round %d: release %d: %v", round, i, err)
 			}
 		}
-		st, err := p.HostLookup(ctx, protocol.LookupParams{Base: protocol.Base{Target: box}, Key: key})
+		st, err := caller.Invoke(ctx, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: box}, Key: key})
 		if err != nil || !st.None {
 			t.Fatalf("round %d: lookup after release: %+v %v", round, st, err)
 		}

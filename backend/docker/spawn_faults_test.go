@@ -26,7 +26,7 @@ import (
 func startAgent(t testing.TB, ctx context.Context, p *caller.Plugin, host protocol.Target, name string, env map[string]string) protocol.Target {
 	t.Helper()
 	key := "job-" + name + "-" + sandboxtest.NewPrefix()
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: jobSpec(name, ".", env)})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: jobSpec(name, ".", env)})
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
@@ -42,7 +42,7 @@ func jobStatus(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.
 	var st protocol.JobStatus
 	for i := 0; i < 5; i++ {
 		var err error
-		if st, err = p.JobStatus(ctx, jt); err != nil {
+		if st, err = caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt}); err != nil {
 			t.Fatalf("job.status: %v", err)
 		}
 		if st.State != protocol.JobUnknown {
@@ -60,7 +60,7 @@ func TestContainerRestartedKilledRemoved(t *testing.T) {
 	ctr := host.Host.Handle
 	send := func(jt protocol.Target, text string) {
 		t.Helper()
-		if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: sandboxtest.NewPrefix(), Mode: protocol.ModeFollowUp}); err != nil {
+		if _, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: sandboxtest.NewPrefix(), Mode: protocol.ModeFollowUp}); err != nil {
 			t.Fatalf("channel.send: %v", err)
 		}
 	}
@@ -72,7 +72,7 @@ func TestContainerRestartedKilledRemoved(t *testing.T) {
 	if st := jobStatus(t, ctx, p, j1); st.State != protocol.JobLost {
 		t.Fatalf("job.status after a container restart: %+v", st)
 	}
-	if hs := must[protocol.HostStatus](t, "host.status")(p.HostStatus(ctx, host)); hs.State != protocol.HostUp {
+	if hs := must[protocol.HostStatus](t, "host.status")(caller.Invoke(ctx, p, protocol.MethodHostStatus, protocol.Base{Target: host})); hs.State != protocol.HostUp {
 		t.Fatalf("host.status after a restart: %+v", hs)
 	}
 
@@ -83,10 +83,10 @@ func TestContainerRestartedKilledRemoved(t *testing.T) {
 	if st := jobStatus(t, ctx, p, j2); st.State != protocol.JobLost || !strings.Contains(st.Reason, "exited") {
 		t.Fatalf("job.status with the container killed: %+v", st)
 	}
-	if hs := must[protocol.HostStatus](t, "host.status")(p.HostStatus(ctx, host)); hs.State != protocol.HostNeedsHuman || hs.Remedy == "" {
+	if hs := must[protocol.HostStatus](t, "host.status")(caller.Invoke(ctx, p, protocol.MethodHostStatus, protocol.Base{Target: host})); hs.State != protocol.HostNeedsHuman || hs.Remedy == "" {
 		t.Fatalf("host.status with the container killed: %+v", hs)
 	}
-	_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: "late", Spec: jobSpec("late", ".", nil)})
+	_, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: "late", Spec: jobSpec("late", ".", nil)})
 	var re *caller.RemoteError
 	if !asRemote(err, &re) || re.Kind != protocol.Permanent {
 		t.Fatalf("job.start in a stopped container: %v, want a permanent error", err)
@@ -94,16 +94,16 @@ func TestContainerRestartedKilledRemoved(t *testing.T) {
 
 	// Removed: the host is gone, the job lost; stop and lookup resolve.
 	dockercli.Docker(t, "rm", "-f", ctr)
-	if hs := must[protocol.HostStatus](t, "host.status")(p.HostStatus(ctx, host)); hs.State != protocol.HostGone {
+	if hs := must[protocol.HostStatus](t, "host.status")(caller.Invoke(ctx, p, protocol.MethodHostStatus, protocol.Base{Target: host})); hs.State != protocol.HostGone {
 		t.Fatalf("host.status of a removed container: %+v", hs)
 	}
 	if st := jobStatus(t, ctx, p, j2); st.State != protocol.JobLost {
 		t.Fatalf("job.status in a removed container: %+v", st)
 	}
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: j2}, Key: j2.Job.Key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: j2}, Key: j2.Job.Key}); err != nil {
 		t.Fatalf("job.stop in a removed container: %v", err)
 	}
-	l := must[protocol.JobLookupResult](t, "job.lookup")(p.JobLookup(ctx, protocol.LookupParams{Base: protocol.Base{Target: host}, Key: j2.Job.Key, Fence: true}))
+	l := must[protocol.JobLookupResult](t, "job.lookup")(caller.Invoke(ctx, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host}, Key: j2.Job.Key, Fence: true}))
 	if !l.None {
 		t.Fatalf("job.lookup in a removed container: %+v", l)
 	}
@@ -170,7 +170,7 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 		}
 		done := make(chan effect, 1)
 		go func() {
-			_, in, err := j.Effect(ctx, p, protocol.MethodChannelSend, "", params)
+			_, in, err := j.Effect(ctx, p, protocol.MethodChannelSend.Name, "", params)
 			done <- effect{in, err}
 		}()
 		if !lines.Scan() || lines.Text() != "stopped" {
@@ -226,7 +226,7 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 	if o.LastText != "agent: delivered once "+msg {
 		t.Fatalf("the delivery's turn: %+v", o)
 	}
-	again := must[protocol.SendResult](t, "channel.send again")(p2.ChannelSend(ctx, params))
+	again := must[protocol.SendResult](t, "channel.send again")(caller.Invoke(ctx, p2, protocol.MethodChannelSend, params))
 	if again.Baseline == nil || *again.Baseline != b {
 		t.Fatalf("the resend: %+v, want baseline %d", again, b)
 	}
@@ -235,7 +235,7 @@ done`, "sh", inbox, tmuxPid, fmt.Sprint(n))
 		t.Fatalf("%s deliveries of %s in the inbox, want 1", count, msg)
 	}
 	// The next turn is the next delivery's: no second turn of the first.
-	must[protocol.SendResult](t, "channel.send next")(p2.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "next", MsgID: msg + "-next", Mode: protocol.ModeFollowUp}))
+	must[protocol.SendResult](t, "channel.send next")(caller.Invoke(ctx, p2, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "next", MsgID: msg + "-next", Mode: protocol.ModeFollowUp}))
 	if o := drive.Settled(t, ctx, p2, jt, b+1); o.LastText != "agent: next" {
 		t.Fatalf("turn %d is %q, not the next delivery's", b+2, o.LastText)
 	}

@@ -43,13 +43,14 @@ func spawnPlugin(t testing.TB, ctx context.Context) (*caller.Plugin, protocol.Ta
 func spawnHost(t testing.TB, ctx context.Context, p *caller.Plugin) protocol.Target {
 	t.Helper()
 	key := "spawn-" + sandboxtest.NewPrefix()
-	res, err := p.HostAcquire(ctx, protocol.AcquireParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "box"}}},
+	res, err := caller.Invoke(ctx, p, protocol.MethodHostAcquire, protocol.AcquireParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "box"}}},
 		Key: key, Params: map[string]string{"ttl": "1h"}})
+
 	if err != nil {
 		t.Fatalf("host.acquire: %v", err)
 	}
 	t.Cleanup(func() {
-		_ = p.HostRelease(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "box"}}}, Key: key})
+		_, _ = caller.Invoke(context.Background(), p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "box"}}}, Key: key})
 	})
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.Declaration().Instance}}
 	if err := agent.Install(ctx, inProcess(t).Runner(res.Handle), agentPath); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // A spawn as mu does it (plugin-protocol-v1.md, "A spawn on a plugin
@@ -34,8 +35,9 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 
 	// job.start: the test agent in the worktree.
 	key, name := "job-"+sandboxtest.NewPrefix(), "spawned"
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
 		Spec: jobSpec(name, "tree", map[string]string{"MU_TEST_AGENT_MS": "300", "GREETING": "it's \"quoted\" $(not run)"})})
+
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
@@ -53,14 +55,14 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 	if b := drive.Baseline(t, ctx, p, jt); b.Runs != 0 || b.Incarnation == "" {
 		t.Fatalf("baseline: %+v", b)
 	}
-	st, err := p.JobStatus(ctx, jt)
+	st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt})
 	if err != nil || st.State != protocol.JobRunning {
 		t.Fatalf("job.status: %+v %v", st, err)
 	}
 
 	// A send asking for a commit; its watch settles; the commit is collected.
 	text := "please commit [[commit]]\nwith a second line 'and quotes'"
-	sr, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "msg-1", Mode: protocol.ModeFollowUp})
+	sr, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "msg-1", Mode: protocol.ModeFollowUp})
 	if err != nil || sr.Ack != protocol.AckConfirmed || sr.Baseline == nil || *sr.Baseline != 0 {
 		t.Fatalf("channel.send: %+v %v", sr, err)
 	}
@@ -81,27 +83,27 @@ func TestSpawnAsMuDoesIt(t *testing.T) {
 
 	// The view killed: the job runs on. A re-attach gives a working view.
 	drive.Reattach(t, ctx, p, tm, jt, "view1", "view2", "[settled turn 1]")
-	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "again", MsgID: "msg-2", Mode: protocol.ModeFollowUp}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "again", MsgID: "msg-2", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}
 	drive.Settled(t, ctx, p, jt, 1)
 	tm.Shows(t, "view2", "[settled turn 2]")
 
 	// job.stop, then the view says the job ended; host.release.
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
-	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobEnded {
+	if st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt}); err != nil || st.State != protocol.JobEnded {
 		t.Fatalf("job.status after job.stop: %+v %v", st, err)
 	}
 	tm.Shows(t, "view2", "[mu: the job")
-	if err := p.HostRelease(ctx, protocol.KeyParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "box"}}}, Key: hostKeyOf(t, p, host)}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "box"}}}, Key: hostKeyOf(t, p, host)}); err != nil {
 		t.Fatalf("host.release: %v", err)
 	}
-	if hs, err := p.HostStatus(ctx, host); err != nil || hs.State != protocol.HostGone {
+	if hs, err := caller.Invoke(ctx, p, protocol.MethodHostStatus, protocol.Base{Target: host}); err != nil || hs.State != protocol.HostGone {
 		t.Fatalf("host.status after release: %+v %v", hs, err)
 	}
-	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobLost {
+	if st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt}); err != nil || st.State != protocol.JobLost {
 		t.Fatalf("job.status on a released host: %+v %v", st, err)
 	}
 }

@@ -19,9 +19,9 @@ import (
 // 0700) whose every connection is a channel of its own SSH connection, and
 // pins the bridge to it.
 
-// bridgePin is the environment that points git's bridge at this plugin's
+// BridgeEnv is the environment that points git's bridge at this plugin's
 // Engine, and what ends it once the call is over.
-func (b *Backend) bridgePin(ctx context.Context) (map[string]string, func(), error) {
+func (b *Backend) BridgeEnv(ctx context.Context) (map[string]string, func(), error) {
 	if b.ssh == nil {
 		return b.cfg.Endpoint.PinEnv(os.Getenv), func() {}, nil
 	}

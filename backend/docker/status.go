@@ -11,14 +11,14 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// status serves host.status: up with its facts, gone only as proof (the
+// Status serves host.status: up with its facts, gone only as proof (the
 // container does not exist, or it ended itself by its terms and is
 // removed now), needs-human when it stopped otherwise, unknown when the
 // Engine does not say.
-func (b *Backend) status(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
+func (b *Backend) Status(ctx context.Context, call *protocol.Call, p protocol.Base) (protocol.HostStatus, error) {
 	ctr, err := b.hosts.Handle(p.Target)
 	if err != nil {
-		return nil, err
+		return protocol.HostStatus{}, err
 	}
 	ins, err := b.api.ContainerInspect(ctx, ctr, client.ContainerInspectOptions{})
 	if cerrdefs.IsNotFound(err) {

@@ -38,7 +38,7 @@ func (f *Fake) withAgent(ctx context.Context, t protocol.Target, write bool, fn 
 	})
 }
 
-func (f *Fake) readStates(ctx context.Context, call *protocol.Call, p protocol.ReadStatesParams) (any, error) {
+func (f *Fake) readStates(ctx context.Context, call *protocol.Call, p protocol.ReadStatesParams) (map[string]protocol.Reading, error) {
 	out := map[string]protocol.Reading{}
 	err := f.do(ctx, false, func(w *World) error {
 		now := f.now()
@@ -54,7 +54,7 @@ func (f *Fake) readStates(ctx context.Context, call *protocol.Call, p protocol.R
 	return out, err
 }
 
-func (f *Fake) baseline(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
+func (f *Fake) baseline(ctx context.Context, call *protocol.Call, p protocol.Base) (*protocol.Baseline, error) {
 	var out *protocol.Baseline
 	err := f.withAgent(ctx, p.Target, false, func(w *World, a *Agent, j *Job, now int64) error {
 		if a != nil {
@@ -69,7 +69,7 @@ func (f *Fake) baseline(ctx context.Context, call *protocol.Call, p protocol.Bas
 // and then final: the msgId is fenced, so no delivery of it is ever taken
 // (effect refuses it). The world's lock makes the answer and the fence one
 // step with any delivery (docs/protocol.md).
-func (f *Fake) receipt(ctx context.Context, call *protocol.Call, p protocol.ReceiptParams) (any, error) {
+func (f *Fake) receipt(ctx context.Context, call *protocol.Call, p protocol.ReceiptParams) (protocol.Receipt, error) {
 	out := protocol.Receipt{State: protocol.ReceiptNotAccepted, ID: p.MsgID}
 	unfenced := ctxFault(ctx, FaultUnfencedReceipt)
 	err := f.withAgent(ctx, p.Target, true, func(w *World, a *Agent, j *Job, now int64) error {
@@ -96,7 +96,7 @@ func (f *Fake) receipt(ctx context.Context, call *protocol.Call, p protocol.Rece
 // one when inc is empty): the turn a delivery whose baseline was afterRuns
 // started. null while it has not settled, or when inc is not the agent's
 // incarnation now (docs/protocol.md).
-func (f *Fake) lastRun(ctx context.Context, call *protocol.Call, p protocol.LastRunParams) (any, error) {
+func (f *Fake) lastRun(ctx context.Context, call *protocol.Call, p protocol.LastRunParams) (*protocol.Observation, error) {
 	if p.AfterRuns < 0 {
 		return nil, protocol.Errorf(protocol.Permanent, "channel.lastRun: afterRuns %d is negative", p.AfterRuns)
 	}
@@ -137,9 +137,9 @@ func errForgotten(method string, n int64, a *Agent) error {
 	return protocol.Errorf(protocol.Permanent, "%s: turn %d of %s settled, but the fake keeps only the last %d turns (%d settled)", method, n, a.Inc, maxTurns, a.Runs)
 }
 
-func (f *Fake) watch(ctx context.Context, call *protocol.Call, p protocol.WatchParams) (any, error) {
+func (f *Fake) watch(ctx context.Context, call *protocol.Call, p protocol.WatchParams) (protocol.WatchResult, error) {
 	if p.AfterRuns != nil && *p.AfterRuns < 0 {
-		return nil, protocol.Errorf(protocol.Permanent, "channel.watch: afterRuns %d is negative", *p.AfterRuns)
+		return protocol.WatchResult{}, protocol.Errorf(protocol.Permanent, "channel.watch: afterRuns %d is negative", *p.AfterRuns)
 	}
 	var res protocol.WatchResult
 	var after int64
@@ -164,7 +164,7 @@ func (f *Fake) watch(ctx context.Context, call *protocol.Call, p protocol.WatchP
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return protocol.WatchResult{}, err
 	}
 	res.WatchID = fmt.Sprintf("w-%d-%d", os.Getpid(), f.watches.Add(1))
 	res.AfterRuns = &after
@@ -245,17 +245,18 @@ func notification(method string, params any) []byte {
 	return b
 }
 
-// effect runs one delivery under the channel's rules: a msgId seen before
+// effect runs one delivery (R: its method's result) under the channel's rules: a msgId seen before
 // with the exact same params (deadline aside) returns its first reply and
 // does nothing; with other params it is refused. The agent's job must run
 // and, when given, expectIncarnation match.
-func (f *Fake) effect(ctx context.Context, call *protocol.Call, msgID, expectInc string, fn func(w *World, a *Agent, now int64) (any, int64, error)) (any, error) {
+func effect[R any](ctx context.Context, f *Fake, call *protocol.Call, msgID, expectInc string, fn func(w *World, a *Agent, now int64) (R, int64, error)) (R, error) {
+	var res R
 	if err := checkMsgID(call.Method, msgID); err != nil {
-		return nil, err
+		return res, err
 	}
 	hash, err := paramsHash(call.Params)
 	if err != nil {
-		return nil, protocol.Wrap(protocol.Permanent, err, call.Method)
+		return res, protocol.Wrap(protocol.Permanent, err, call.Method)
 	}
 	var out json.RawMessage
 	err = f.withAgent(ctx, call.Base.Target, true, func(w *World, a *Agent, j *Job, now int64) error {
@@ -295,10 +296,11 @@ func (f *Fake) effect(ctx context.Context, call *protocol.Call, msgID, expectInc
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	if err == nil {
+		// The first reply's bytes, as the type that made them.
+		err = json.Unmarshal(out, &res)
 	}
-	return out, nil
+	return res, err
 }
 
 func refuseBlocked(a *Agent, force bool, method string) error {
@@ -308,23 +310,23 @@ func refuseBlocked(a *Agent, force bool, method string) error {
 	return nil
 }
 
-func (f *Fake) send(ctx context.Context, call *protocol.Call, p protocol.SendParams) (any, error) {
+func (f *Fake) send(ctx context.Context, call *protocol.Call, p protocol.SendParams) (protocol.SendResult, error) {
 	if p.Mode != protocol.ModeFollowUp && p.Mode != protocol.ModeSteer {
-		return nil, protocol.Errorf(protocol.Permanent, "channel.send: mode %q is not followUp or steer", p.Mode)
+		return protocol.SendResult{}, protocol.Errorf(protocol.Permanent, "channel.send: mode %q is not followUp or steer", p.Mode)
 	}
 	if p.MsgID == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "channel.send: msgId is required")
+		return protocol.SendResult{}, protocol.Errorf(protocol.Permanent, "channel.send: msgId is required")
 	}
 	if p.FirstPrompt && f.cfg.FirstTurn == protocol.FirstTurnAtStart {
-		return nil, protocol.Errorf(protocol.Permanent, "channel.send: firstPrompt is never true for an at-start kind")
+		return protocol.SendResult{}, protocol.Errorf(protocol.Permanent, "channel.send: firstPrompt is never true for an at-start kind")
 	}
-	return f.effect(ctx, call, p.MsgID, p.ExpectIncarnation, func(w *World, a *Agent, now int64) (any, int64, error) {
+	return effect(ctx, f, call, p.MsgID, p.ExpectIncarnation, func(w *World, a *Agent, now int64) (protocol.SendResult, int64, error) {
 		if err := refuseBlocked(a, p.Force, call.Method); err != nil {
-			return nil, 0, err
+			return protocol.SendResult{}, 0, err
 		}
 		if p.Mode != protocol.ModeSteer || a.state() == protocol.TurnBlocked {
 			if err := roomInQueue(a, call.Method); err != nil {
-				return nil, 0, err
+				return protocol.SendResult{}, 0, err
 			}
 		}
 		base := a.deliver(Msg{ID: p.MsgID, Text: p.Text}, now, p.Mode == protocol.ModeSteer)
@@ -332,13 +334,13 @@ func (f *Fake) send(ctx context.Context, call *protocol.Call, p protocol.SendPar
 	})
 }
 
-func (f *Fake) fresh(ctx context.Context, call *protocol.Call, p protocol.FreshParams) (any, error) {
+func (f *Fake) fresh(ctx context.Context, call *protocol.Call, p protocol.FreshParams) (protocol.SendResult, error) {
 	if p.MsgID == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "channel.fresh: msgId is required")
+		return protocol.SendResult{}, protocol.Errorf(protocol.Permanent, "channel.fresh: msgId is required")
 	}
-	return f.effect(ctx, call, p.MsgID, p.ExpectIncarnation, func(w *World, a *Agent, now int64) (any, int64, error) {
+	return effect(ctx, f, call, p.MsgID, p.ExpectIncarnation, func(w *World, a *Agent, now int64) (protocol.SendResult, int64, error) {
 		if err := refuseBlocked(a, p.Force, call.Method); err != nil {
-			return nil, 0, err
+			return protocol.SendResult{}, 0, err
 		}
 		a.restart("inc-"+strconv.FormatInt(w.next(), 10), now)
 		base := a.deliver(Msg{ID: p.MsgID, Text: p.Text}, now, false)
@@ -346,16 +348,16 @@ func (f *Fake) fresh(ctx context.Context, call *protocol.Call, p protocol.FreshP
 	})
 }
 
-func (f *Fake) command(ctx context.Context, call *protocol.Call, p protocol.CommandParams) (any, error) {
+func (f *Fake) command(ctx context.Context, call *protocol.Call, p protocol.CommandParams) (protocol.SendResult, error) {
 	if p.Name == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "channel.command: name is required")
+		return protocol.SendResult{}, protocol.Errorf(protocol.Permanent, "channel.command: name is required")
 	}
-	return f.effect(ctx, call, "", p.ExpectIncarnation, func(w *World, a *Agent, now int64) (any, int64, error) {
+	return effect(ctx, f, call, "", p.ExpectIncarnation, func(w *World, a *Agent, now int64) (protocol.SendResult, int64, error) {
 		if err := refuseBlocked(a, p.Force, call.Method); err != nil {
-			return nil, 0, err
+			return protocol.SendResult{}, 0, err
 		}
 		if err := roomInQueue(a, call.Method); err != nil {
-			return nil, 0, err
+			return protocol.SendResult{}, 0, err
 		}
 		text := "/" + p.Name
 		if p.Instructions != "" {
@@ -366,8 +368,8 @@ func (f *Fake) command(ctx context.Context, call *protocol.Call, p protocol.Comm
 	})
 }
 
-func (f *Fake) interrupt(ctx context.Context, call *protocol.Call, p protocol.InterruptParams) (any, error) {
-	return f.effect(ctx, call, p.MsgID, p.ExpectIncarnation, func(w *World, a *Agent, now int64) (any, int64, error) {
+func (f *Fake) interrupt(ctx context.Context, call *protocol.Call, p protocol.InterruptParams) (protocol.InterruptResult, error) {
+	return effect(ctx, f, call, p.MsgID, p.ExpectIncarnation, func(w *World, a *Agent, now int64) (protocol.InterruptResult, int64, error) {
 		wasBusy := a.cut(now, "interrupted", false)
 		base := a.Runs
 		if p.Text != "" {
@@ -380,8 +382,8 @@ func (f *Fake) interrupt(ctx context.Context, call *protocol.Call, p protocol.In
 	})
 }
 
-func (f *Fake) abort(ctx context.Context, call *protocol.Call, p protocol.AbortParams) (any, error) {
-	return f.effect(ctx, call, "", "", func(w *World, a *Agent, now int64) (any, int64, error) {
+func (f *Fake) abort(ctx context.Context, call *protocol.Call, p protocol.AbortParams) (protocol.AbortResult, error) {
+	return effect(ctx, f, call, "", "", func(w *World, a *Agent, now int64) (protocol.AbortResult, int64, error) {
 		before := protocol.TurnIdle
 		if a.Turn != nil {
 			before = protocol.TurnBusy
@@ -391,15 +393,15 @@ func (f *Fake) abort(ctx context.Context, call *protocol.Call, p protocol.AbortP
 	})
 }
 
-func (f *Fake) answer(ctx context.Context, call *protocol.Call, p protocol.AnswerParams) (any, error) {
+func (f *Fake) answer(ctx context.Context, call *protocol.Call, p protocol.AnswerParams) (protocol.AnswerResult, error) {
 	keys := p.Keys
 	if keys == nil {
 		keys = []string{}
 	}
-	return f.effect(ctx, call, "", "", func(w *World, a *Agent, now int64) (any, int64, error) {
+	return effect(ctx, f, call, "", "", func(w *World, a *Agent, now int64) (protocol.AnswerResult, int64, error) {
 		if a.Turn == nil || !a.Turn.Blocked {
 			if !p.Force {
-				return nil, 0, protocol.Errorf(protocol.Permanent, "channel.answer: no question is pending")
+				return protocol.AnswerResult{}, 0, protocol.Errorf(protocol.Permanent, "channel.answer: no question is pending")
 			}
 			return protocol.AnswerResult{Keys: keys, Ack: protocol.AckUnknown}, a.Runs, nil
 		}

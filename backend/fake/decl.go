@@ -188,36 +188,36 @@ func (f *Fake) Seams() protocol.Seams {
 // Options are the Serve options: declaration, handlers (each behind the
 // scenario's faults) and the Stop hook.
 func (f *Fake) Options() protocol.Options {
-	hs := protocol.Methods{
-		protocol.MethodHostAcquire: protocol.Handle(f.hostAcquire),
-		protocol.MethodHostLookup:  protocol.Handle(f.hostLookup),
-		protocol.MethodHostStatus:  protocol.Handle(f.hostStatus),
-		protocol.MethodHostRelease: protocol.Handle(f.hostRelease),
+	hs := protocol.NewMethods(
+		protocol.MethodHostAcquire.Serve(f.hostAcquire),
+		protocol.MethodHostLookup.Serve(f.hostLookup),
+		protocol.MethodHostStatus.Serve(f.hostStatus),
+		protocol.MethodHostRelease.Serve(f.hostRelease),
 
-		protocol.MethodLinkExec:       protocol.Handle(f.linkExec),
-		protocol.MethodLinkFetch:      protocol.Handle(f.linkFetch),
-		protocol.MethodLinkPush:       protocol.Handle(f.linkPush),
-		protocol.MethodLinkCheckSteps: protocol.Handle(f.linkCheckSteps),
+		protocol.MethodLinkExec.Serve(f.linkExec),
+		protocol.MethodLinkFetch.Serve(f.linkFetch),
+		protocol.MethodLinkPush.Serve(f.linkPush),
+		protocol.MethodLinkCheckSteps.Serve(f.linkCheckSteps),
 
-		protocol.MethodJobStart:      protocol.Handle(f.jobStart),
-		protocol.MethodJobLookup:     protocol.Handle(f.jobLookup),
-		protocol.MethodJobStatus:     protocol.Handle(f.jobStatus),
-		protocol.MethodJobStop:       protocol.Handle(f.jobStop),
-		protocol.MethodJobAttach:     protocol.Handle(f.jobAttach),
-		protocol.MethodJobCheckSteps: protocol.Handle(f.jobCheckSteps),
+		protocol.MethodJobStart.Serve(f.jobStart),
+		protocol.MethodJobLookup.Serve(f.jobLookup),
+		protocol.MethodJobStatus.Serve(f.jobStatus),
+		protocol.MethodJobStop.Serve(f.jobStop),
+		protocol.MethodJobAttach.Serve(f.jobAttach),
+		protocol.MethodJobCheckSteps.Serve(f.jobCheckSteps),
 
-		protocol.MethodChannelReadStates: protocol.Handle(f.readStates),
-		protocol.MethodChannelBaseline:   protocol.Handle(f.baseline),
-		protocol.MethodChannelReceipt:    protocol.Handle(f.receipt),
-		protocol.MethodChannelLastRun:    protocol.Handle(f.lastRun),
-		protocol.MethodChannelWatch:      protocol.Handle(f.watch),
-		protocol.MethodChannelSend:       protocol.Handle(f.send),
-		protocol.MethodChannelFresh:      protocol.Handle(f.fresh),
-		protocol.MethodChannelCommand:    protocol.Handle(f.command),
-		protocol.MethodChannelInterrupt:  protocol.Handle(f.interrupt),
-		protocol.MethodChannelAbort:      protocol.Handle(f.abort),
-		protocol.MethodChannelAnswer:     protocol.Handle(f.answer),
-	}
+		protocol.MethodChannelReadStates.Serve(f.readStates),
+		protocol.MethodChannelBaseline.Serve(f.baseline),
+		protocol.MethodChannelReceipt.Serve(f.receipt),
+		protocol.MethodChannelLastRun.Serve(f.lastRun),
+		protocol.MethodChannelWatch.Serve(f.watch),
+		protocol.MethodChannelSend.Serve(f.send),
+		protocol.MethodChannelFresh.Serve(f.fresh),
+		protocol.MethodChannelCommand.Serve(f.command),
+		protocol.MethodChannelInterrupt.Serve(f.interrupt),
+		protocol.MethodChannelAbort.Serve(f.abort),
+		protocol.MethodChannelAnswer.Serve(f.answer),
+	)
 	for m, h := range hs {
 		hs[m] = f.faults.wrap(m, h)
 	}

@@ -71,18 +71,18 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (any, error) {
+func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (protocol.AcquireResult, error) {
 	if p.Key == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "host.acquire: key is required")
+		return protocol.AcquireResult{}, protocol.Errorf(protocol.Permanent, "host.acquire: key is required")
 	}
 	hash, err := paramsHash(call.Params)
 	if err != nil {
-		return nil, protocol.Wrap(protocol.Permanent, err, "host.acquire")
+		return protocol.AcquireResult{}, protocol.Wrap(protocol.Permanent, err, "host.acquire")
 	}
 	now := f.now()
 	facts, boot, err := acquireFacts(p.Params, now)
 	if err != nil {
-		return nil, err
+		return protocol.AcquireResult{}, err
 	}
 	if boot == 0 {
 		boot = time.Duration(f.cfg.EffectMs) * time.Millisecond
@@ -111,8 +111,11 @@ func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call, p protocol.
 		w.Hosts[p.Key] = &Host{Key: p.Key, Hash: hash, State: statePending, Owner: os.Getpid(), Result: facts}
 		return nil
 	})
-	if err != nil || done != nil {
-		return done, err
+	if err != nil {
+		return protocol.AcquireResult{}, err
+	}
+	if done != nil {
+		return *done, nil
 	}
 	if err := sleepCtx(ctx, boot); err != nil {
 		_ = f.do(context.Background(), true, func(w *World) error {
@@ -121,7 +124,7 @@ func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call, p protocol.
 			}
 			return nil
 		})
-		return nil, err
+		return protocol.AcquireResult{}, err
 	}
 	var out protocol.AcquireResult
 	err = f.do(ctx, true, func(w *World) error {
@@ -138,7 +141,7 @@ func (f *Fake) hostAcquire(ctx context.Context, call *protocol.Call, p protocol.
 	return out, err
 }
 
-func (f *Fake) hostLookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (any, error) {
+func (f *Fake) hostLookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (protocol.HostLookupResult, error) {
 	var out protocol.HostLookupResult
 	err := f.do(ctx, true, func(w *World) error {
 		h := w.Hosts[p.Key]
@@ -163,10 +166,10 @@ func (f *Fake) hostLookup(ctx context.Context, call *protocol.Call, p protocol.L
 	return out, err
 }
 
-func (f *Fake) hostStatus(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
+func (f *Fake) hostStatus(ctx context.Context, call *protocol.Call, p protocol.Base) (protocol.HostStatus, error) {
 	handle := p.Target.Host.Handle
 	if handle == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "host.status: target.host.handle is required")
+		return protocol.HostStatus{}, protocol.Errorf(protocol.Permanent, "host.status: target.host.handle is required")
 	}
 	var out protocol.HostStatus
 	err := f.do(ctx, false, func(w *World) error {
@@ -202,7 +205,7 @@ func rawOrNull[T any](v *T) json.RawMessage {
 	return b
 }
 
-func (f *Fake) hostRelease(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (any, error) {
+func (f *Fake) hostRelease(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (protocol.Null, error) {
 	var handle string
 	err := f.do(ctx, true, func(w *World) error {
 		h := w.Hosts[p.Key]
@@ -223,5 +226,5 @@ func (f *Fake) hostRelease(ctx context.Context, call *protocol.Call, p protocol.
 	if err == nil && handle != "" {
 		f.removeHost(handle) // gone is a proof: its runs end before the answer
 	}
-	return nil, err
+	return protocol.Null{}, err
 }

@@ -43,24 +43,24 @@ func (f *Fake) checkSpec(s protocol.JobSpec) error {
 	return nil
 }
 
-func (f *Fake) jobStart(ctx context.Context, call *protocol.Call, p protocol.JobStartParams) (any, error) {
+func (f *Fake) jobStart(ctx context.Context, call *protocol.Call, p protocol.JobStartParams) (protocol.JobStartResult, error) {
 	if p.Key == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "job.start: key is required")
+		return protocol.JobStartResult{}, protocol.Errorf(protocol.Permanent, "job.start: key is required")
 	}
 	if err := f.checkSpec(p.Spec); err != nil {
-		return nil, err
+		return protocol.JobStartResult{}, err
 	}
 	hash, err := paramsHash(call.Params)
 	if err != nil {
-		return nil, protocol.Wrap(protocol.Permanent, err, "job.start")
+		return protocol.JobStartResult{}, protocol.Wrap(protocol.Permanent, err, "job.start")
 	}
 	home, err := f.hostDir(ctx, p.Target.Host)
 	if err != nil {
-		return nil, err
+		return protocol.JobStartResult{}, err
 	}
 	cwd := onHost(home.home, p.Spec.Cwd)
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		return nil, protocol.Errorf(protocol.Permanent, "job.start: cwd %s does not exist on the host", p.Spec.Cwd)
+		return protocol.JobStartResult{}, protocol.Errorf(protocol.Permanent, "job.start: cwd %s does not exist on the host", p.Spec.Cwd)
 	}
 	var done *protocol.JobStartResult
 	err = f.do(ctx, true, func(w *World) error {
@@ -91,8 +91,11 @@ func (f *Fake) jobStart(ctx context.Context, call *protocol.Call, p protocol.Job
 		}
 		return nil
 	})
-	if err != nil || done != nil {
-		return done, err
+	if err != nil {
+		return protocol.JobStartResult{}, err
+	}
+	if done != nil {
+		return *done, nil
 	}
 	if err := sleepCtx(ctx, time.Duration(f.cfg.EffectMs)*time.Millisecond); err != nil {
 		_ = f.do(context.Background(), true, func(w *World) error {
@@ -101,7 +104,7 @@ func (f *Fake) jobStart(ctx context.Context, call *protocol.Call, p protocol.Job
 			}
 			return nil
 		})
-		return nil, err
+		return protocol.JobStartResult{}, err
 	}
 	var out protocol.JobStartResult
 	err = f.do(ctx, true, func(w *World) error {
@@ -143,7 +146,7 @@ func (f *Fake) landJob(w *World, j *Job) {
 	j.Result.Baseline = &protocol.Baseline{Runs: 0, Incarnation: a.Inc}
 	if fp := s.FirstPrompt; fp != nil {
 		base := a.deliver(Msg{ID: fp.MsgID, Text: fp.Text}, now, false)
-		a.Deliveries[fp.MsgID] = &Delivery{Method: protocol.MethodJobStart, Receipt: protocol.Receipt{
+		a.Deliveries[fp.MsgID] = &Delivery{Method: protocol.MethodJobStart.Name, Receipt: protocol.Receipt{
 			State: protocol.ReceiptAccepted, ID: fp.MsgID, Runs: &base, At: &now, Incarnation: a.Inc}}
 	}
 	f.writeTranscript(j, a)
@@ -165,7 +168,7 @@ func (f *Fake) endJob(w *World, j *Job, why string, transcript bool) {
 	}
 }
 
-func (f *Fake) jobLookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (any, error) {
+func (f *Fake) jobLookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (protocol.JobLookupResult, error) {
 	var out protocol.JobLookupResult
 	err := f.do(ctx, true, func(w *World) error {
 		j := w.Jobs[p.Key]
@@ -190,7 +193,7 @@ func (f *Fake) jobLookup(ctx context.Context, call *protocol.Call, p protocol.Lo
 	return out, err
 }
 
-func (f *Fake) jobStatus(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
+func (f *Fake) jobStatus(ctx context.Context, call *protocol.Call, p protocol.Base) (protocol.JobStatus, error) {
 	var out protocol.JobStatus
 	err := f.do(ctx, false, func(w *World) error {
 		j := w.jobFor(p.Target.Job)
@@ -211,8 +214,8 @@ func (f *Fake) jobStatus(ctx context.Context, call *protocol.Call, p protocol.Ba
 	return out, err
 }
 
-func (f *Fake) jobStop(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (any, error) {
-	return nil, f.do(ctx, true, func(w *World) error {
+func (f *Fake) jobStop(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (protocol.Null, error) {
+	return protocol.Null{}, f.do(ctx, true, func(w *World) error {
 		j := w.Jobs[p.Key]
 		switch {
 		case j == nil || j.State == stateEnded:
@@ -228,7 +231,7 @@ func (f *Fake) jobStop(ctx context.Context, call *protocol.Call, p protocol.KeyP
 	})
 }
 
-func (f *Fake) jobAttach(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
+func (f *Fake) jobAttach(ctx context.Context, call *protocol.Call, p protocol.Base) (protocol.View, error) {
 	var out protocol.View
 	err := f.do(ctx, false, func(w *World) error {
 		j := w.jobFor(p.Target.Job)
@@ -244,7 +247,7 @@ func (f *Fake) jobAttach(ctx context.Context, call *protocol.Call, p protocol.Ba
 	return out, err
 }
 
-func (f *Fake) jobCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
+func (f *Fake) jobCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) ([]protocol.Step, error) {
 	s := gitlink.NewSteps()
 	if p.Phase == protocol.PhaseAgent {
 		s.Pass("agent", fmt.Sprintf("a simulated agent: a turn settles after %d ms", f.cfg.TurnMs))

@@ -202,16 +202,16 @@ func runOne(ctx context.Context, at site, s step, stdout, stderr *outcap.Capture
 	return r.ExitCode, false, nil
 }
 
-func (f *Fake) linkExec(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (any, error) {
+func (f *Fake) linkExec(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (protocol.ExecResult, error) {
 	if len(p.Script) > MaxScriptBytes {
-		return nil, protocol.Errorf(protocol.Permanent, "script of %d bytes exceeds maxScriptBytes %d", len(p.Script), MaxScriptBytes)
+		return protocol.ExecResult{}, protocol.Errorf(protocol.Permanent, "script of %d bytes exceeds maxScriptBytes %d", len(p.Script), MaxScriptBytes)
 	}
 	if strings.IndexByte(p.Script, 0) >= 0 {
-		return nil, protocol.Errorf(protocol.Permanent, "script holds a NUL byte")
+		return protocol.ExecResult{}, protocol.Errorf(protocol.Permanent, "script holds a NUL byte")
 	}
 	at, err := f.hostDir(ctx, p.Target.Host)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	cwd := p.Cwd
 	if cwd == "" {
@@ -241,10 +241,10 @@ func (f *Fake) gitSite(ctx context.Context, h protocol.HostRef, localRepo string
 	return f.hostDir(ctx, h)
 }
 
-func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (any, error) {
+func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (protocol.ExecResult, error) {
 	at, err := f.gitSite(ctx, p.Target.Host, p.LocalRepo)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	remote := onHost(at.home, p.RemoteCwd)
 	// No refspec but HEAD: FETCH_HEAD names the remote's HEAD, and nothing
@@ -252,17 +252,17 @@ func (f *Fake) linkFetch(ctx context.Context, call *protocol.Call, p protocol.Fe
 	return f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("fetch", "--quiet", "--no-tags", remote, "HEAD"), dir: p.LocalRepo}})
 }
 
-func (f *Fake) linkPush(ctx context.Context, call *protocol.Call, p protocol.PushParams) (any, error) {
+func (f *Fake) linkPush(ctx context.Context, call *protocol.Call, p protocol.PushParams) (protocol.ExecResult, error) {
 	if err := gitlink.CheckRev(p.Rev); err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	at, err := f.gitSite(ctx, p.Target.Host, p.LocalRepo)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	remote := onHost(at.home, p.RemoteRepo)
 	if err := os.MkdirAll(remote, 0o700); err != nil {
-		return nil, protocol.Wrap(protocol.Retryable, err, "creating the remote repo's directory")
+		return protocol.ExecResult{}, protocol.Wrap(protocol.Retryable, err, "creating the remote repo's directory")
 	}
 	if !isRepo(remote) {
 		res, err := f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("init", "--quiet", remote), dir: at.home}})
@@ -273,7 +273,7 @@ func (f *Fake) linkPush(ctx context.Context, call *protocol.Call, p protocol.Pus
 	// Idempotent: a repo that already holds rev is left untouched.
 	held, err := f.runSteps(ctx, at, p.TimeoutMs, []step{{argv: git("cat-file", "-e", p.Rev+"^{commit}"), dir: remote}})
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	if held.ExitCode != nil && *held.ExitCode == 0 {
 		return protocol.ExecResult{ExitCode: held.ExitCode}, nil
@@ -291,7 +291,7 @@ func isRepo(dir string) bool {
 	return err == nil && err2 == nil
 }
 
-func (f *Fake) linkCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
+func (f *Fake) linkCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) ([]protocol.Step, error) {
 	s := gitlink.NewSteps()
 	if p.Phase != protocol.PhaseReach {
 		return s.List(), nil

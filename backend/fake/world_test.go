@@ -33,6 +33,12 @@ func mkCall(t *testing.T, method string, params any) *protocol.Call {
 	return c
 }
 
+// serve runs fn, m's handler, on params as Serve calls it.
+func serve[P, R any](ctx context.Context, t *testing.T, m protocol.Method[P, R], fn func(context.Context, *protocol.Call, P) (R, error), params P) (R, error) {
+	t.Helper()
+	return fn(ctx, mkCall(t, m.Name, params), params)
+}
+
 // The agent runs on the injected clock alone: with the clock still, a turn
 // never settles; moved past --turn-ms, it has, whatever the wall time.
 func TestSimulatedAgentIsDeterministicOnItsClock(t *testing.T) {
@@ -44,20 +50,20 @@ func TestSimulatedAgentIsDeterministicOnItsClock(t *testing.T) {
 	ctx := context.Background()
 	tgt := protocol.Target{Host: protocol.HostRef{Name: "box"}, Agent: &protocol.AgentRef{Workstream: "ws", Name: "a"}}
 	sp := protocol.JobSpec{Workstream: "ws", Name: "a", Role: "full-access", Cwd: ".", Env: map[string]string{}}
-	if _, err := protocol.Handle(f.jobStart)(ctx, mkCall(t, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: tgt}, Key: "j", Spec: sp})); err != nil {
+	if _, err := serve(ctx, t, protocol.MethodJobStart, f.jobStart, protocol.JobStartParams{Base: protocol.Base{Target: tgt}, Key: "j", Spec: sp}); err != nil {
 		t.Fatal(err)
 	}
 	send := protocol.SendParams{Base: protocol.Base{Target: tgt, Deadline: 1}, Text: "hi", MsgID: "m1", Mode: protocol.ModeFollowUp}
-	first, err := protocol.Handle(f.send)(ctx, mkCall(t, protocol.MethodChannelSend, send))
+	first, err := serve(ctx, t, protocol.MethodChannelSend, f.send, send)
 	if err != nil {
 		t.Fatal(err)
 	}
 	read := func() protocol.Reading {
-		v, err := protocol.Handle(f.readStates)(ctx, mkCall(t, protocol.MethodChannelReadStates, protocol.ReadStatesParams{Base: protocol.Base{Target: tgt}, Targets: []protocol.AgentName{{Workstream: "ws", Name: "a"}}}))
+		v, err := serve(ctx, t, protocol.MethodChannelReadStates, f.readStates, protocol.ReadStatesParams{Base: protocol.Base{Target: tgt}, Targets: []protocol.AgentName{{Workstream: "ws", Name: "a"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return v.(map[string]protocol.Reading)["ws/a"]
+		return v["ws/a"]
 	}
 	time.Sleep(50 * time.Millisecond)
 	if r := read(); r.State != protocol.TurnBusy || r.Since != 1_000_000 {
@@ -73,9 +79,11 @@ func TestSimulatedAgentIsDeterministicOnItsClock(t *testing.T) {
 	}
 	// A resend (a new deadline) returns the same bytes and starts no turn.
 	send.Deadline = 2
-	again, err := protocol.Handle(f.send)(ctx, mkCall(t, protocol.MethodChannelSend, send))
-	if err != nil || string(again.(json.RawMessage)) != string(first.(json.RawMessage)) {
-		t.Fatalf("resend: %s %v, want %s", again, err, first)
+	again, err := serve(ctx, t, protocol.MethodChannelSend, f.send, send)
+	a, _ := json.Marshal(again)
+	b, _ := json.Marshal(first)
+	if err != nil || string(a) != string(b) {
+		t.Fatalf("resend: %s %v, want %s", a, err, b)
 	}
 	if r := read(); r.State != protocol.TurnIdle || r.Runs != 1 {
 		t.Fatalf("after the resend: %+v", r)
@@ -92,22 +100,22 @@ func TestHostPastItsTTLIsGoneWithItsJobsAndDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	acq, err := protocol.Handle(f.hostAcquire)(ctx, mkCall(t, protocol.MethodHostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "1m"}}))
+	acq, err := serve(ctx, t, protocol.MethodHostAcquire, f.hostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "1m"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	handle := acq.(protocol.AcquireResult).Handle
+	handle := acq.Handle
 	hostT := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: handle, Instance: "fake"}}
 	sp := protocol.JobSpec{Workstream: "ws", Name: "a", Role: "full-access", Cwd: ".", Env: map[string]string{}}
-	st, err := protocol.Handle(f.jobStart)(ctx, mkCall(t, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: hostT}, Key: "j", Spec: sp}))
+	st, err := serve(ctx, t, protocol.MethodJobStart, f.jobStart, protocol.JobStartParams{Base: protocol.Base{Target: hostT}, Key: "j", Spec: sp})
 	if err != nil {
 		t.Fatal(err)
 	}
 	jobT := hostT
-	jobT.Job = &protocol.JobRef{Kind: Kind, Key: "j", Handle: st.(protocol.JobStartResult).Handle}
+	jobT.Job = &protocol.JobRef{Kind: Kind, Key: "j", Handle: st.Handle}
 	jobT.Agent = &protocol.AgentRef{Workstream: "ws", Name: "a"}
 	exec := func() error {
-		_, err := protocol.Handle(f.linkExec)(ctx, mkCall(t, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT}, Script: "echo hi > f", Cwd: ".", TimeoutMs: 5000}))
+		_, err := serve(ctx, t, protocol.MethodLinkExec, f.linkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT}, Script: "echo hi > f", Cwd: ".", TimeoutMs: 5000})
 		return err
 	}
 	if err := exec(); err != nil {
@@ -119,12 +127,12 @@ func TestHostPastItsTTLIsGoneWithItsJobsAndDirectory(t *testing.T) {
 	}
 
 	clk.t = clk.t.Add(time.Minute)
-	hs, err := protocol.Handle(f.hostStatus)(ctx, mkCall(t, protocol.MethodHostStatus, protocol.Base{Target: hostT}))
-	if err != nil || hs.(protocol.HostStatus).State != protocol.HostGone {
+	hs, err := serve(ctx, t, protocol.MethodHostStatus, f.hostStatus, protocol.Base{Target: hostT})
+	if err != nil || hs.State != protocol.HostGone {
 		t.Fatalf("host.status past the ttl: %+v %v", hs, err)
 	}
-	js, err := protocol.Handle(f.jobStatus)(ctx, mkCall(t, protocol.MethodJobStatus, protocol.Base{Target: jobT}))
-	if s := js.(protocol.JobStatus); err != nil || (s.State != protocol.JobLost && s.State != protocol.JobEnded) {
+	js, err := serve(ctx, t, protocol.MethodJobStatus, f.jobStatus, protocol.Base{Target: jobT})
+	if s := js; err != nil || (s.State != protocol.JobLost && s.State != protocol.JobEnded) {
 		t.Fatalf("job.status on a gone host: %+v %v, want lost or ended", js, err)
 	}
 	var pe *protocol.Error
@@ -135,14 +143,14 @@ func TestHostPastItsTTLIsGoneWithItsJobsAndDirectory(t *testing.T) {
 		t.Fatalf("the gone host's directory: %v, want it removed", err)
 	}
 	send := protocol.SendParams{Base: protocol.Base{Target: jobT}, Text: "hi", MsgID: "m1", Mode: protocol.ModeFollowUp}
-	if _, err := protocol.Handle(f.send)(ctx, mkCall(t, protocol.MethodChannelSend, send)); err == nil {
+	if _, err := serve(ctx, t, protocol.MethodChannelSend, f.send, send); err == nil {
 		t.Fatal("a delivery to a job on a gone host was accepted")
 	}
 	b, err := os.ReadFile(filepath.Join(f.Root(), "transcripts", jobT.Job.Handle+".json"))
 	if err != nil || !strings.Contains(string(b), `"ended":true`) {
 		t.Fatalf("the job's transcript does not say it ended (its view would follow it forever): %v %.300s", err, b)
 	}
-	if _, err := protocol.Handle(f.hostRelease)(ctx, mkCall(t, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: hostT}, Key: "h"})); err != nil {
+	if _, err := serve(ctx, t, protocol.MethodHostRelease, f.hostRelease, protocol.KeyParams{Base: protocol.Base{Target: hostT}, Key: "h"}); err != nil {
 		t.Fatalf("host.release of a gone host: %v", err)
 	}
 }
@@ -158,14 +166,14 @@ func TestRunEndsWhenItsHostsTTLRunsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	acq, err := protocol.Handle(f.hostAcquire)(ctx, mkCall(t, protocol.MethodHostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "300ms"}}))
+	acq, err := serve(ctx, t, protocol.MethodHostAcquire, f.hostAcquire, protocol.AcquireParams{Key: "h", Params: map[string]string{"ttl": "300ms"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hostT := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: acq.(protocol.AcquireResult).Handle}}
+	hostT := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: acq.Handle}}
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	_, err = protocol.Handle(f.linkExec)(ctx, mkCall(t, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT},
-		Script: "echo $$ > '" + pidFile + "'; exec sleep 30", Cwd: ".", TimeoutMs: 20000}))
+	_, err = serve(ctx, t, protocol.MethodLinkExec, f.linkExec, protocol.ExecParams{Base: protocol.Base{Target: hostT},
+		Script: "echo $$ > '" + pidFile + "'; exec sleep 30", Cwd: ".", TimeoutMs: 20000})
 	var pe *protocol.Error
 	if !errors.As(err, &pe) || pe.Kind != protocol.UnknownOutcome {
 		t.Fatalf("a run cut by its host's ttl: %v, want unknown-outcome", err)

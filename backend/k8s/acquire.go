@@ -13,15 +13,15 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// acquire serves host.acquire: create (or find) the key's pod and answer
+// Acquire serves host.acquire: create (or find) the key's pod and answer
 // once it is ready and an exec in it answers. Repeating it converges on the
 // same pod and the same result. A pod that cannot become ready (an image
 // that cannot be pulled, no node with room) is deleted, and the answer is
 // a hand-back: nothing is held.
-func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (any, error) {
+func (b *Backend) Acquire(ctx context.Context, call *protocol.Call, p protocol.AcquireParams) (protocol.AcquireResult, error) {
 	spec, err := parseParams(p.Params, b.cfg)
 	if err != nil {
-		return nil, err
+		return protocol.AcquireResult{}, err
 	}
 	name := b.podName(p.Key)
 	res := spec.Result(time.Now())
@@ -32,12 +32,12 @@ func (b *Backend) acquire(ctx context.Context, call *protocol.Call, p protocol.A
 
 	pod, res, err := b.create(ctx, b.hostPod(name, p.Key, spec, annot), p.Key, res)
 	if err != nil {
-		return nil, err
+		return protocol.AcquireResult{}, err
 	}
 	if err := b.ready(ctx, pod); err != nil {
-		return nil, err
+		return protocol.AcquireResult{}, err
 	}
-	return res.With(name), nil
+	return *res.With(name), nil
 }
 
 // create creates the key's pod, or finds the one a previous acquire of the

@@ -76,8 +76,7 @@ func TestAPIServerRestartMidCalls(t *testing.T) {
 	t0 := time.Now()
 	p.c.Kill(t, "kube-apiserver")
 
-	var hs protocol.HostStatus
-	p.Must(t, "host.status", sandboxtest.StatusParams(a.Handle), &hs)
+	hs := sandboxtest.Must(t, p, protocol.MethodHostStatus, sandboxtest.StatusParams(a.Handle))
 	if hs.State != protocol.HostUnknown {
 		t.Errorf("host.status with the API server down: %+v, want unknown", hs)
 	}
@@ -92,7 +91,7 @@ func TestAPIServerRestartMidCalls(t *testing.T) {
 	apiRestartAcquire(t, p, <-acq)
 	t.Logf("acquire resolved at %v", time.Since(t0))
 	if o := outcome(t, "host.release", <-rel); o != "bad" {
-		p.Must(t, "host.release", sandboxtest.KeyParams("api-rel"), nil) // reissued, as mu does
+		sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("api-rel")) // reissued, as mu does
 		if st := releaseState(t, p, p.podName(t, "api-rel")); st != "gone" {
 			t.Errorf("the released pod is %s after the reissued release", st)
 		}
@@ -106,7 +105,7 @@ func TestAPIServerRestartMidCalls(t *testing.T) {
 		t.Errorf("job.status after the restart: %+v", st)
 	}
 	stopJob(t, p, jt)
-	p.Must(t, "host.release", sandboxtest.KeyParams("api-a"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("api-a"))
 	for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
 		if pod.Labels["org.mu-plugins/fence"] != "1" {
 			t.Errorf("pod %s left", pod.Name)
@@ -133,11 +132,12 @@ func apiRestartExec(t *testing.T, p, warm *plugin, pod string, r reply) {
 	}
 	// The warm channel broke with the restart: the next call opens
 	// another (or answers a typed error: never a wrong answer).
-	var er protocol.ExecResult
-	if err := warm.Ask(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er); err != nil {
+	er, err := sandboxtest.Ask(t, warm, protocol.MethodLinkExec, sandboxtest.ExecParams(pod, "echo again", ".", 60_000))
+	if err != nil {
 		outcome(t, "link.exec on the warm plugin", reply{err: err})
 		if !waitfor.Poll(time.Minute, func() bool {
-			return warm.Ask(t, "link.exec", sandboxtest.ExecParams(pod, "echo again", ".", 60_000), &er) == nil
+			er, err = sandboxtest.Ask(t, warm, protocol.MethodLinkExec, sandboxtest.ExecParams(pod, "echo again", ".", 60_000))
+			return err == nil
 		}) {
 			t.Fatalf("link.exec on the warm plugin never answered again")
 		}
@@ -176,5 +176,5 @@ func apiRestartAcquire(t *testing.T, p *plugin, r reply) {
 	default:
 		t.Fatalf("lookup after the restart: %+v", lk)
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams("api-acq"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("api-acq"))
 }

@@ -152,7 +152,7 @@ func New(cfg Config, log *slog.Logger) (*Backend, error) {
 	if err := sandbox.CheckInstanceName(b.instance); err != nil {
 		return nil, err
 	}
-	b.hosts = sandbox.NewHosts(b.provider(), b.instance, cfg.Self, cfg.MaxSessions, creator.This())
+	b.hosts = sandbox.NewHosts(b, b.instance, cfg.Self, cfg.MaxSessions, creator.This())
 	log.Info("the cluster", "server", cfg.Target.REST.Host, "context", cfg.Target.Context, "namespace", b.ns,
 		"from", cfg.Target.Source, "instance", b.instance)
 	return b, nil
@@ -167,9 +167,7 @@ func (b *Backend) Options() protocol.Options {
 // target.host.instance checked first, every method but link.checkSteps
 // waiting until the API server was reached once (reach).
 func (b *Backend) Handlers() protocol.Methods {
-	return b.hosts.Methods(sandbox.HostMethods{
-		Acquire: b.acquire, Lookup: b.lookup, Status: b.status, Release: b.release, CheckSteps: b.checkSteps,
-	}, b.jobHandlers(), sandbox.Gate{Reach: b.reach, What: "the API server"})
+	return b.hosts.Methods(b.jobHandlers())
 }
 
 // Stop ends whatever the plugin still runs: the link's (sandbox.Hosts'

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // Run side by side: go test ./backend/k8s -run '^$' -bench . -benchtime 10x
@@ -50,5 +51,5 @@ func BenchmarkExecTrue(b *testing.B) {
 	h := p.Acquire(b, "bench-exec", nil).Handle
 	sandboxtest.BenchExecTrue(b, p.Plugin, h, "kubectl", func(b *testing.B) { kubectl(b, p, "exec", h, "--", "true") })
 	b.StopTimer()
-	p.Must(b, "host.release", sandboxtest.KeyParams("bench-exec"), nil)
+	sandboxtest.Must(b, p, protocol.MethodHostRelease, sandboxtest.KeyParams("bench-exec"))
 }

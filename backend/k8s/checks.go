@@ -13,11 +13,11 @@ import (
 // reachSteps are the reach phase's steps, in order.
 var reachSteps = []string{"cluster", "api", "pod", "git"}
 
-// checkSteps serves link.checkSteps. The reach phase: the cluster (and
+// CheckSteps serves link.checkSteps. The reach phase: the cluster (and
 // what chose it), the API server's answer (bounded by ReachTimeout), the
 // host's pod running, git present in it. Other phases have no steps of
 // this plugin's.
-func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
+func (b *Backend) CheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) ([]protocol.Step, error) {
 	s := gitlink.NewSteps(reachSteps...)
 	if p.Phase != protocol.PhaseReach {
 		return s.List(), nil

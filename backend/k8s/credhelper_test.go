@@ -38,26 +38,21 @@ func TestCredentialHelperBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := sandboxtest.Start(t, caller.Config{Name: "k8s", Argv: []string{binPath(t), "--kubeconfig", kc, "--image", "img"}}, 30*time.Second)
-			short := func(params map[string]any) map[string]any {
-				params["deadline"] = time.Now().Add(10 * time.Second).UnixMilli()
-				return params
-			}
+			// Each call's deadline is the plugin's 30 s budget (the caller
+			// sets it at the send).
 			// A read: unknown, or the hand-back, naming the helper either way.
-			var st protocol.HostStatus
-			if err := p.Ask(t, "host.status", short(sandboxtest.StatusParams("mu-x")), &st); err != nil {
+			if st, err := sandboxtest.Ask(t, p, protocol.MethodHostStatus, sandboxtest.StatusParams("mu-x")); err != nil {
 				if err.Kind != "human" || !strings.Contains(err.Message, helper) {
 					t.Errorf("host.status: %+v, want a hand-back naming the helper", err)
 				}
 			} else if st.State != protocol.HostUnknown || !strings.Contains(st.Reason, helper) {
 				t.Errorf("host.status: %+v, want unknown naming the helper", st)
 			}
-			err := p.Ask(t, "host.acquire", short(sandboxtest.AcquireParams("k", nil)), nil)
+			err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("k", nil))
 			if err == nil || !strings.Contains(err.Message, helper) || !strings.Contains(err.Remedy, "by hand") {
 				t.Errorf("host.acquire: %+v, want an error naming the helper and the fix", err)
 			}
-			ex := sandboxtest.ExecParams("mu-x", "true", ".", 5000)
-			ex["deadline"] = time.Now().Add(10 * time.Second).UnixMilli()
-			if err := p.Ask(t, "link.exec", ex, nil); err == nil {
+			if err := sandboxtest.Err(t, p, protocol.MethodLinkExec, sandboxtest.ExecParams("mu-x", "true", ".", 5000)); err == nil {
 				t.Errorf("link.exec answered without credentials")
 			}
 			b, rerr := os.ReadFile(helper + ".pid")

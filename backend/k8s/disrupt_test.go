@@ -7,6 +7,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // The kubelet restarted under a running job: the job survives (its pod and
@@ -21,7 +22,7 @@ func TestKubeletRestartJobSurvives(t *testing.T) {
 	var st protocol.JobStatus
 	for i := 0; i < 30; i++ { // a call on a channel the restart broke is unknown, once
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		st, _ = p.JobStatus(ctx, jt)
+		st, _ = caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt})
 		cancel()
 		if st.State != protocol.JobUnknown && st.State != "" {
 			break
@@ -34,5 +35,5 @@ func TestKubeletRestartJobSurvives(t *testing.T) {
 	if r := p.Run(t, res.Handle, "echo alive"); r.Stdout != "alive\n" {
 		t.Errorf("link after the kubelet restarted: %q %q", r.Stdout, r.Stderr)
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-kubelet"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-kubelet"))
 }

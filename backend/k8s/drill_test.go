@@ -72,7 +72,7 @@ func TestCrashDrillAcquire(t *testing.T) {
 	})
 	t.Logf("lookup answers after the kill: %v", &counts)
 	crashdrill.Trials(t, trials, drillConc, func(t *testing.T, i int) {
-		p.Must(t, "host.release", sandboxtest.KeyParams(fmt.Sprintf("drill-%d", i)), nil)
+		sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams(fmt.Sprintf("drill-%d", i)))
 	})
 	for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
 		if pod.Labels["org.mu-plugins/fence"] != "1" {
@@ -108,8 +108,7 @@ func acquireTrial(t *testing.T, q *plugin, i int, killAfter time.Duration) strin
 		if len(mine) != 1 || mine[0] == "1" {
 			t.Errorf("%s found, pods %v", key, mine)
 		}
-		var hs protocol.HostStatus
-		q.Must(t, "host.status", sandboxtest.StatusParams(lk.Found.Handle), &hs)
+		hs := sandboxtest.Must(t, q, protocol.MethodHostStatus, sandboxtest.StatusParams(lk.Found.Handle))
 		if hs.State != protocol.HostUp {
 			t.Errorf("%s found but status %+v", key, hs)
 		}
@@ -118,7 +117,7 @@ func acquireTrial(t *testing.T, q *plugin, i int, killAfter time.Duration) strin
 		if len(mine) != 1 || mine[0] != "1" {
 			t.Errorf("%s fenced none, pods %v", key, mine)
 		}
-		if err := q.Ask(t, "host.acquire", sandboxtest.AcquireParams(key, smallPod), nil); err == nil {
+		if err := sandboxtest.Err(t, q, protocol.MethodHostAcquire, sandboxtest.AcquireParams(key, smallPod)); err == nil {
 			t.Errorf("%s: an acquire after a fenced none succeeded", key)
 		}
 		return "none (fenced)"
@@ -149,7 +148,7 @@ func TestCrashDrillRelease(t *testing.T) {
 	p.Acquire(t, "rel-probe", smallPod)
 	probe := startOn(t, p.prefix)
 	t0 := time.Now()
-	probe.Must(t, "host.release", sandboxtest.KeyParams("rel-probe"), nil)
+	sandboxtest.Must(t, probe, protocol.MethodHostRelease, sandboxtest.KeyParams("rel-probe"))
 	full := time.Since(t0)
 	probe.Stop(t)
 	span := full + full/4
@@ -161,7 +160,7 @@ func TestCrashDrillRelease(t *testing.T) {
 		name := p.podName(t, key)
 		startOn(t, p.prefix).KillDuring("host.release", sandboxtest.KeyParams(key), crashdrill.KillPoint(i, trials, span))
 		counts.Add(releaseState(t, p, name))
-		p.Must(t, "host.release", sandboxtest.KeyParams(key), nil)
+		sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams(key))
 		for _, pod := range prefixed(pods(t, p.c, ""), p.prefix) {
 			if pod.Name == name {
 				t.Errorf("%s: pod %s left after the reissued release", key, name)
@@ -210,7 +209,7 @@ func TestTwentyHostsInParallel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.Must(t, "host.release", sandboxtest.KeyParams(fmt.Sprintf("par-%d", i)), nil)
+			sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams(fmt.Sprintf("par-%d", i)))
 		}()
 	}
 	wg.Wait()

@@ -18,24 +18,34 @@ import (
 	"github.com/mu-org/mu-plugins/internal/sandbox"
 )
 
-// provider is the cluster's part of the link (sandbox.Provider): pods/exec,
-// the API's errors, and the environment that pins git's bridge to this
-// cluster and namespace.
-func (b *Backend) provider() sandbox.Provider {
-	return sandbox.Provider{
-		Name:     func(pod string) string { return "pod " + pod },
-		HandleIs: "a pod name",
-		Owned:    b.owned,
-		Open:     b.openSession,
-		ExecOnce: func(ctx context.Context, pod string, argv []string) (int, []byte, error) {
-			code, _, stderr, err := b.execOnce(ctx, pod, argv, nil)
-			return code, stderr, err
-		},
-		Err: apiErr,
-		BridgeEnv: func(context.Context) (map[string]string, func(), error) {
-			return b.cfg.Target.Env(), func() {}, nil
-		},
-	}
+// The cluster is a sandbox.Provider: pods/exec, the API's errors, and the
+// environment that pins git's bridge to this cluster and namespace; its
+// host methods (Acquire, Lookup, Status, Release, CheckSteps) and its
+// gate (Reach).
+var _ sandbox.Provider = (*Backend)(nil)
+
+// HostName names a pod in a message.
+func (b *Backend) HostName(pod string) string { return "pod " + pod }
+
+// HandleIs says what a k8s host's handle is.
+func (b *Backend) HandleIs() string { return "a pod name" }
+
+// ProviderName names the API server in a call's error.
+func (b *Backend) ProviderName() string { return "the API server" }
+
+// ExecOnce runs argv in the pod as a one-off exec: its exit code and
+// stderr.
+func (b *Backend) ExecOnce(ctx context.Context, pod string, argv []string) (int, []byte, error) {
+	code, _, stderr, err := b.execOnce(ctx, pod, argv, nil)
+	return code, stderr, err
+}
+
+// APIError classifies an API server error for a reply.
+func (b *Backend) APIError(err error, what string) error { return apiErr(err, what) }
+
+// BridgeEnv pins git's bridge to this cluster and namespace.
+func (b *Backend) BridgeEnv(context.Context) (map[string]string, func(), error) {
+	return b.cfg.Target.Env(), func() {}, nil
 }
 
 // dropPool closes the pod's channels and forgets what was learnt of it
@@ -65,10 +75,10 @@ func executor(cfg *rest.Config, cs restClient, ns, pod string, argv []string, st
 // restClient is the core API's REST client (what an exec request is built on).
 type restClient interface{ Post() *rest.Request }
 
-// openSession starts a channel's loop in the pod over one exec stream:
+// OpenSession starts a channel's loop in the pod over one exec stream:
 // the exec's setup (a round trip to the API server and the kubelet) is
 // paid once per channel, not once per script.
-func (b *Backend) openSession(ctx context.Context, pod string) (*execchan.Session, error) {
+func (b *Backend) OpenSession(ctx context.Context, pod string) (*execchan.Session, error) {
 	ex, err := executor(b.cfg.Target.REST, b.cs.CoreV1().RESTClient(), b.ns, pod, []string{"/bin/sh", "-c", execchan.AgentScript}, true)
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ func TestHostGoneWithItsNode(t *testing.T) {
 	res := p.Acquire(t, "key-node", smallPod)
 	host := protocol.Target{Host: protocol.HostRef{Name: "box", Handle: res.Handle, Instance: p.decl.Instance}}
 	jt, _ := startJob(t, p, host, "job-node")
-	t.Cleanup(func() { p.Must(t, "host.release", sandboxtest.KeyParams("key-node"), nil) }) // once the node is back
+	t.Cleanup(func() { sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-node")) }) // once the node is back
 	p.c.DeleteNode(t)
 
 	pod, err := p.c.Client(t).CoreV1().Pods(p.c.Namespace).Get(context.Background(), res.Handle, metav1.GetOptions{})
@@ -35,8 +35,7 @@ func TestHostGoneWithItsNode(t *testing.T) {
 	if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 		t.Fatalf("the pod's object reads %s (deleted: %v): want it Running, so that only its node says it is gone", pod.Status.Phase, pod.DeletionTimestamp != nil)
 	}
-	var hs protocol.HostStatus
-	p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
+	hs := sandboxtest.Must(t, p, protocol.MethodHostStatus, sandboxtest.StatusParams(res.Handle))
 	if hs.State != protocol.HostGone || !strings.Contains(hs.Reason, p.c.Node) {
 		t.Errorf("host.status with its node deleted: %+v, want gone naming node %s", hs, p.c.Node)
 	}
@@ -51,7 +50,7 @@ func TestHostGoneWithItsNode(t *testing.T) {
 	if err != nil || pod.DeletionTimestamp == nil {
 		t.Fatalf("the deleted pod of a deleted node: %v, want it terminating", err)
 	}
-	p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
+	hs = sandboxtest.Must(t, p, protocol.MethodHostStatus, sandboxtest.StatusParams(res.Handle))
 	if hs.State != protocol.HostGone {
 		t.Errorf("host.status of the terminating pod of a deleted node: %+v, want gone", hs)
 	}
@@ -72,7 +71,7 @@ func TestHostGoneEvicted(t *testing.T) {
 	var hs protocol.HostStatus
 	seen := map[protocol.HostState]int{}
 	gone := waitfor.Poll(2*time.Minute, func() bool {
-		p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
+		hs = sandboxtest.Must(t, p, protocol.MethodHostStatus, sandboxtest.StatusParams(res.Handle))
 		seen[hs.State]++
 		return hs.State != protocol.HostUnknown
 	})
@@ -81,7 +80,7 @@ func TestHostGoneEvicted(t *testing.T) {
 		t.Fatalf("host.status after the eviction: %+v, want unknown then gone", hs)
 	}
 	jobLost(t, p, jt, "after the eviction")
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-evict"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-evict"))
 }
 
 // jobLost checks that the job jt, on a host that is gone, is lost and a
@@ -91,8 +90,7 @@ func jobLost(t *testing.T, p *plugin, jt protocol.Target, when string) {
 	if st := jobState(t, p, jt); st.State != protocol.JobLost {
 		t.Errorf("job.status %s: %+v, want lost", when, st)
 	}
-	var lk protocol.JobLookupResult
-	p.Must(t, "job.lookup", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt, "key": jt.Job.Key, "fence": true}, &lk)
+	lk := sandboxtest.Must(t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: jt}, Key: jt.Job.Key, Fence: true})
 	if !lk.None {
 		t.Errorf("job.lookup %s: %+v, want none", when, lk)
 	}

@@ -2,7 +2,6 @@ package k8s_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testk8s"
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
+	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
@@ -115,31 +115,28 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 	}
 
 	q := startOn(t, p.prefix)
-	var again protocol.AcquireResult
-	q.Must(t, "host.acquire", sandboxtest.AcquireParams("key-1", params), &again)
+	again := sandboxtest.Must(t, q, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-1", params))
 	if !reflect.DeepEqual(again, res) {
 		t.Errorf("second acquire: %+v, want %+v", again, res)
 	}
 	if n := len(prefixed(pods(t, p.c, ""), p.prefix)); n != 1 {
 		t.Errorf("%d pods for key-1, want 1", n)
 	}
-	if err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("key-1", map[string]string{"ttl": "1h"}), nil); err == nil || err.Kind != "permanent" {
+	if err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("key-1", map[string]string{"ttl": "1h"})); err == nil || err.Kind != "permanent" {
 		t.Errorf("acquire with other params: %v, want a permanent error", err)
 	}
 
-	var st map[string]json.RawMessage
-	p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &st)
-	if string(st["state"]) != `"up"` || string(st["maxJobs"]) != "3" {
-		t.Errorf("status: %v", st)
+	st := sandboxtest.Must(t, p, protocol.MethodHostStatus, sandboxtest.StatusParams(res.Handle))
+	if st.State != protocol.HostUp || string(st.Facts["maxJobs"]) != "3" {
+		t.Errorf("status: %s", words.JSON(st))
 	}
 
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-1"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-1"))
 	if n := len(prefixed(pods(t, p.c, ""), p.prefix)); n != 0 {
 		t.Errorf("%d pods left after release", n)
 	}
-	p.Must(t, "host.release", sandboxtest.KeyParams("key-1"), nil) // idempotent
-	var gone protocol.HostStatus
-	p.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &gone)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("key-1")) // idempotent
+	gone := sandboxtest.Must(t, p, protocol.MethodHostStatus, sandboxtest.StatusParams(res.Handle))
 	if gone.State != "gone" {
 		t.Errorf("status after release: %+v", gone)
 	}
@@ -154,7 +151,7 @@ func TestAcquireLookupStatusRelease(t *testing.T) {
 func TestFencedNoneIsFinal(t *testing.T) {
 	p := start(t)
 	sandboxtest.FencedNone(t, p.Plugin, "fenced")
-	p.Must(t, "host.release", sandboxtest.KeyParams("fenced"), nil)
+	sandboxtest.Must(t, p, protocol.MethodHostRelease, sandboxtest.KeyParams("fenced"))
 	left := prefixed(pods(t, p.c, ""), p.prefix)
 	if len(left) != 1 || left[0].Labels["org.mu-plugins/fence"] != "1" || left[0].Spec.NodeName != "" {
 		t.Errorf("want the one unscheduled fence left, got %d pods", len(left))
@@ -165,7 +162,7 @@ func TestFencedNoneIsFinal(t *testing.T) {
 // pod.
 func TestUnpullableImageIsHumanAndLeavesNothing(t *testing.T) {
 	p := start(t)
-	err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("noimage", map[string]string{"image": "mu-plugins.invalid/none:1", "pullPolicy": "Never"}), nil)
+	err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("noimage", map[string]string{"image": "mu-plugins.invalid/none:1", "pullPolicy": "Never"}))
 	if err == nil || err.Kind != "human" || err.Remedy == "" || !strings.Contains(err.Remedy, "image") {
 		t.Fatalf("acquire of a missing image: %+v, want human with a remedy naming the image", err)
 	}
@@ -174,7 +171,7 @@ func TestUnpullableImageIsHumanAndLeavesNothing(t *testing.T) {
 			t.Errorf("pod %s left behind", pod.Name)
 		}
 	}
-	bad := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("badparam", map[string]string{"cpu": "lots"}), nil)
+	bad := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("badparam", map[string]string{"cpu": "lots"}))
 	if bad == nil || bad.Kind != "permanent" || !strings.Contains(bad.Message, "known params") {
 		t.Errorf("a malformed param: %+v", bad)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // startJob starts the test agent as a job on host and returns its target
@@ -23,7 +24,7 @@ func startJob(t *testing.T, p *plugin, host protocol.Target, key string) (protoc
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec(key)})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: agentSpec(key)})
 	if err != nil {
 		t.Fatalf("job.start: %v\n%s", err, p.Stderr.String())
 	}
@@ -50,7 +51,7 @@ func jobState(t *testing.T, p *plugin, jt protocol.Target) protocol.JobStatus {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	st, err := p.JobStatus(ctx, jt)
+	st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt})
 	if err != nil {
 		t.Fatalf("job.status: %v", err)
 	}
@@ -107,7 +108,7 @@ func TestJobOutlivesViewAndPluginThenPodDeleted(t *testing.T) {
 	}
 	var hs protocol.HostStatus
 	waitfor.Poll(10*time.Second, func() bool { // a forced delete removes the object at once; poll a little in case it lags
-		q.Must(t, "host.status", sandboxtest.StatusParams(res.Handle), &hs)
+		hs = sandboxtest.Must(t, q, protocol.MethodHostStatus, sandboxtest.StatusParams(res.Handle))
 		return hs.State == protocol.HostGone
 	})
 	if hs.State != protocol.HostGone {

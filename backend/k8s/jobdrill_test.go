@@ -12,6 +12,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/sandboxtest"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // TestCrashDrillJobStart SIGKILLs the plugin at points spread over
@@ -64,8 +65,7 @@ func resolveJobStart(t *testing.T, q *plugin, host protocol.Target, key string) 
 	t.Helper()
 	params := jobStartParams(host, key)
 	jt := jobTargetOf(host, key, "")
-	var lk protocol.JobLookupResult
-	q.Must(t, "job.lookup", map[string]any{"deadline": sandboxtest.Deadline(), "target": jt, "key": key, "fence": true}, &lk)
+	lk := sandboxtest.Must(t, q, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: jt}, Key: key, Fence: true})
 	if n := agentsOf(t, q, host.Host.Handle, key); (lk.Found == nil) != (n == 0) {
 		t.Errorf("%s: %d processes of its job running, want them only when found (lookup %+v)", key, n, lk)
 	}
@@ -74,7 +74,7 @@ func resolveJobStart(t *testing.T, q *plugin, host protocol.Target, key string) 
 		stopJob(t, q, jobTargetOf(host, key, lk.Found.Handle))
 		return "found"
 	case lk.None:
-		if err := q.Ask(t, "job.start", params, nil); err == nil {
+		if err := sandboxtest.Err(t, q, protocol.MethodJobStart, params); err == nil {
 			t.Errorf("%s: a job.start after a fenced none succeeded", key)
 		}
 		return "none"
@@ -98,7 +98,7 @@ func stopJob(t *testing.T, p *plugin, jt protocol.Target) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: jt.Job.Key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: jt.Job.Key}); err != nil {
 		t.Errorf("job.stop %s: %v", jt.Job.Key, err)
 	}
 }
@@ -142,7 +142,7 @@ func TestCrashDrillChannelSend(t *testing.T) {
 	full := longestOf(t, sendChains, func(t *testing.T, c int) time.Duration {
 		fresh := startOn(t, p.prefix)
 		t0 := time.Now()
-		if _, err := fresh.ChannelSend(ctx, sendParams(jts[c], "probe")); err != nil {
+		if _, err := caller.Invoke(ctx, fresh, protocol.MethodChannelSend, sendParams(jts[c], "probe")); err != nil {
 			t.Fatalf("channel.send: %v", err)
 		}
 		d := time.Since(t0)
@@ -175,7 +175,7 @@ func sendParams(jt protocol.Target, id string) protocol.SendParams {
 func sendTrial(t *testing.T, ctx context.Context, q *plugin, jt protocol.Target, runs *int64, id string, killAfter time.Duration) string {
 	startOn(t, q.prefix).KillDuring("channel.send", sendParams(jt, id), killAfter)
 
-	rc, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id})
+	rc, err := caller.Invoke(ctx, q, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id})
 	if err != nil {
 		t.Fatalf("%s: channel.receipt: %v", id, err)
 	}
@@ -192,14 +192,14 @@ func sendTrial(t *testing.T, ctx context.Context, q *plugin, jt protocol.Target,
 	// The next delivery's turn is the only one past runs: a killed send
 	// that was not accepted never lands later.
 	next := id + "-next"
-	if _, err := q.ChannelSend(ctx, sendParams(jt, next)); err != nil {
+	if _, err := caller.Invoke(ctx, q, protocol.MethodChannelSend, sendParams(jt, next)); err != nil {
 		t.Fatalf("%s: channel.send: %v", next, err)
 	}
 	if obs := drive.Settled(t, ctx, q.Plugin.Plugin, jt, *runs); obs.Runs != *runs+1 {
 		t.Errorf("%s (%s): runs %d after %d, want one turn", next, rc.State, obs.Runs, *runs)
 	}
 	*runs++
-	if again, err := q.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id}); err != nil || again.State != rc.State {
+	if again, err := caller.Invoke(ctx, q, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: id}); err != nil || again.State != rc.State {
 		t.Errorf("%s: receipt changed from %s to %+v %v", id, rc.State, again, err)
 	}
 	return rc.State

@@ -15,7 +15,7 @@ const ViewCommand = sandbox.ViewCommand
 // JobHandlers): tmuxjob's over the pod's Runner (its pooled exec
 // channels), with job.start, lookup, status and stop answering from the
 // pod's state first when it is not running.
-func (b *Backend) jobHandlers() map[string]protocol.Handler {
+func (b *Backend) jobHandlers() protocol.Methods {
 	return b.hosts.JobHandlers(ChannelName, ChannelName, func() sandbox.JobView {
 		return sandbox.JobView{Env: b.cfg.Target.Env(), HostArg: "--pod"}
 	}, b.jobState)

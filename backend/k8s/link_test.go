@@ -67,14 +67,14 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 
 	var r protocol.ExecResult
 	push := sandboxtest.PushParams(h, dir, "work/repo", rev)
-	p.Must(t, "link.push", push, &r)
+	r = sandboxtest.Must(t, p, protocol.MethodLinkPush, push)
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Fatalf("push: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}
 	if got := p.Run(t, h, "git -C work/repo cat-file -t "+rev); got.Stdout != "commit\n" {
 		t.Errorf("remote after push: %q %q", got.Stdout, got.Stderr)
 	}
-	p.Must(t, "link.push", push, &r) // idempotent
+	r = sandboxtest.Must(t, p, protocol.MethodLinkPush, push) // idempotent
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Errorf("second push: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}
@@ -85,7 +85,7 @@ func TestPushAndFetchMoveCommits(t *testing.T) {
 		t.Fatalf("commit in the pod: %q", made.Stderr)
 	}
 	fetch := sandboxtest.FetchParams(h, dir, "work/repo")
-	p.Must(t, "link.fetch", fetch, &r)
+	r = sandboxtest.Must(t, p, protocol.MethodLinkFetch, fetch)
 	if sandboxtest.ExitCode(r) != "0" {
 		t.Fatalf("fetch: code %s stderr %q", sandboxtest.ExitCode(r), r.Stderr)
 	}

@@ -16,11 +16,11 @@ import (
 // answers pending.
 const comingWait = 20 * time.Second
 
-// lookup serves host.lookup: found (acquire's result), pending, none, or
+// Lookup serves host.lookup: found (acquire's result), pending, none, or
 // unknown. With fence, a none is made final by a placeholder pod under the
 // key's name that can never run (fencePod): a late acquire's create then
 // fails with AlreadyExists and refuses.
-func (b *Backend) lookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (any, error) {
+func (b *Backend) Lookup(ctx context.Context, call *protocol.Call, p protocol.LookupParams) (protocol.HostLookupResult, error) {
 	name := b.podName(p.Key)
 	pods := b.cs.CoreV1().Pods(b.ns)
 	for attempt := 0; attempt < 100; attempt++ {

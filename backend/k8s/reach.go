@@ -17,10 +17,10 @@ import (
 // answered within it.
 const ReachTimeout = 5 * time.Second
 
-// reach makes sure the API server answers before the first call that
+// Reach makes sure the API server answers before the first call that
 // needs it: nothing is asked before the handshake; the first call asks for
 // /version, bounded by ReachTimeout; later calls go straight through.
-func (b *Backend) reach(ctx context.Context) error {
+func (b *Backend) Reach(ctx context.Context) error {
 	if b.reached.Load() {
 		return nil
 	}
@@ -61,9 +61,9 @@ func (b *Backend) version(ctx context.Context) (string, error) {
 			b.cfg.Target.Source, b.cfg.Target.Context)}
 }
 
-// owned checks that the pod name is a host this instance acquired (not a
+// Owned checks that the pod name is a host this instance acquired (not a
 // fence placeholder).
-func (b *Backend) owned(ctx context.Context, name string) error {
+func (b *Backend) Owned(ctx context.Context, name string) error {
 	pod, err := b.cs.CoreV1().Pods(b.ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return apiErr(err, "reading pod "+name)

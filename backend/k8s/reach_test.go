@@ -42,12 +42,11 @@ func TestReachIsBoundedAndAfterTheHandshake(t *testing.T) {
 			}
 			sp := sandboxtest.Start(t, caller.Config{Name: "k8s", Argv: []string{binPath(t), "--kubeconfig", kc, "--image", "img"}}, 3*time.Minute)
 			p := &plugin{Plugin: sp, decl: sp.Declaration()}
-			var st protocol.HostStatus
-			p.Must(t, "host.status", sandboxtest.StatusParams("mu-x"), &st)
+			st := sandboxtest.Must(t, p, protocol.MethodHostStatus, sandboxtest.StatusParams("mu-x"))
 			if st.State != protocol.HostUnknown || !strings.Contains(st.Reason, "API server") {
 				t.Errorf("status with the server %s: %+v", name, st)
 			}
-			err := p.Ask(t, "host.acquire", sandboxtest.AcquireParams("k", nil), nil)
+			err := sandboxtest.Err(t, p, protocol.MethodHostAcquire, sandboxtest.AcquireParams("k", nil))
 			if err == nil || err.Kind != "retryable" || err.Remedy == "" {
 				t.Errorf("acquire with the server %s: %+v, want retryable with a remedy", name, err)
 			}

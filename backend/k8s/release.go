@@ -13,37 +13,37 @@ import (
 // SIGTERM at once.
 const releaseGrace = 2
 
-// release serves host.release: delete the key's pod and answer once it is
+// Release serves host.release: delete the key's pod and answer once it is
 // gone (the kubelet stopped its containers). A pod already gone resolves to
 // null. A fence placeholder stays: the fence is forever (docs/k8s.md says
 // how to remove placeholders by label).
-func (b *Backend) release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (any, error) {
+func (b *Backend) Release(ctx context.Context, call *protocol.Call, p protocol.KeyParams) (protocol.Null, error) {
 	name := b.podName(p.Key)
 	pod, err := b.cs.CoreV1().Pods(b.ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return protocol.Null{}, nil
 	}
 	if err != nil {
-		return nil, apiErr(err, "reading pod "+name)
+		return protocol.Null{}, apiErr(err, "reading pod "+name)
 	}
 	if pod.Labels[LabelFence] == "1" {
-		return nil, nil
+		return protocol.Null{}, nil
 	}
 	if pod.Annotations[AnnotKey] != p.Key {
-		return nil, protocol.HumanError("delete or rename the pod, or use another --prefix",
+		return protocol.Null{}, protocol.HumanError("delete or rename the pod, or use another --prefix",
 			"pod name %s is taken by a pod that is not this key's", name)
 	}
 	b.dropPool(name)
 	if pod.DeletionTimestamp == nil {
 		if err := b.deletePod(ctx, pod, releaseGrace); err != nil {
 			if notSent(err) {
-				return nil, protocol.Wrap(protocol.Retryable, err, "the API server is unreachable")
+				return protocol.Null{}, protocol.Wrap(protocol.Retryable, err, "the API server is unreachable")
 			}
-			return nil, protocol.Wrap(protocol.UnknownOutcome, err, "deleting pod "+name)
+			return protocol.Null{}, protocol.Wrap(protocol.UnknownOutcome, err, "deleting pod "+name)
 		}
 	}
 	if err := b.waitGone(ctx, pod); err != nil {
-		return nil, protocol.Wrap(protocol.UnknownOutcome, err, "pod "+name+" is being deleted")
+		return protocol.Null{}, protocol.Wrap(protocol.UnknownOutcome, err, "pod "+name+" is being deleted")
 	}
-	return nil, nil
+	return protocol.Null{}, nil
 }

@@ -10,15 +10,15 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// status serves host.status: up with its facts; gone only as proof (the
+// Status serves host.status: up with its facts; gone only as proof (the
 // pod does not exist, it ended, it was evicted, or its node no longer
 // exists); needs-human when it cannot run without a person (an image that
 // cannot be pulled, no node with room, a container that cannot start);
 // unknown when the cluster does not say.
-func (b *Backend) status(ctx context.Context, call *protocol.Call, p protocol.Base) (any, error) {
+func (b *Backend) Status(ctx context.Context, call *protocol.Call, p protocol.Base) (protocol.HostStatus, error) {
 	st, pod, why, err := b.podState(ctx, p.Target)
 	if err != nil {
-		return nil, err
+		return protocol.HostStatus{}, err
 	}
 	switch st {
 	case podUp:

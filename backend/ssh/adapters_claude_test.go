@@ -11,6 +11,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // The claude adapter on an SSH host (a user's own machine), over the
@@ -35,25 +36,25 @@ func TestClaudeAdapterOnSSHHost(t *testing.T) {
 	key := newKey("claude")
 	s := h.spec("c", dir+"/tree", map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test-secret-0123456789abcdefghij", "CLAUDE_CONFIG_DIR": dir + "/claude"})
 	s.Harness, s.Cmd = "claude", shQuote(path.Join(dir, "bin", "claude"))
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: s})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: s})
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
 	jt := h.jobTarget(key, res.Handle, "c")
 	reading := func() protocol.Reading {
-		m, err := p.ReadStates(ctx, protocol.ReadStatesParams{Base: protocol.Base{Target: jt}, Targets: []protocol.AgentName{{Workstream: "ws", Name: "c"}}})
+		m, err := caller.Invoke(ctx, p, protocol.MethodChannelReadStates, protocol.ReadStatesParams{Base: protocol.Base{Target: jt}, Targets: []protocol.AgentName{{Workstream: "ws", Name: "c"}}})
 		if err != nil {
 			t.Fatalf("channel.readStates: %v", err)
 		}
 		return m["ws/c"]
 	}
 	drive.ClaudeScreens(t, reading, func(keys string) {
-		if _, err := p.Answer(ctx, protocol.AnswerParams{Base: protocol.Base{Target: jt}, Keys: []string{keys}}); err != nil {
+		if _, err := caller.Invoke(ctx, p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: protocol.Base{Target: jt}, Keys: []string{keys}}); err != nil {
 			t.Fatalf("channel.answer: %v", err)
 		}
 	})
 	drive.ClaudeTurns(t, func(i int, text string) {
-		if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: newKey("m"), Mode: protocol.ModeFollowUp}); err != nil {
+		if _, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: newKey("m"), Mode: protocol.ModeFollowUp}); err != nil {
 			t.Fatalf("channel.send: %v", err)
 		}
 	}, func(i int) protocol.Observation { return drive.Settled(t, ctx, p, jt, int64(i)) })

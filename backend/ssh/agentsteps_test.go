@@ -11,6 +11,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // pathWithout is a directory of links to every program in /usr/bin but
@@ -53,11 +54,11 @@ func TestAgentStepsMissingTools(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(filepath.Join(s.Home, root)) })
 	p := startJobsPlugin(t, s, root)
 	params := protocol.CheckStepsParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}, Phase: protocol.PhaseAgent}
-	job, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps, params)
+	job, err := caller.Invoke(ctx, p, protocol.MethodJobCheckSteps, params)
 	if err != nil || len(job) != 6 {
 		t.Fatalf("job.checkSteps: %+v %v", job, err)
 	}
-	link, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, params)
+	link, err := caller.Invoke(ctx, p, protocol.MethodLinkCheckSteps, params)
 	if err != nil {
 		t.Fatalf("link.checkSteps: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
 	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 func openssh(b *testing.B, s *testsshd.Server, extra ...string) {
@@ -207,7 +208,7 @@ func BenchmarkFetch(b *testing.B) {
 			b.StopTimer()
 			dir := fresh()
 			b.StartTimer()
-			res, r := d.link("link.fetch", fetchParams("box", "bench-src", dir, 60*time.Second))
+			res, r := link(d, protocol.MethodLinkFetch, fetchParams("box", "bench-src", dir, 60*time.Second))
 			if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				b.Fatalf("fetch: %+v %+v", res, r)
 			}
@@ -278,7 +279,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		warm.openssh += measure(func() { openssh(b, s, "-S", ctl) })
 		dir := fresh()
 		fetch.plugin += measure(func() {
-			res, r := d.link("link.fetch", fetchParams("box", "sbs-src", dir, 60*time.Second))
+			res, r := link(d, protocol.MethodLinkFetch, fetchParams("box", "sbs-src", dir, 60*time.Second))
 			if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 				b.Fatalf("fetch: %+v %+v", res, r)
 			}

@@ -64,7 +64,7 @@ func TestWithCaller(t *testing.T) {
 		t.Fatalf("unknown host key: want a human error with a remedy, got %v", err)
 	}
 
-	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: box}, Phase: "reach"})
+	steps, err := caller.Invoke(ctx, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: box}, Phase: "reach"})
 	if err != nil || len(steps) != 7 {
 		t.Fatalf("checkSteps: %v %v", steps, err)
 	}

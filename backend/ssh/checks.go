@@ -20,7 +20,7 @@ var reachSteps = []string{"resolve", "tcp", "hostkey", "auth", "sh", "git", "hom
 // after a failure the rest are skipped (null). Each failure says what to do.
 // The agent phase's are job.checkSteps' own (agentSteps): one list, one
 // code path, whichever seam mu asks.
-func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
+func (b *Backend) checkSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) ([]protocol.Step, error) {
 	if p.Phase == protocol.PhaseAgent {
 		return b.agentSteps(ctx, p.Target)
 	}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
@@ -15,9 +14,7 @@ import (
 
 func (d *driver) steps(host string) []protocol.Step {
 	d.t.Helper()
-	p := base(host, 10*time.Second)
-	p["phase"] = "reach"
-	return drive.Call[[]protocol.Step](d.t, d.Plugin, protocol.MethodLinkCheckSteps, p)
+	return drive.Call(d.t, d.Plugin, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: base(host), Phase: protocol.PhaseReach})
 }
 
 func stepMap(steps []protocol.Step) (names []string, ok map[string]string, detail map[string]string) {

@@ -169,10 +169,12 @@ func (b *Backend) Options() protocol.Options {
 		inst = DefaultInstance(b.cfg.SSHConfig)
 	}
 	h := b.jobHandlers()
-	h[protocol.MethodLinkExec] = protocol.Handle(b.execScript)
-	h[protocol.MethodLinkFetch] = protocol.Handle(b.fetch)
-	h[protocol.MethodLinkPush] = protocol.Handle(b.push)
-	h[protocol.MethodLinkCheckSteps] = protocol.Handle(b.checkSteps)
+	h.Add(
+		protocol.MethodLinkExec.Serve(b.execScript),
+		protocol.MethodLinkFetch.Serve(b.fetch),
+		protocol.MethodLinkPush.Serve(b.push),
+		protocol.MethodLinkCheckSteps.Serve(b.checkSteps),
+	)
 	return protocol.Options{
 		Instance: inst,
 		Seams:    Seams(b.cfg.Channel),

@@ -41,31 +41,26 @@ type driver struct {
 	t testing.TB
 }
 
-// base is every call's deadline and target (the caller sets the deadline
-// again at each send, to the same: timeout and a grace for a run).
-func base(host string, timeout time.Duration) map[string]any {
-	return map[string]any{
-		"deadline": time.Now().Add(timeout + protocol.Grace).UnixMilli(),
-		"target":   map[string]any{"host": map[string]any{"name": host}},
-	}
+// base is every call's target: the host named host (the caller sets the
+// deadline at each send).
+func base(host string) protocol.Base {
+	return protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: host}}}
 }
 
-func execParams(host, script, cwd string, timeout time.Duration) map[string]any {
-	p := base(host, timeout)
-	p["script"], p["cwd"], p["timeoutMs"] = script, cwd, timeout.Milliseconds()
-	return p
+func execParams(host, script, cwd string, timeout time.Duration) protocol.ExecParams {
+	return protocol.ExecParams{Base: base(host), Script: script, Cwd: cwd, TimeoutMs: timeout.Milliseconds()}
 }
 
 // link runs link.exec, link.fetch or link.push and returns its result or
 // its error reply.
-func (d *driver) link(method string, params map[string]any) (protocol.ExecResult, *caller.RemoteError) {
+func link[P any](d *driver, m protocol.Method[P, protocol.ExecResult], params P) (protocol.ExecResult, *caller.RemoteError) {
 	d.t.Helper()
-	return drive.Try[protocol.ExecResult](d.t, d.Plugin, method, params)
+	return drive.Try(d.t, d.Plugin, m, params)
 }
 
 func (d *driver) exec(host, script, cwd string, timeout time.Duration) (protocol.ExecResult, *caller.RemoteError) {
 	d.t.Helper()
-	return d.link(protocol.MethodLinkExec, execParams(host, script, cwd, timeout))
+	return link(d, protocol.MethodLinkExec, execParams(host, script, cwd, timeout))
 }
 
 // mustExec runs a script that must succeed with exit 0.

@@ -283,30 +283,30 @@ func signalNumber(s string) int {
 }
 
 // execScript serves link.exec.
-func (b *Backend) execScript(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (any, error) {
+func (b *Backend) execScript(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (protocol.ExecResult, error) {
 	if int64(len(p.Script)) > MaxScriptBytes {
-		return nil, protocol.Errorf(protocol.Permanent, "script of %d bytes exceeds maxScriptBytes %d", len(p.Script), MaxScriptBytes)
+		return protocol.ExecResult{}, protocol.Errorf(protocol.Permanent, "script of %d bytes exceeds maxScriptBytes %d", len(p.Script), MaxScriptBytes)
 	}
 	until := time.Now().Add(protocol.RunTimeout(p.TimeoutMs))
 	c, err := b.pool.get(ctx, p.Target.Host.Name)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	out, errb := outcap.New(outcap.ReplyBudget), outcap.New(outcap.ReplyBudget)
 	r, err := b.start(ctx, c, runSpec{until: until, cwd: p.Cwd, stdin: scriptStdin(p.Script), stdout: out, stderr: errb})
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	exit, err := b.outcome(ctx, r)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	return result(exit, out, errb), nil
 }
 
-func result(exit *int, out, errb *outcap.Capture) *protocol.ExecResult {
+func result(exit *int, out, errb *outcap.Capture) protocol.ExecResult {
 	o, co := out.Bytes()
 	e, ce := errb.Bytes()
 	so, se, partial := outcap.Fit(o, e, co || ce, outcap.ReplyBudget)
-	return &protocol.ExecResult{ExitCode: exit, Stdout: so, Stderr: se, Partial: partial}
+	return protocol.ExecResult{ExitCode: exit, Stdout: so, Stderr: se, Partial: partial}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // Files go over SFTP where the host serves it: the test agent's install,
@@ -33,7 +34,7 @@ func TestFilesOverSFTP(t *testing.T) {
 		t.Fatalf("ReadFileAt at the end: %q %v %v", data, ok, err)
 	}
 	p := h.start(t)
-	steps, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: h.host()}, Phase: protocol.PhaseAgent})
+	steps, err := caller.Invoke(ctx, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: h.host()}, Phase: protocol.PhaseAgent})
 	if err != nil || len(steps) != 6 {
 		t.Fatalf("job.checkSteps: %+v %v", steps, err)
 	}
@@ -63,7 +64,7 @@ func TestNoSFTPFallsBack(t *testing.T) {
 		t.Fatalf("sshd started an sftp subsystem it does not have:\n%s", drive.Tail(log))
 	}
 	p := h.start(t)
-	steps, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: h.host()}, Phase: protocol.PhaseAgent})
+	steps, err := caller.Invoke(ctx, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: h.host()}, Phase: protocol.PhaseAgent})
 	if err != nil || len(steps) != 6 {
 		t.Fatalf("job.checkSteps: %+v %v", steps, err)
 	}
@@ -71,14 +72,14 @@ func TestNoSFTPFallsBack(t *testing.T) {
 		t.Fatalf("the sftp step: %+v", s)
 	}
 	key := newKey("nosftp")
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: h.spec("a", ".", nil)})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: h.spec("a", ".", nil)})
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
 	tm := panes.NewPanes(t)
 	tm.Open(t, "v", res.View.Command, res.View.Env)
 	tm.Shows(t, "v", "mu test agent: ready")
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: h.jobTarget(key, res.Handle, "a")}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: h.jobTarget(key, res.Handle, "a")}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
 	tm.Shows(t, "v", "[mu: the job")
@@ -90,7 +91,7 @@ func TestCheckStepsStateRoot(t *testing.T) {
 	ctx := waitfor.Context(t, 2*time.Minute)
 	s := testsshd.Start(t, testsshd.Options{})
 	p := startJobsPlugin(t, s, "/proc/mu-jobs")
-	steps, err := p.CheckSteps(ctx, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}, Phase: protocol.PhaseAgent})
+	steps, err := caller.Invoke(ctx, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: s.Alias}}}, Phase: protocol.PhaseAgent})
 	if err != nil || len(steps) != 6 {
 		t.Fatalf("job.checkSteps: %+v %v", steps, err)
 	}

@@ -22,12 +22,12 @@ const shimHost = "mu-ssh-link"
 
 // fetch serves link.fetch: `git fetch` of remoteCwd's HEAD into localRepo,
 // by git's own protocol (v2) over the plugin's connection.
-func (b *Backend) fetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (any, error) {
+func (b *Backend) fetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (protocol.ExecResult, error) {
 	if err := localRepoOK(p.LocalRepo); err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	if p.RemoteCwd == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "link.fetch: remoteCwd is required")
+		return protocol.ExecResult{}, protocol.Errorf(protocol.Permanent, "link.fetch: remoteCwd is required")
 	}
 	timeout := protocol.RunTimeout(p.TimeoutMs)
 	// No auto maintenance: a `git gc --auto` detached from a collect would
@@ -40,20 +40,20 @@ func (b *Backend) fetch(ctx context.Context, call *protocol.Call, p protocol.Fet
 // push serves link.push: rev lands on gitlink.PushedRef(rev) in remoteRepo
 // (made a repository when it is none), never on a checked-out branch; a
 // repo that already holds rev is left untouched.
-func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.PushParams) (any, error) {
+func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.PushParams) (protocol.ExecResult, error) {
 	if err := gitlink.CheckRev(p.Rev); err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	if err := localRepoOK(p.LocalRepo); err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	if p.RemoteRepo == "" {
-		return nil, protocol.Errorf(protocol.Permanent, "link.push: remoteRepo is required")
+		return protocol.ExecResult{}, protocol.Errorf(protocol.Permanent, "link.push: remoteRepo is required")
 	}
 	deadline := time.Now().Add(protocol.RunTimeout(p.TimeoutMs))
 	c, err := b.pool.get(ctx, p.Target.Host.Name)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	out, errb := outcap.New(outcap.ReplyBudget), outcap.New(outcap.ReplyBudget)
 	// The preparation runs under the wrapper like any script (on stdin, the
@@ -63,16 +63,16 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 		stdin: scriptStdin(gitlink.PrepareScript), stdout: out, stderr: errb,
 	})
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	exit, err := b.outcome(ctx, r)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	switch {
 	case exit != nil && *exit == gitlink.PrepareHasRev:
 		zero := 0
-		return &protocol.ExecResult{ExitCode: &zero}, nil
+		return protocol.ExecResult{ExitCode: &zero}, nil
 	case exit == nil || *exit != gitlink.PrepareReady:
 		return result(exit, out, errb), nil
 	}
@@ -82,17 +82,17 @@ func (b *Backend) push(ctx context.Context, call *protocol.Call, p protocol.Push
 
 // git runs local git with the shim as its ssh, through internal/proc so its
 // whole tree dies on timeout.
-func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, repo string, args ...string) (any, error) {
+func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, repo string, args ...string) (protocol.ExecResult, error) {
 	if timeout <= 0 {
-		return &protocol.ExecResult{ExitCode: nil}, nil
+		return protocol.ExecResult{ExitCode: nil}, nil
 	}
 	c, err := b.pool.get(ctx, dest)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	sh, err := b.ensureShim()
 	if err != nil {
-		return nil, protocol.NotStarted(err, "cannot start the git transport")
+		return protocol.ExecResult{}, protocol.NotStarted(err, "cannot start the git transport")
 	}
 	deadline := time.Now().Add(timeout)
 	runCtx, cancel := context.WithDeadline(ctx, deadline)
@@ -115,11 +115,11 @@ func (b *Backend) git(ctx context.Context, dest string, timeout time.Duration, r
 	// and whatever else stays in the plugin's group, which mu empties.
 	res, err := proc.Run(runCtx, cmd, proc.Options{})
 	if err != nil {
-		return nil, protocol.NotStarted(err, "cannot run git")
+		return protocol.ExecResult{}, protocol.NotStarted(err, "cannot run git")
 	}
 	if cutShort(res, runCtx.Err(), deadline, time.Now()) {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("the call ended while git ran; it was stopped: %w", ctx.Err()) // unknown-outcome: protocol.ToWire
+			return protocol.ExecResult{}, fmt.Errorf("the call ended while git ran; it was stopped: %w", ctx.Err()) // unknown-outcome: protocol.ToWire
 		}
 		return result(nil, out, errb), nil
 	}

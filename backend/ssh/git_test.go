@@ -12,6 +12,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/proc"
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // remoteRepo makes a repo with n commits in the test user's home (owned by
@@ -24,16 +25,12 @@ git rev-parse HEAD`, name, n)
 	return strings.TrimSpace(d.mustExec("box", script))
 }
 
-func fetchParams(host, remote, local string, timeout time.Duration) map[string]any {
-	p := base(host, timeout)
-	p["remoteCwd"], p["localRepo"], p["timeoutMs"] = remote, local, timeout.Milliseconds()
-	return p
+func fetchParams(host, remote, local string, timeout time.Duration) protocol.FetchParams {
+	return protocol.FetchParams{Base: base(host), RemoteCwd: remote, LocalRepo: local, TimeoutMs: timeout.Milliseconds()}
 }
 
-func pushParams(host, local, remote, rev string, timeout time.Duration) map[string]any {
-	p := base(host, timeout)
-	p["localRepo"], p["remoteRepo"], p["rev"], p["timeoutMs"] = local, remote, rev, timeout.Milliseconds()
-	return p
+func pushParams(host, local, remote, rev string, timeout time.Duration) protocol.PushParams {
+	return protocol.PushParams{Base: base(host), LocalRepo: local, RemoteRepo: remote, Rev: rev, TimeoutMs: timeout.Milliseconds()}
 }
 
 func TestFetch(t *testing.T) {
@@ -43,7 +40,7 @@ func TestFetch(t *testing.T) {
 	gitrepo.Git(t, local, "init", "-q")
 	trace := filepath.Join(t.TempDir(), "trace")
 	t.Setenv("GIT_TRACE_PACKET", trace)
-	res, r := d.link("link.fetch", fetchParams("box", "fetch-src", local, 60*time.Second))
+	res, r := link(d, protocol.MethodLinkFetch, fetchParams("box", "fetch-src", local, 60*time.Second))
 	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("fetch: %+v %+v", res, r)
 	}
@@ -59,7 +56,7 @@ func TestFetch(t *testing.T) {
 		t.Errorf("git did not speak protocol v2 over the shim")
 	}
 	// A repo that is not there fails with git's own message.
-	res, r = d.link("link.fetch", fetchParams("box", "no-such-repo", local, 60*time.Second))
+	res, r = link(d, protocol.MethodLinkFetch, fetchParams("box", "no-such-repo", local, 60*time.Second))
 	if r != nil || res.ExitCode == nil || *res.ExitCode == 0 || !strings.Contains(res.Stderr, "no-such-repo") {
 		t.Fatalf("fetch of a missing repo: %+v %+v", res, r)
 	}
@@ -69,7 +66,7 @@ func TestPush(t *testing.T) {
 	d := onBox(t)
 	local, rev := gitrepo.Repo(t, t.TempDir(), "0", "1", "2")
 	d.mustExec("box", "rm -rf push-dst")
-	res, r := d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
+	res, r := link(d, protocol.MethodLinkPush, pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
 	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("push: %+v %+v", res, r)
 	}
@@ -78,7 +75,7 @@ func TestPush(t *testing.T) {
 		t.Fatalf("rev not on its ref: %s", refs)
 	}
 	// Idempotent: a repeat succeeds and touches nothing.
-	res, r = d.link("link.push", pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
+	res, r = link(d, protocol.MethodLinkPush, pushParams("box", local, "push-dst/repo", rev, 60*time.Second))
 	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("repeat push: %+v %+v", res, r)
 	}
@@ -88,14 +85,14 @@ func TestPush(t *testing.T) {
 	}
 	// A non-bare repo with a checked-out branch takes the push too.
 	d.mustExec("box", "rm -rf push-co && git init -q push-co && cd push-co && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m x")
-	res, r = d.link("link.push", pushParams("box", local, "push-co", rev, 60*time.Second))
+	res, r = link(d, protocol.MethodLinkPush, pushParams("box", local, "push-co", rev, 60*time.Second))
 	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("push into a checked-out repo: %+v %+v", res, r)
 	}
 	// A directory that is not a repository yet is made one, its files kept
 	// (internal/gitlink's preparation, the same on every backend).
 	d.mustExec("box", "rm -rf push-plain && mkdir push-plain && echo mine > push-plain/keep")
-	res, r = d.link("link.push", pushParams("box", local, "push-plain", rev, 60*time.Second))
+	res, r = link(d, protocol.MethodLinkPush, pushParams("box", local, "push-plain", rev, 60*time.Second))
 	if r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("push into a plain directory: %+v %+v", res, r)
 	}
@@ -103,7 +100,7 @@ func TestPush(t *testing.T) {
 		t.Fatalf("plain directory after push: %q", got)
 	}
 	// Only full shas.
-	_, r = d.link("link.push", pushParams("box", local, "push-dst/repo", rev[:12], 60*time.Second))
+	_, r = link(d, protocol.MethodLinkPush, pushParams("box", local, "push-dst/repo", rev[:12], 60*time.Second))
 	if r == nil || r.Kind != "permanent" {
 		t.Fatalf("short rev: want a permanent error, got %+v", r)
 	}
@@ -118,7 +115,7 @@ func TestFetchTimeoutStops(t *testing.T) {
 	d.mustExec("box", "rm -rf hang-repo && git init -q hang-repo && rm hang-repo/.git/HEAD && mkfifo hang-repo/.git/HEAD")
 	local := t.TempDir()
 	gitrepo.Git(t, local, "init", "-q")
-	res, r := d.link("link.fetch", fetchParams("box", "hang-repo", local, 3*time.Second))
+	res, r := link(d, protocol.MethodLinkFetch, fetchParams("box", "hang-repo", local, 3*time.Second))
 	if r != nil {
 		t.Fatalf("fetch: %s", r.Message)
 	}

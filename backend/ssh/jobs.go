@@ -107,18 +107,18 @@ func (r runner) Run(ctx context.Context, argv []string, stdin []byte) ([]byte, [
 // host cannot be reached (never a death, never a none).
 func (b *Backend) jobHandlers() protocol.Methods {
 	h := tmuxjob.Handlers(b.jobsFor)
-	h[protocol.MethodJobStatus] = b.reachable(h[protocol.MethodJobStatus], func(why string) any {
-		return protocol.JobStatus{State: protocol.JobUnknown, Reason: why}
+	h[protocol.MethodJobStatus.Name] = b.reachable(h[protocol.MethodJobStatus.Name], func(why string) (any, error) {
+		return protocol.MethodJobStatus.Answer(protocol.JobStatus{State: protocol.JobUnknown, Reason: why})
 	})
-	h[protocol.MethodJobLookup] = b.reachable(h[protocol.MethodJobLookup], func(why string) any {
-		return protocol.JobLookupResult{Unknown: why}
+	h[protocol.MethodJobLookup.Name] = b.reachable(h[protocol.MethodJobLookup.Name], func(why string) (any, error) {
+		return protocol.MethodJobLookup.Answer(protocol.JobLookupResult{Unknown: why})
 	})
-	h[protocol.MethodJobCheckSteps] = protocol.Handle(b.jobCheckSteps)
+	h.Add(protocol.MethodJobCheckSteps.Serve(b.jobCheckSteps))
 	return h
 }
 
 // jobCheckSteps serves job.checkSteps: the agent phase's steps.
-func (b *Backend) jobCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) (any, error) {
+func (b *Backend) jobCheckSteps(ctx context.Context, call *protocol.Call, p protocol.CheckStepsParams) ([]protocol.Step, error) {
 	if p.Phase != protocol.PhaseAgent {
 		return []protocol.Step{}, nil
 	}
@@ -144,10 +144,10 @@ func (b *Backend) agentSteps(ctx context.Context, t protocol.Target) ([]protocol
 
 // reachable serves next once the call's host is connected; when it cannot
 // be, answer says why instead.
-func (b *Backend) reachable(next protocol.Handler, answer func(why string) any) protocol.Handler {
+func (b *Backend) reachable(next protocol.Handler, answer func(why string) (any, error)) protocol.Handler {
 	return func(ctx context.Context, call *protocol.Call) (any, error) {
 		if _, err := b.pool.get(ctx, call.Base.Target.Host.Name); err != nil {
-			return answer(err.Error()), nil
+			return answer(err.Error())
 		}
 		return next(ctx, call)
 	}

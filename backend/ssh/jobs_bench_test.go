@@ -9,6 +9,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // The job kind's benchmarks beside the docker kind's
@@ -37,15 +38,16 @@ func BenchmarkJobSendToSettled(b *testing.B) {
 	h := newJobHost(b, testsshd.Options{})
 	p := h.start(b)
 	key := newKey("bench")
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key,
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key,
 		Spec: h.spec("bs", ".", map[string]string{"MU_TEST_AGENT_MS": fmt.Sprint(work.Milliseconds())})})
+
 	if err != nil {
 		b.Fatal(err)
 	}
 	jt := h.jobTarget(key, res.Handle, "bs")
 	drive.Baseline(b, ctx, p, jt)
 	drive.SendToSettled(b, ctx, p, jt, work)
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -124,8 +124,9 @@ func TestJobSurvivesNetworkCut(t *testing.T) {
 	direct := h.start(t)
 	host := protocol.Target{Host: protocol.HostRef{Name: "cut"}}
 	key := newKey("cut")
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key,
 		Spec: h.spec("a", ".", map[string]string{"MU_TEST_AGENT_MS": "4000"})})
+
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
@@ -133,16 +134,16 @@ func TestJobSurvivesNetworkCut(t *testing.T) {
 		Agent: &protocol.AgentRef{Workstream: "ws", Name: "a", Incarnation: 1}}
 	djt := h.jobTarget(key, res.Handle, "a")
 	drive.Baseline(t, ctx, p, jt)
-	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "through the cut", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "through the cut", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}
 
 	relay.cut()
-	st, err := p.JobStatus(ctx, jt)
+	st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt})
 	if err != nil || st.State != protocol.JobUnknown {
 		t.Fatalf("job.status over the cut link: %+v %v, want unknown", st, err)
 	}
-	if st, err := direct.JobStatus(ctx, djt); err != nil || st.State != protocol.JobRunning {
+	if st, err := caller.Invoke(ctx, direct, protocol.MethodJobStatus, protocol.Base{Target: djt}); err != nil || st.State != protocol.JobRunning {
 		t.Fatalf("job.status by another route during the cut: %+v %v", st, err)
 	}
 	// The turn settles while the link is down (seen by the other route).
@@ -150,13 +151,13 @@ func TestJobSurvivesNetworkCut(t *testing.T) {
 	relay.heal()
 
 	waitfor.Eventually(t, "job.status running once the link is back", func() bool {
-		st, err := p.JobStatus(ctx, jt)
+		st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt})
 		return err == nil && st.State == protocol.JobRunning
 	})
 	if o := drive.Settled(t, ctx, p, jt, 0); o.Runs != 1 || o.LastText != "agent: through the cut" {
 		t.Fatalf("the turn read after the cut: %+v", o)
 	}
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
 }
@@ -169,20 +170,21 @@ func TestJobSurvivesSSHDRestart(t *testing.T) {
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
 	key := newKey("restart")
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key,
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key,
 		Spec: h.spec("a", ".", map[string]string{"MU_TEST_AGENT_MS": "3000"})})
+
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
 	jt := h.jobTarget(key, res.Handle, "a")
 	drive.Baseline(t, ctx, p, jt)
-	if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "one", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "one", MsgID: "m1", Mode: protocol.ModeFollowUp}); err != nil {
 		t.Fatalf("channel.send: %v", err)
 	}
 	h.s.Restart(t)
 	var st protocol.JobStatus
 	waitfor.Eventually(t, "job.status answers after the restart", func() bool {
-		st, err = p.JobStatus(ctx, jt)
+		st, err = caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt})
 		if err == nil && (st.State == protocol.JobEnded || st.State == protocol.JobLost) {
 			t.Fatalf("job.status after sshd restarted: %+v", st)
 		}
@@ -191,14 +193,14 @@ func TestJobSurvivesSSHDRestart(t *testing.T) {
 	if o := drive.Settled(t, ctx, p, jt, 0); o.Runs != 1 || o.LastText != "agent: one" {
 		t.Fatalf("the turn across the restart: %+v", o)
 	}
-	sr, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "two", MsgID: "m2", Mode: protocol.ModeFollowUp})
+	sr, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "two", MsgID: "m2", Mode: protocol.ModeFollowUp})
 	if err != nil || sr.Baseline == nil || *sr.Baseline != 1 {
 		t.Fatalf("channel.send after the restart: %+v %v", sr, err)
 	}
 	if o := drive.Settled(t, ctx, p, jt, 1); o.Runs != 2 || !strings.HasSuffix(o.LastText, "two") {
 		t.Fatalf("the next turn: %+v", o)
 	}
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
 }

@@ -36,8 +36,9 @@ func TestJobOnSSHHost(t *testing.T) {
 	}
 
 	key, name := newKey("job"), "spawned"
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key,
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key,
 		Spec: h.spec(name, h.root+"/tree", map[string]string{"MU_TEST_AGENT_MS": "200", "GREETING": "it's \"quoted\" $(not run)"})})
+
 	if err != nil {
 		t.Fatalf("job.start: %v", err)
 	}
@@ -45,7 +46,7 @@ func TestJobOnSSHHost(t *testing.T) {
 		t.Fatalf("job.start: %+v", res)
 	}
 	jt := h.jobTarget(key, res.Handle, name)
-	again, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: h.spec(name, h.root+"/tree", nil)})
+	again, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: h.spec(name, h.root+"/tree", nil)})
 	if err != nil || again.Handle != res.Handle {
 		t.Fatalf("a second job.start with the key: %+v %v", again, err)
 	}
@@ -57,18 +58,18 @@ func TestJobOnSSHHost(t *testing.T) {
 	if b := drive.Baseline(t, ctx, p, jt); b.Runs != 0 || b.Incarnation == "" {
 		t.Fatalf("baseline: %+v", b)
 	}
-	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
+	if st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt}); err != nil || st.State != protocol.JobRunning {
 		t.Fatalf("job.status: %+v %v", st, err)
 	}
 	text := "hello over ssh\nwith 'quotes' and $(not run)"
-	sr, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "msg-1", Mode: protocol.ModeFollowUp})
+	sr, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: text, MsgID: "msg-1", Mode: protocol.ModeFollowUp})
 	if err != nil || sr.Ack != protocol.AckConfirmed || sr.Baseline == nil || *sr.Baseline != 0 {
 		t.Fatalf("channel.send: %+v %v", sr, err)
 	}
 	if o := drive.Settled(t, ctx, p, jt, 0); o.Runs != 1 || o.LastText != "agent: "+text {
 		t.Fatalf("the settled turn: %+v", o)
 	}
-	lr, err := p.LastRun(ctx, protocol.LastRunParams{Base: protocol.Base{Target: jt}, AfterRuns: 0})
+	lr, err := caller.Invoke(ctx, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: jt}, AfterRuns: 0})
 	if err != nil || lr == nil || lr.Runs != 1 || lr.LastText != "agent: "+text {
 		t.Fatalf("channel.lastRun: %+v %v", lr, err)
 	}
@@ -78,19 +79,19 @@ func TestJobOnSSHHost(t *testing.T) {
 	// plugin process) reads what the first wrote and re-attaches.
 	p2 := h.start(t)
 	drive.Reattach(t, ctx, p2, tm, jt, "view1", "view2", "[settled turn 1]")
-	if rc, err := p2.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: "msg-1"}); err != nil || rc.State != "accepted" {
+	if rc, err := caller.Invoke(ctx, p2, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: jt}, MsgID: "msg-1"}); err != nil || rc.State != "accepted" {
 		t.Fatalf("channel.receipt from another process: %+v %v", rc, err)
 	}
 
-	if err := p2.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p2, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
-	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobEnded {
+	if st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt}); err != nil || st.State != protocol.JobEnded {
 		t.Fatalf("job.status after job.stop: %+v %v", st, err)
 	}
 	tm.Shows(t, "view2", "[mu: the job")
 	tm.Shows(t, "view2", "[the view exited: 0]")
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop again: %v", err)
 	}
 }
@@ -109,28 +110,28 @@ func TestJobStartTooLongForTheCommandLine(t *testing.T) {
 	for _, n := range []int{130 << 10, tmuxjob.MaxArg - 64} {
 		key := newKey("long")
 		sp.Cmd = ": " + strings.Repeat("x", n-2)
-		_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
+		_, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
 		var re *caller.RemoteError
 		if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.Contains(re.Message, "spec.cmd") || !strings.Contains(re.Message, "128 KiB") {
 			t.Fatalf("job.start of a spec.cmd of %d bytes: %v, want permanent naming spec.cmd and the bound", n, err)
 		}
-		lr, err := p.JobLookup(ctx, protocol.LookupParams{Base: protocol.Base{Target: h.host()}, Key: key, Fence: true})
+		lr, err := caller.Invoke(ctx, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: h.host()}, Key: key, Fence: true})
 		if err != nil || !lr.None {
 			t.Fatalf("the fenced lookup: %+v %v, want none", lr, err)
 		}
 	}
 	key := newKey("long")
 	sp.Cmd = h.spec("a", ".", nil).Cmd + " # " + strings.Repeat("x", 64<<10)
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: sp})
 	if err != nil {
 		t.Fatalf("job.start of a 64 KiB spec.cmd: %v", err)
 	}
 	target := h.jobTarget(key, res.Handle, "a")
 	waitfor.Eventually(t, "the agent with a 64 KiB spec.cmd ready", func() bool {
-		bl, err := p.Baseline(ctx, target)
+		bl, err := caller.Invoke(ctx, p, protocol.MethodChannelBaseline, protocol.Base{Target: target})
 		return err == nil && bl != nil
 	})
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: target}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: target}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
 }
@@ -175,19 +176,19 @@ func TestTooLongNamesTheField(t *testing.T) {
 	h := newJobHost(t, testsshd.Options{})
 	p := h.start(t)
 	long := strings.Repeat("k", 125<<10)
-	_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: long, Spec: h.spec("a", ".", nil)})
+	_, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: long, Spec: h.spec("a", ".", nil)})
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.HasPrefix(re.Message, "job.start: the key (") {
 		t.Fatalf("job.start of a 125 KiB key: %v, want permanent naming the key", err)
 	}
 	key := newKey("msg")
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: h.spec("a", ".", nil)})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key, Spec: h.spec("a", ".", nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	jt := h.jobTarget(key, res.Handle, "a")
 	drive.Baseline(t, ctx, p, jt)
-	_, err = p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "hi", MsgID: long, Mode: protocol.ModeFollowUp})
+	_, err = caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: "hi", MsgID: long, Mode: protocol.ModeFollowUp})
 	if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.HasPrefix(re.Message, "channel.send: msgId (") {
 		t.Fatalf("channel.send of a 125 KiB msgId: %v, want permanent naming msgId", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testsshd"
 	"github.com/mu-org/mu-plugins/internal/testutil/crashdrill"
 	"github.com/mu-org/mu-plugins/internal/testutil/gitrepo"
+	"github.com/mu-org/mu-plugins/protocol"
 )
 
 // TestControlMaster: with a master running at the config's ControlPath,
@@ -60,7 +61,7 @@ func TestControlMaster(t *testing.T) {
 		head := remoteRepo(t, d, "cm-src", 3)
 		local := filepath.Join(t.TempDir(), "r")
 		gitrepo.Git(t, "/", "init", "-q", local)
-		if res, r := d.link("link.fetch", fetchParams("box", "cm-src", local, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		if res, r := link(d, protocol.MethodLinkFetch, fetchParams("box", "cm-src", local, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("fetch: %+v %+v", res, r)
 		}
 		if fh, _ := os.ReadFile(filepath.Join(local, ".git", "FETCH_HEAD")); !strings.HasPrefix(string(fh), head) {
@@ -68,7 +69,7 @@ func TestControlMaster(t *testing.T) {
 		}
 		gitrepo.Git(t, local, "commit", "-q", "--allow-empty", "-m", "pushed")
 		rev := gitrepo.Git(t, local, "rev-parse", "HEAD")
-		if res, r := d.link("link.push", pushParams("box", local, "cm-dst", rev, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		if res, r := link(d, protocol.MethodLinkPush, pushParams("box", local, "cm-dst", rev, 60*time.Second)); r != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("push: %+v %+v", res, r)
 		}
 	})

@@ -155,7 +155,7 @@ func TestStoppingOnCancel(t *testing.T) {
 	r := drive.StartRaw(t, c) // the call's id is the test's to cancel
 	r.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":{"min":1,"max":1},"mu":"5"}}`)
 	r.Recv()
-	req, err := caller.NewRequest(protocol.MethodLinkExec, execParams("box", runaway(3170), ".", 120*time.Second))
+	req, err := caller.NewRequest(protocol.MethodLinkExec.Name, execParams("box", runaway(3170), ".", 120*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

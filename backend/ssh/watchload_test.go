@@ -54,7 +54,7 @@ func TestManyWatchesDoNotStarveTheHost(t *testing.T) {
 	t.Logf("job.status median: idle %v, under %d watches %v; channel.send median: idle %v, under the watches %v",
 		idleStatus, watchLoad, loadStatus, idleSend, loadSend)
 
-	if r, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: watched}, Text: "settle them", MsgID: "w-1", Mode: protocol.ModeFollowUp}); err != nil || r.Ack != protocol.AckConfirmed {
+	if r, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: watched}, Text: "settle them", MsgID: "w-1", Mode: protocol.ModeFollowUp}); err != nil || r.Ack != protocol.AckConfirmed {
 		t.Fatalf("channel.send to the watched job: %+v %v", r, err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -72,7 +72,7 @@ func TestManyWatchesDoNotStarveTheHost(t *testing.T) {
 func (h *jobHost) startAgent(t *testing.T, ctx context.Context, p *caller.Plugin, name string) protocol.Target {
 	t.Helper()
 	key := newKey(name)
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key,
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: h.host()}, Key: key,
 		Spec: h.spec(name, h.root, map[string]string{"MU_TEST_AGENT_MS": "50"})})
 	if err != nil {
 		t.Fatalf("job.start %s: %v", name, err)
@@ -91,7 +91,7 @@ func (h *jobHost) probe(t *testing.T, ctx context.Context, p *caller.Plugin, wat
 	for range 5 {
 		for _, jt := range []protocol.Target{watched, busy} {
 			t0 := time.Now()
-			s, err := p.JobStatus(ctx, jt)
+			s, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt})
 			st = append(st, time.Since(t0))
 			if err != nil || s.State != protocol.JobRunning {
 				t.Fatalf("job.status (round %d): %+v %v", round, s, err)
@@ -100,7 +100,7 @@ func (h *jobHost) probe(t *testing.T, ctx context.Context, p *caller.Plugin, wat
 	}
 	for i := range 3 {
 		t0 := time.Now()
-		r, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: busy}, Text: "hello", MsgID: fmt.Sprintf("round-%d-%d", round, i), Mode: protocol.ModeFollowUp})
+		r, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: busy}, Text: "hello", MsgID: fmt.Sprintf("round-%d-%d", round, i), Mode: protocol.ModeFollowUp})
 		se = append(se, time.Since(t0))
 		if err != nil || r.Ack != protocol.AckConfirmed {
 			t.Fatalf("channel.send (round %d): %+v %v", round, r, err)

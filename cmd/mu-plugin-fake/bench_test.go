@@ -13,7 +13,7 @@ func BenchmarkLinkExecTrue(b *testing.B) {
 	p := start(b)
 	params := execP("box", "true", ".", 10000)
 	for b.Loop() {
-		if _, err := p.Call(b.Context(), protocol.MethodLinkExec, params, 0); err != nil {
+		if _, err := p.Call(b.Context(), protocol.MethodLinkExec.Name, params, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

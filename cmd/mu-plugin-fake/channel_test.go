@@ -23,7 +23,7 @@ type agentEnv struct {
 
 func startJob(t *testing.T, p *drive.Plugin, key, name string, sp protocol.JobSpec) agentEnv {
 	t.Helper()
-	r := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: key, Spec: sp})
+	r := drive.Call(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: key, Spec: sp})
 	if r.Handle == "" || r.View.Command == "" || r.View.Env == nil || r.Baseline == nil || r.Baseline.Runs != 0 {
 		t.Fatalf("job.start: %s", words.JSON(r))
 	}
@@ -32,7 +32,7 @@ func startJob(t *testing.T, p *drive.Plugin, key, name string, sp protocol.JobSp
 
 func (a agentEnv) send(t *testing.T, text, msgID string) protocol.SendResult {
 	t.Helper()
-	return drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelSend, a.sendP(text, msgID))
+	return drive.Call(t, a.p, protocol.MethodChannelSend, a.sendP(text, msgID))
 }
 
 func (a agentEnv) sendP(text, msgID string) protocol.SendParams {
@@ -41,7 +41,7 @@ func (a agentEnv) sendP(text, msgID string) protocol.SendParams {
 
 func (a agentEnv) reading(t *testing.T) protocol.Reading {
 	t.Helper()
-	m := drive.Call[map[string]protocol.Reading](t, a.p, protocol.MethodChannelReadStates, protocol.ReadStatesParams{
+	m := drive.Call(t, a.p, protocol.MethodChannelReadStates, protocol.ReadStatesParams{
 		Base: protocol.Base{Target: a.t}, Targets: []protocol.AgentName{{Workstream: a.t.Agent.Workstream, Name: a.t.Agent.Name}}})
 	r, ok := m[a.t.Agent.Key()]
 	if !ok {
@@ -78,7 +78,7 @@ func (a agentEnv) watchP(t *testing.T, params protocol.WatchParams) caller.Notif
 func TestJobLifecycle(t *testing.T) {
 	p := start(t, "--turn-ms", "50")
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
-	again := drive.Call[protocol.JobStartResult](t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j1", Spec: spec("ws", "a1")})
+	again := drive.Call(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j1", Spec: spec("ws", "a1")})
 	if words.JSON(again) != words.JSON(a.start) {
 		t.Fatalf("a deduped start: %s, want %s", words.JSON(again), words.JSON(a.start))
 	}
@@ -87,17 +87,17 @@ func TestJobLifecycle(t *testing.T) {
 	if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j1", Spec: other}); re == nil || re.Kind != protocol.Permanent {
 		t.Fatalf("the key with another spec: %v", re)
 	}
-	l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j1", Fence: true})
+	l := drive.Call(t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "j1", Fence: true})
 	if l.Found == nil || l.Found.Handle != a.start.Handle || l.Found.View == nil || l.Found.View.Command != a.start.View.Command {
 		t.Fatalf("lookup: %s", words.JSON(l))
 	}
-	if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "nope", Fence: true}); !l.None {
+	if l := drive.Call(t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: "nope", Fence: true}); !l.None {
 		t.Fatalf("lookup of an unknown key: %s", words.JSON(l))
 	}
-	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
+	if s := drive.Call(t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
 		t.Fatalf("status: %s", words.JSON(s))
 	}
-	v := drive.Call[protocol.View](t, p, protocol.MethodJobAttach, protocol.Base{Target: a.t})
+	v := drive.Call(t, p, protocol.MethodJobAttach, protocol.Base{Target: a.t})
 	if v.Command != a.start.View.Command {
 		t.Fatalf("attach: %s", words.JSON(v))
 	}
@@ -107,9 +107,9 @@ func TestJobLifecycle(t *testing.T) {
 		t.Fatal("a role the fake does not honour was started")
 	}
 	for i := 0; i < 2; i++ {
-		drive.Call[json.RawMessage](t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
+		drive.Call(t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
 	}
-	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobEnded || s.Exit == nil {
+	if s := drive.Call(t, p, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobEnded || s.Exit == nil {
 		t.Fatalf("status after stop: %s", words.JSON(s))
 	}
 	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("late", "m-late")); re == nil {
@@ -120,7 +120,7 @@ func TestJobLifecycle(t *testing.T) {
 func TestChannelSendWatchReceiptDedupe(t *testing.T) {
 	p := start(t, "--turn-ms", "100")
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
-	base := drive.Call[*protocol.Baseline](t, p, protocol.MethodChannelBaseline, protocol.Base{Target: a.t})
+	base := drive.Call(t, p, protocol.MethodChannelBaseline, protocol.Base{Target: a.t})
 	if base == nil || base.Runs != 0 || base.Incarnation != a.start.Baseline.Incarnation {
 		t.Fatalf("baseline: %s", words.JSON(base))
 	}
@@ -147,18 +147,18 @@ func TestChannelSendWatchReceiptDedupe(t *testing.T) {
 	if s := a.reading(t); s.State != protocol.TurnIdle || s.Runs != 1 {
 		t.Fatalf("after one turn (the resend made none): %s", words.JSON(s))
 	}
-	rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
+	rc := drive.Call(t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
 	if rc.State != protocol.ReceiptAccepted || rc.ID != "m1" || rc.Runs == nil || *rc.Runs != 0 || rc.Incarnation == "" {
 		t.Fatalf("receipt: %s", words.JSON(rc))
 	}
-	if rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m-none"}); rc.State != protocol.ReceiptNotAccepted || rc.ID != "m-none" {
+	if rc := drive.Call(t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m-none"}); rc.State != protocol.ReceiptNotAccepted || rc.ID != "m-none" {
 		t.Fatalf("receipt of an unknown msgId: %s", words.JSON(rc))
 	}
-	lr := drive.Call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 0})
+	lr := drive.Call(t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 0})
 	if lr == nil || lr.Runs != 1 {
 		t.Fatalf("lastRun: %s", words.JSON(lr))
 	}
-	if lr := drive.Call[*protocol.Observation](t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 1}); lr != nil {
+	if lr := drive.Call(t, p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: 1}); lr != nil {
 		t.Fatalf("lastRun past the last: %s", words.JSON(lr))
 	}
 	// Two queued sends: baselines count the turns before each; runs stay dense.
@@ -184,7 +184,7 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	if re := drive.Err(t, p, protocol.MethodChannelSend, a.sendP("hi", "m2")); re == nil {
 		t.Fatal("a send without force to a blocked agent was accepted")
 	}
-	ans := drive.Call[protocol.AnswerResult](t, p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: protocol.Base{Target: a.t}, Keys: []string{"y"}})
+	ans := drive.Call(t, p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: protocol.Base{Target: a.t}, Keys: []string{"y"}})
 	if ans.Ack != protocol.AckConfirmed || len(ans.Keys) != 1 {
 		t.Fatalf("answer: %s", words.JSON(ans))
 	}
@@ -194,19 +194,19 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	}
 
 	long := a.send(t, "long [[ms:600000]]", "m3")
-	st := drive.Call[protocol.SendResult](t, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: "steer", MsgID: "m4", Mode: protocol.ModeSteer})
+	st := drive.Call(t, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: a.t}, Text: "steer", MsgID: "m4", Mode: protocol.ModeSteer})
 	if *st.Baseline != *long.Baseline {
 		t.Fatalf("a steer's baseline %d, want the turn in progress %d", *st.Baseline, *long.Baseline)
 	}
-	ir := drive.Call[protocol.InterruptResult](t, p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: protocol.Base{Target: a.t}, Text: "stop that [[ms:600000]]", MsgID: "m5", TimeoutMs: 1000})
+	ir := drive.Call(t, p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: protocol.Base{Target: a.t}, Text: "stop that [[ms:600000]]", MsgID: "m5", TimeoutMs: 1000})
 	if !ir.WasBusy || ir.Runs == nil || *ir.Runs != 2 || ir.MsgID != "m5" {
 		t.Fatalf("interrupt: %s", words.JSON(ir))
 	}
-	cm := drive.Call[protocol.SendResult](t, p, protocol.MethodChannelCommand, protocol.CommandParams{Base: protocol.Base{Target: a.t}, Name: "compact"})
+	cm := drive.Call(t, p, protocol.MethodChannelCommand, protocol.CommandParams{Base: protocol.Base{Target: a.t}, Name: "compact"})
 	if cm.Ack != protocol.AckConfirmed || *cm.Baseline != 3 {
 		t.Fatalf("command queued after the interrupt's turn: %s", words.JSON(cm))
 	}
-	ab := drive.Call[protocol.AbortResult](t, p, protocol.MethodChannelAbort, protocol.AbortParams{Base: protocol.Base{Target: a.t}, TimeoutMs: 1000})
+	ab := drive.Call(t, p, protocol.MethodChannelAbort, protocol.AbortParams{Base: protocol.Base{Target: a.t}, TimeoutMs: 1000})
 	if ab.Before != protocol.TurnBusy || ab.After != protocol.TurnIdle || !ab.Aborted || !ab.Settled {
 		t.Fatalf("abort: %s", words.JSON(ab))
 	}
@@ -220,7 +220,7 @@ func TestChannelBlockAnswerSteerCommandInterruptAbortFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := drive.Call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m6"})
+	fr := drive.Call(t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m6"})
 	if *fr.Baseline != 0 {
 		t.Fatalf("fresh baseline %d", *fr.Baseline)
 	}
@@ -245,7 +245,7 @@ func TestAtStartFirstPrompt(t *testing.T) {
 	if n := a.watch(t, &zero); n.Settled == nil || n.Settled.Observation.LastText != "fake: done: brief" {
 		t.Fatalf("the first prompt's turn: %s", n.Params)
 	}
-	rc := drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "first"})
+	rc := drive.Call(t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "first"})
 	if rc.State != protocol.ReceiptAccepted || *rc.Runs != 0 {
 		t.Fatalf("the first prompt's receipt: %s", words.JSON(rc))
 	}
@@ -256,7 +256,7 @@ func TestAtStartFirstPrompt(t *testing.T) {
 
 func (a agentEnv) lastRun(t *testing.T, after int64, inc string) *protocol.Observation {
 	t.Helper()
-	return drive.Call[*protocol.Observation](t, a.p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: after, Inc: inc})
+	return drive.Call(t, a.p, protocol.MethodChannelLastRun, protocol.LastRunParams{Base: protocol.Base{Target: a.t}, AfterRuns: after, Inc: inc})
 }
 
 // With three turns settled past afterRuns, lastRun and watch answer turn
@@ -295,7 +295,7 @@ func TestLastRunAndWatchAnswerTheTurnPastAfterRuns(t *testing.T) {
 		t.Fatalf("watch on an incarnation the fake never had: %s, want watch/restarted to %s", n.Params, inc)
 	}
 	// After a fresh, the old incarnation is another one.
-	drive.Call[protocol.SendResult](t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m-fresh"})
+	drive.Call(t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: protocol.Base{Target: a.t}, Text: "again", MsgID: "m-fresh"})
 	if o := a.lastRun(t, 0, inc); o != nil {
 		t.Fatalf("lastRun of the incarnation before a fresh: %s", words.JSON(o))
 	}
@@ -317,7 +317,7 @@ func TestOversizeTurnTextIsCutToFit(t *testing.T) {
 	if err := enc.Encode(a.sendP(strings.Repeat("<", 300<<10), "m-big")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodChannelSend, json.RawMessage(raw.Bytes()), 0); err != nil {
+	if _, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodChannelSend.Name, json.RawMessage(raw.Bytes()), 0); err != nil {
 		t.Fatalf("send: %v", err)
 	}
 	n := a.watchInc(t, 0, "")
@@ -345,7 +345,7 @@ func TestJobStartRefusesEnvNoProcessCanCarry(t *testing.T) {
 		if re := drive.Err(t, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: key, Spec: sp}); re == nil || re.Kind != protocol.Permanent {
 			t.Errorf("env %q: %v, want a permanent refusal", env, re)
 		}
-		if l := drive.Call[protocol.JobLookupResult](t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: key}); !l.None {
+		if l := drive.Call(t, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Key: key}); !l.None {
 			t.Errorf("env %q: a refused start was recorded: %s", env, words.JSON(l))
 		}
 	}
@@ -361,23 +361,29 @@ func TestReceiptNotAcceptedIsFinal(t *testing.T) {
 	a := startJob(t, p, "j1", "a1", spec("ws", "a1"))
 	receipt := func(p *drive.Plugin, id string) protocol.Receipt {
 		t.Helper()
-		return drive.Call[protocol.Receipt](t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: id})
+		return drive.Call(t, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: id})
 	}
 	b := protocol.Base{Target: a.t}
 	late := []struct {
 		method, id string
-		params     any
+		send       func() *caller.RemoteError
 	}{
-		{protocol.MethodChannelSend, "m-send", a.sendP("late", "m-send")},
-		{protocol.MethodChannelFresh, "m-fresh", protocol.FreshParams{Base: b, Text: "late", MsgID: "m-fresh"}},
-		{protocol.MethodChannelInterrupt, "m-interrupt", protocol.InterruptParams{Base: b, Text: "late", MsgID: "m-interrupt", TimeoutMs: 1000}},
+		{protocol.MethodChannelSend.Name, "m-send", func() *caller.RemoteError {
+			return drive.Err(t, p, protocol.MethodChannelSend, a.sendP("late", "m-send"))
+		}},
+		{protocol.MethodChannelFresh.Name, "m-fresh", func() *caller.RemoteError {
+			return drive.Err(t, p, protocol.MethodChannelFresh, protocol.FreshParams{Base: b, Text: "late", MsgID: "m-fresh"})
+		}},
+		{protocol.MethodChannelInterrupt.Name, "m-interrupt", func() *caller.RemoteError {
+			return drive.Err(t, p, protocol.MethodChannelInterrupt, protocol.InterruptParams{Base: b, Text: "late", MsgID: "m-interrupt", TimeoutMs: 1000})
+		}},
 	}
 	for _, c := range late {
-		method, id, params := c.method, c.id, c.params
+		method, id := c.method, c.id
 		if rc := receipt(p, id); rc.State != protocol.ReceiptNotAccepted || rc.ID != id {
 			t.Fatalf("receipt of %s before any delivery: %s", id, words.JSON(rc))
 		}
-		if re := drive.Err(t, p, method, params); re == nil || re.Kind != protocol.Permanent {
+		if re := c.send(); re == nil || re.Kind != protocol.Permanent {
 			t.Errorf("%s of msgId %s after its receipt answered not-accepted: %v, want refused permanent", method, id, re)
 		}
 		if rc := receipt(p, id); rc.State != protocol.ReceiptNotAccepted {
@@ -394,7 +400,7 @@ func TestReceiptNotAcceptedIsFinal(t *testing.T) {
 		t.Errorf("another invocation took a fenced msgId: %v", re)
 	}
 	// A msgId never asked about is still delivered.
-	if r := drive.Call[protocol.SendResult](t, q, protocol.MethodChannelSend, a.sendP("on time", "m-ok")); r.MsgID != "m-ok" {
+	if r := drive.Call(t, q, protocol.MethodChannelSend, a.sendP("on time", "m-ok")); r.MsgID != "m-ok" {
 		t.Errorf("send: %s", words.JSON(r))
 	}
 	if rc := receipt(q, "m-ok"); rc.State != protocol.ReceiptAccepted {

@@ -53,7 +53,7 @@ func TestInvalidMessageFaults(t *testing.T) {
 					w.Wait(waitfor.Context(t, time.Minute))
 				}
 			} else {
-				p.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 5000), 0)
+				p.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec.Name, execP("box", "true", ".", 5000), 0)
 			}
 			select {
 			case <-p.Stopping():
@@ -93,7 +93,7 @@ func TestErrorFaultsOfEachKind(t *testing.T) {
 	}
 	// The fifth call has no fault, and no injected error made an effect:
 	// this is the first acquire, so its handle is the world's first.
-	a := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k", nil))
+	a := drive.Call(t, p, protocol.MethodHostAcquire, acquireP("k", nil))
 	if a.Handle != "host-1" {
 		t.Fatalf("handle %s: an injected error made an effect", a.Handle)
 	}
@@ -103,25 +103,25 @@ func TestDelayHangAndReplyFaults(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","call":1,"fault":"delay","ms":100},
 		{"method":"job.status","fault":"reply","result":{"state":"lost","reason":"injected"}},
 		{"method":"host.lookup","fault":"reply","result":{"unknown":"the cloud is down"}}`))
-	if r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "echo ok", ".", 5000)); r.Stdout != "ok\n" {
+	if r := drive.Call(t, p, protocol.MethodLinkExec, execP("box", "echo ok", ".", 5000)); r.Stdout != "ok\n" {
 		t.Fatalf("a delayed call: %+v", r)
 	}
-	if s := drive.Call[protocol.JobStatus](t, p, protocol.MethodJobStatus, protocol.Base{Target: agentTarget("box", "ws", "a", "k", "h")}); s.State != protocol.JobLost || s.Reason != "injected" {
+	if s := drive.Call(t, p, protocol.MethodJobStatus, protocol.Base{Target: agentTarget("box", "ws", "a", "k", "h")}); s.State != protocol.JobLost || s.Reason != "injected" {
 		t.Fatalf("reply fault: %+v", s)
 	}
-	if l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k"}); l.Unknown != "the cloud is down" {
+	if l := drive.Call(t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k"}); l.Unknown != "the cloud is down" {
 		t.Fatalf("reply fault: %+v", l)
 	}
 
 	// A delay past the call's deadline: the plugin gives up at the deadline
 	// (its context ends), so the call fails one way or the other.
 	d := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"delay","ms":600000}`))
-	if _, err := d.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second); err == nil {
+	if _, err := d.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec.Name, execP("box", "true", ".", 500), 2*time.Second); err == nil {
 		t.Fatal("a call delayed past its deadline succeeded")
 	}
 	// A hang ignores even $/cancel: the call is unanswered.
 	h := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"hang"}`))
-	_, err := h.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", "true", ".", 500), 2*time.Second)
+	_, err := h.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec.Name, execP("box", "true", ".", 500), 2*time.Second)
 	var re *caller.RemoteError
 	if !errors.Is(err, caller.ErrUnanswered) || errors.As(err, &re) {
 		t.Fatalf("hang: %v, want unanswered", err)
@@ -137,12 +137,12 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 	}{{fake.FaultCrashBefore, false}, {fake.FaultCrashAfter, true}} {
 		state := t.TempDir()
 		p := start(t, "--state", state, "--scenario", scenario(t, `{"method":"host.acquire","fault":"`+c.fault+`"}`))
-		_, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP("k", nil), 0)
+		_, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodHostAcquire.Name, acquireP("k", nil), 0)
 		if !errors.Is(err, caller.ErrUnanswered) {
 			t.Fatalf("%s: %v, want unanswered", c.fault, err)
 		}
 		q := start(t, "--state", state)
-		l := drive.Call[protocol.HostLookupResult](t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k", Fence: true})
+		l := drive.Call(t, q, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k", Fence: true})
 		if (l.Found != nil) != c.found || (!c.found && !l.None) {
 			t.Fatalf("%s: lookup %s", c.fault, words.JSON(l))
 		}
@@ -151,7 +151,7 @@ func TestCrashBeforeAndAfterTheEffect(t *testing.T) {
 
 func TestCanaryToStderr(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"canary-stderr"}`))
-	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
+	drive.Call(t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	p.Stop()
 	if !strings.Contains(p.Stderr.String(), canary) {
 		t.Fatalf("stderr %q does not hold the canary", p.Stderr.String())
@@ -160,7 +160,7 @@ func TestCanaryToStderr(t *testing.T) {
 
 func TestEscapeGroup(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"method":"link.exec","fault":"escape-group"}`))
-	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
+	drive.Call(t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	pgid := p.Pgid()
 	var escaped []int
 	waitfor.Poll(waitfor.Patience, func() bool { escaped = outsiders(pgid); return len(escaped) > 0 })
@@ -190,7 +190,7 @@ func outsiders(pgid int) []int {
 
 func TestIgnoreEOF(t *testing.T) {
 	p := start(t, "--scenario", scenario(t, `{"fault":"ignore-eof"}`))
-	drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
+	drive.Call(t, p, protocol.MethodLinkExec, execP("box", "true", ".", 5000))
 	rep := p.Stop()
 	if rep.Graceful || rep.Killed < 1 {
 		t.Fatalf("a plugin that ignores EOF left by itself: %+v", rep)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,7 +23,7 @@ import (
 func TestReleaseEndsTheHostsRunsBeforeItAnswers(t *testing.T) {
 	state := t.TempDir()
 	a, b := start(t, "--state", state), start(t, "--state", state)
-	acq := drive.Call[protocol.AcquireResult](t, a, protocol.MethodHostAcquire, acquireP("k1", nil))
+	acq := drive.Call(t, a, protocol.MethodHostAcquire, acquireP("k1", nil))
 	ht := protocol.Target{Host: protocol.HostRef{Name: "pool", Handle: acq.Handle, Instance: "fake"}}
 	out := t.TempDir()
 	pidFile, late := filepath.Join(out, "pid"), filepath.Join(out, "late")
@@ -32,7 +31,7 @@ func TestReleaseEndsTheHostsRunsBeforeItAnswers(t *testing.T) {
 	answered := make(chan *protocol.ExecResult, 1)
 	errs := make(chan *caller.RemoteError, 1)
 	go func() {
-		res, err := drive.Try[protocol.ExecResult](t, a, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: script, Cwd: ".", TimeoutMs: 60000})
+		res, err := drive.Try(t, a, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: script, Cwd: ".", TimeoutMs: 60000})
 		if err != nil {
 			errs <- err
 			return
@@ -47,7 +46,7 @@ func TestReleaseEndsTheHostsRunsBeforeItAnswers(t *testing.T) {
 	}) {
 		t.Fatal("the run never started")
 	}
-	drive.Call[json.RawMessage](t, b, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: ht}, Key: "k1"})
+	drive.Call(t, b, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: ht}, Key: "k1"})
 	if err := syscall.Kill(pid, 0); err == nil {
 		t.Fatalf("host.release answered while the host's run (pid %d) still runs", pid)
 	}
@@ -70,11 +69,11 @@ func TestReleaseEndsTheHostsRunsBeforeItAnswers(t *testing.T) {
 // fake's world.
 func TestAGoneHandleRunsNothing(t *testing.T) {
 	p := start(t)
-	acq := drive.Call[protocol.AcquireResult](t, p, protocol.MethodHostAcquire, acquireP("k1", nil))
-	drive.Call[json.RawMessage](t, p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k1"})
+	acq := drive.Call(t, p, protocol.MethodHostAcquire, acquireP("k1", nil))
+	drive.Call(t, p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: "k1"})
 	for _, handle := range []string{acq.Handle, "fake-never-acquired"} {
 		ht := protocol.Target{Host: protocol.HostRef{Name: "pool", Handle: handle}}
-		if st := drive.Call[protocol.HostStatus](t, p, protocol.MethodHostStatus, protocol.Base{Target: ht}); st.State != protocol.HostGone {
+		if st := drive.Call(t, p, protocol.MethodHostStatus, protocol.Base{Target: ht}); st.State != protocol.HostGone {
 			t.Fatalf("%s: status %s, want gone", handle, words.JSON(st))
 		}
 		if re := drive.Err(t, p, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ht}, Script: "true", Cwd: ".", TimeoutMs: 5000}); re == nil || re.Kind != protocol.Permanent {
@@ -92,8 +91,8 @@ func TestAGoneHandleRunsNothing(t *testing.T) {
 // host-1): releasing a host of one world leaves another world's runs be.
 func TestReleaseLeavesAnotherWorldsRuns(t *testing.T) {
 	a, b := start(t, "--state", t.TempDir()), start(t, "--state", t.TempDir())
-	ha := drive.Call[protocol.AcquireResult](t, a, protocol.MethodHostAcquire, acquireP("k1", nil))
-	hb := drive.Call[protocol.AcquireResult](t, b, protocol.MethodHostAcquire, acquireP("k1", nil))
+	ha := drive.Call(t, a, protocol.MethodHostAcquire, acquireP("k1", nil))
+	hb := drive.Call(t, b, protocol.MethodHostAcquire, acquireP("k1", nil))
 	if ha.Handle != hb.Handle {
 		t.Logf("the two worlds' handles differ (%s, %s): the test still holds", ha.Handle, hb.Handle)
 	}
@@ -102,13 +101,13 @@ func TestReleaseLeavesAnotherWorldsRuns(t *testing.T) {
 	started := filepath.Join(t.TempDir(), "started")
 	res := make(chan protocol.ExecResult, 1)
 	go func() {
-		res <- drive.Call[protocol.ExecResult](t, a, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ta},
+		res <- drive.Call(t, a, protocol.MethodLinkExec, protocol.ExecParams{Base: protocol.Base{Target: ta},
 			Script: "touch " + words.ShQuote(started) + "; sleep 2; echo done", Cwd: ".", TimeoutMs: 60000})
 	}()
 	if !waitfor.Poll(time.Minute, func() bool { _, err := os.Stat(started); return err == nil }) {
 		t.Fatal("the run never started")
 	}
-	drive.Call[json.RawMessage](t, b, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: tb}, Key: "k1"})
+	drive.Call(t, b, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: tb}, Key: "k1"})
 	r := <-res
 	if r.ExitCode == nil || *r.ExitCode != 0 || r.Stdout != "done\n" {
 		t.Fatalf("another world's release cut this world's run: %s", words.JSON(r))

@@ -27,7 +27,7 @@ func execP(h, script, cwd string, timeoutMs int64) protocol.ExecParams {
 func TestExecRunsInTheHostDirWithACleanEnv(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
-	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "mkdir -p sub; echo out; echo err >&2; pwd; env; exit 7", ".", 10000))
+	r := drive.Call(t, p, protocol.MethodLinkExec, execP("box", "mkdir -p sub; echo out; echo err >&2; pwd; env; exit 7", ".", 10000))
 	if r.ExitCode == nil || *r.ExitCode != 7 {
 		t.Fatalf("exit %v, want 7", r.ExitCode)
 	}
@@ -37,11 +37,11 @@ func TestExecRunsInTheHostDirWithACleanEnv(t *testing.T) {
 	if strings.Contains(r.Stdout, canary) || strings.Contains(r.Stdout, markEnv) {
 		t.Fatalf("the plugin's own environment reached the script:\n%s", r.Stdout)
 	}
-	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "pwd", "sub", 10000))
+	r = drive.Call(t, p, protocol.MethodLinkExec, execP("box", "pwd", "sub", 10000))
 	if r.Stdout != filepath.Join(root, "hosts", "box", "sub")+"\n" {
 		t.Fatalf("cwd sub: pwd %q", r.Stdout)
 	}
-	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", "kill -9 $$", ".", 10000))
+	r = drive.Call(t, p, protocol.MethodLinkExec, execP("box", "kill -9 $$", ".", 10000))
 	if r.ExitCode == nil || *r.ExitCode != 137 {
 		t.Fatalf("a script killed by SIGKILL: exit %v, want 137", r.ExitCode)
 	}
@@ -56,7 +56,7 @@ func TestExecTimeoutKillsTheTreeBeforeAnswering(t *testing.T) {
 	root := t.TempDir()
 	p := start(t, "--root", root)
 	script := `sleep 300 & echo $! > bg.pid; sh -c 'sleep 300' & echo $! > bg2.pid; echo started; wait`
-	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", script, ".", 1500))
+	r := drive.Call(t, p, protocol.MethodLinkExec, execP("box", script, ".", 1500))
 	if r.ExitCode != nil {
 		t.Fatalf("exitCode %d, want null", *r.ExitCode)
 	}
@@ -83,7 +83,7 @@ func TestExecOutputPastTheCapAndBinaryGiveAValidReply(t *testing.T) {
 		"long":     "yes 'a line of text' | head -c 5000000",
 		"escaping": "yes '<&>\"' | head -c 2000000",
 	} {
-		raw, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec, execP("box", script, ".", 20000), 0)
+		raw, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodLinkExec.Name, execP("box", script, ".", 20000), 0)
 		if err != nil {
 			t.Fatalf("%s: %v (the reply must stay a valid message)", name, err)
 		}
@@ -106,7 +106,7 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 	local, rev := gitrepo.Repo(t, t.TempDir(), "one\n")
 
 	push := protocol.PushParams{Base: protocol.Base{Target: drive.HostTarget("box")}, LocalRepo: local, RemoteRepo: "repos/new", Rev: rev, TimeoutMs: 20000}
-	r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
+	r := drive.Call(t, p, protocol.MethodLinkPush, push)
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("push: %+v", r)
 	}
@@ -115,14 +115,14 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 		t.Fatalf("the created repo does not hold %s", rev)
 	}
 	refs := gitrepo.Git(t, remote, "for-each-ref")
-	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkPush, push)
+	r = drive.Call(t, p, protocol.MethodLinkPush, push)
 	if r.ExitCode == nil || *r.ExitCode != 0 || gitrepo.Git(t, remote, "for-each-ref") != refs {
 		t.Fatalf("a second push was not an untouched success: %+v", r)
 	}
 
 	// A repo on the host with its own HEAD, made through the link itself.
 	mk := `git init -q work && cd work && echo two > g && git add g && git -c user.name=h -c user.email=h@h commit -qm two && git rev-parse HEAD`
-	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", mk, ".", 20000))
+	r = drive.Call(t, p, protocol.MethodLinkExec, execP("box", mk, ".", 20000))
 	if r.ExitCode == nil || *r.ExitCode != 0 {
 		t.Fatalf("making the host repo: %+v", r)
 	}
@@ -130,7 +130,7 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 	fetch := protocol.FetchParams{Base: protocol.Base{Target: drive.HostTarget("box")}, RemoteCwd: "work", LocalRepo: local, TimeoutMs: 20000}
 	for i := 0; i < 2; i++ {
 		os.Remove(filepath.Join(local, ".git", "FETCH_HEAD")) // mu deletes it before a fetch
-		r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkFetch, fetch)
+		r = drive.Call(t, p, protocol.MethodLinkFetch, fetch)
 		if r.ExitCode == nil || *r.ExitCode != 0 {
 			t.Fatalf("fetch %d: %+v", i, r)
 		}
@@ -140,7 +140,7 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 		}
 	}
 	fetch.RemoteCwd = "missing"
-	r = drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkFetch, fetch)
+	r = drive.Call(t, p, protocol.MethodLinkFetch, fetch)
 	if r.ExitCode == nil || *r.ExitCode == 0 {
 		t.Fatalf("a fetch from nowhere succeeded: %+v", r)
 	}
@@ -148,11 +148,11 @@ func TestFetchAndPushUseRealGit(t *testing.T) {
 
 func TestCheckSteps(t *testing.T) {
 	p := start(t)
-	steps := drive.Call[[]protocol.Step](t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "reach", Root: "nope"})
+	steps := drive.Call(t, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "reach", Root: "nope"})
 	if len(steps) != 2 || steps[0].OK != protocol.StepPassed || steps[1].OK != protocol.StepWarn {
 		t.Fatalf("steps %s", words.JSON(steps))
 	}
-	steps = drive.Call[[]protocol.Step](t, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "agent"})
+	steps = drive.Call(t, p, protocol.MethodJobCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("box")}, Phase: "agent"})
 	if len(steps) != 1 || steps[0].OK != protocol.StepPassed {
 		t.Fatalf("job steps %s", words.JSON(steps))
 	}
@@ -169,7 +169,7 @@ func TestExecLeavesNoEscapeRunning(t *testing.T) {
 		var left []string
 		for i := 0; i < 15; i++ {
 			n++
-			r := drive.Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, execP("box", fmt.Sprintf(pat, n), ".", 10000))
+			r := drive.Call(t, p, protocol.MethodLinkExec, execP("box", fmt.Sprintf(pat, n), ".", 10000))
 			if r.ExitCode == nil || *r.ExitCode != 0 {
 				t.Fatalf("%s: exit %v: %s", pat, r.ExitCode, r.Stderr)
 			}

@@ -32,11 +32,11 @@ func TestStateSurvivesInvocations(t *testing.T) {
 	if n := a.watch(t, &zero); n.Settled == nil || n.Settled.Observation.LastText != "fake: done: remember me" {
 		t.Fatalf("the next invocation's watch: %s", n.Params)
 	}
-	rc := drive.Call[protocol.Receipt](t, p2, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
+	rc := drive.Call(t, p2, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: a.t}, MsgID: "m1"})
 	if rc.State != protocol.ReceiptAccepted {
 		t.Fatalf("receipt in the next invocation: %s", words.JSON(rc))
 	}
-	if s := drive.Call[protocol.JobStatus](t, p2, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
+	if s := drive.Call(t, p2, protocol.MethodJobStatus, protocol.Base{Target: a.t}); s.State != protocol.JobRunning {
 		t.Fatalf("job status in the next invocation: %s", words.JSON(s))
 	}
 }
@@ -53,7 +53,7 @@ func TestStateTwoInvocationsAtOnce(t *testing.T) {
 		go func(i int, p *drive.Plugin) {
 			defer wg.Done()
 			for k := 0; k < n; k++ {
-				if _, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodHostAcquire, acquireP(fmt.Sprintf("p%d-k%d", i, k), nil), 0); err != nil {
+				if _, err := p.Call(waitfor.Context(t, time.Minute), protocol.MethodHostAcquire.Name, acquireP(fmt.Sprintf("p%d-k%d", i, k), nil), 0); err != nil {
 					t.Errorf("acquire: %v", err)
 				}
 			}
@@ -78,7 +78,7 @@ func TestStateTwoInvocationsAtOnce(t *testing.T) {
 	p := start(t, "--state", state)
 	for i := 0; i < 2; i++ {
 		for k := 0; k < n; k++ {
-			l := drive.Call[protocol.HostLookupResult](t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: fmt.Sprintf("p%d-k%d", i, k)})
+			l := drive.Call(t, p, protocol.MethodHostLookup, protocol.LookupParams{Base: protocol.Base{Target: drive.HostTarget("pool")}, Key: fmt.Sprintf("p%d-k%d", i, k)})
 			if l.Found == nil {
 				t.Fatalf("p%d-k%d: %s", i, k, words.JSON(l))
 			}
@@ -123,6 +123,6 @@ func TestViewRunsInATerminalAndShowsTheTranscript(t *testing.T) {
 	if !strings.Contains(s, "SECRET_TOKEN") {
 		t.Fatalf("the spec's env names are not shown:\n%s", s)
 	}
-	drive.Call[json.RawMessage](t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
+	drive.Call(t, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: a.t}, Key: "j1"})
 	waitFor("VIEW-EXITED")
 }

@@ -116,13 +116,13 @@ func (p *Pool) Close() {
 // Script runs script in cwd over a pooled channel. On timeout it kills the
 // run's processes on the host and answers only once none is left, with
 // exitCode null.
-func (p *Pool) Script(ctx context.Context, script, cwd string, timeout time.Duration) (*protocol.ExecResult, error) {
+func (p *Pool) Script(ctx context.Context, script, cwd string, timeout time.Duration) (protocol.ExecResult, error) {
 	code, r, err := p.do(ctx, timeout, func(s *Session) (*run, error) { return s.start(script, cwd) })
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	out, errs, cut := outcap.Fit(r.out.kept, r.err.kept, false, outcap.ReplyBudget)
-	return &protocol.ExecResult{ExitCode: code, Stdout: out, Stderr: errs, Partial: cut || r.out.cut() || r.err.cut()}, nil
+	return protocol.ExecResult{ExitCode: code, Stdout: out, Stderr: errs, Partial: cut || r.out.cut() || r.err.cut()}, nil
 }
 
 // Run is tmuxjob's Runner over the pool: argv runs from the login

@@ -68,7 +68,7 @@ func CheckPaths(local, remote string) error {
 // plugin's group, its whole tree killed on timeout), with env added to its
 // environment (what points the bridge at the plugin's host). On timeout
 // stopRemote kills the host side before the answer (exitCode null).
-func RunLocal(ctx context.Context, timeout time.Duration, env map[string]string, stopRemote func(context.Context) error, args ...string) (*protocol.ExecResult, error) {
+func RunLocal(ctx context.Context, timeout time.Duration, env map[string]string, stopRemote func(context.Context) error, args ...string) (protocol.ExecResult, error) {
 	gctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.Command("git", args...)
@@ -85,23 +85,23 @@ func RunLocal(ctx context.Context, timeout time.Duration, env map[string]string,
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = out, errb, nil
 	res, err := proc.Run(gctx, cmd, proc.Options{KillLeftovers: true})
 	if err != nil {
-		return nil, protocol.Wrap(protocol.Retryable, err, "running git")
+		return protocol.ExecResult{}, protocol.Wrap(protocol.Retryable, err, "running git")
 	}
 	if res.Stopped {
 		if serr := stopRemote(ctx); serr != nil {
-			return nil, protocol.Wrap(protocol.UnknownOutcome, serr, "the timed-out git could not be proven stopped on the host")
+			return protocol.ExecResult{}, protocol.Wrap(protocol.UnknownOutcome, serr, "the timed-out git could not be proven stopped on the host")
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return protocol.ExecResult{}, ctx.Err()
 		}
 		o, e, _ := outcap.Fit(out.Kept(), errb.Kept(), false, outcap.ReplyBudget)
-		return &protocol.ExecResult{ExitCode: nil, Stdout: o, Stderr: e, Partial: true}, nil
+		return protocol.ExecResult{ExitCode: nil, Stdout: o, Stderr: e, Partial: true}, nil
 	}
 	code := res.ExitCode
 	ob, oDropped := out.Bytes()
 	eb, eDropped := errb.Bytes()
 	o, e, cut := outcap.Fit(ob, eb, false, outcap.ReplyBudget)
-	return &protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || oDropped || eDropped}, nil
+	return protocol.ExecResult{ExitCode: &code, Stdout: o, Stderr: e, Partial: cut || oDropped || eDropped}, nil
 }
 
 // Prepare is link.push's first step on a host reached by one-off execs:
@@ -111,24 +111,24 @@ func RunLocal(ctx context.Context, timeout time.Duration, env map[string]string,
 // to do: the repo holds rev already, the preparation failed or timed out;
 // ready says the push must run.
 func Prepare(ctx context.Context, timeout time.Duration, p protocol.PushParams, home string,
-	exec func(ctx context.Context, argv []string) (int, []byte, error), execErr func(error) error) (res *protocol.ExecResult, ready bool, err error) {
+	exec func(ctx context.Context, argv []string) (int, []byte, error), execErr func(error) error) (res protocol.ExecResult, ready bool, err error) {
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	argv := []string{"/bin/sh", "-c", home, "sh", "/bin/sh", "-c", PrepareScript, "sh", p.RemoteRepo, p.Rev}
 	code, stderr, err := exec(pctx, argv)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return nil, false, ctx.Err()
+		return protocol.ExecResult{}, false, ctx.Err()
 	case err != nil && pctx.Err() != nil:
-		return &protocol.ExecResult{ExitCode: nil, Stderr: "timed out preparing " + p.RemoteRepo}, false, nil
+		return protocol.ExecResult{ExitCode: nil, Stderr: "timed out preparing " + p.RemoteRepo}, false, nil
 	case err != nil:
-		return nil, false, execErr(err)
+		return protocol.ExecResult{}, false, execErr(err)
 	case code == PrepareHasRev:
 		zero := 0
-		return &protocol.ExecResult{ExitCode: &zero}, false, nil
+		return protocol.ExecResult{ExitCode: &zero}, false, nil
 	case code != PrepareReady:
 		out, errs, cut := outcap.Fit(nil, stderr, false, outcap.ReplyBudget)
-		return &protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, false, nil
+		return protocol.ExecResult{ExitCode: &code, Stdout: out, Stderr: errs, Partial: cut}, false, nil
 	}
-	return nil, true, nil
+	return protocol.ExecResult{}, true, nil
 }

@@ -6,5 +6,6 @@
 // the method table with its instance check and its reach gate (Methods),
 // the declaration's shape (Seams), and the acquire terms every provider
 // takes (Terms). A backend keeps only its provider's own calls (Docker's
-// Engine API, Kubernetes' client-go), given to Hosts as a Provider.
+// Engine API, Kubernetes' client-go): its Backend implements the Provider
+// interface (Reach, HostMethods and Gate) and is given to NewHosts.
 package sandbox

@@ -11,27 +11,37 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// Provider is what Hosts needs of a provider: its own calls, the rest is
-// shared.
-type Provider struct {
-	// Name is how a message names a host ("container 3f2a…", "pod mu-…").
-	Name func(host string) string
-	// HandleIs says what a handle is, for a call without one ("a container
-	// ID", "a pod name").
-	HandleIs string
+// Provider is a provider of sandbox hosts: its own calls only, the rest
+// is shared. backend/docker's Backend (the Docker Engine API) and
+// backend/k8s's (Kubernetes' client-go) are its two implementations.
+type Provider interface {
+	Reach
+	HostMethods
+	Gate
+}
+
+// Reach is how the shared part reaches into the provider's hosts.
+type Reach interface {
+	// HostName is how a message names a host ("container 3f2a…", "pod
+	// mu-…").
+	HostName(host string) string
+	// HandleIs says what a handle is, for a call without one ("a
+	// container ID", "a pod name").
+	HandleIs() string
 	// Owned checks that host is one this instance acquired (not a fence
 	// placeholder): an error is the call's answer.
-	Owned func(ctx context.Context, host string) error
-	// Open starts execchan.AgentScript on host over one exec stream.
-	Open func(ctx context.Context, host string) (*execchan.Session, error)
+	Owned(ctx context.Context, host string) error
+	// OpenSession starts execchan.AgentScript on host over one exec
+	// stream.
+	OpenSession(ctx context.Context, host string) (*execchan.Session, error)
 	// ExecOnce runs argv on host as a one-off exec and returns its exit
 	// code and stderr once its output ended.
-	ExecOnce func(ctx context.Context, host string, argv []string) (int, []byte, error)
-	// Err classifies an error of the provider's API for a reply.
-	Err func(err error, what string) error
+	ExecOnce(ctx context.Context, host string, argv []string) (int, []byte, error)
+	// APIError classifies an error of the provider's API for a reply.
+	APIError(err error, what string) error
 	// BridgeEnv is the environment that points git's bridge (Bridge) at
 	// this provider's hosts, and what ends it once the call is over.
-	BridgeEnv func(ctx context.Context) (map[string]string, func(), error)
+	BridgeEnv(ctx context.Context) (map[string]string, func(), error)
 }
 
 // Hosts are one instance's hosts of a provider: the ones checked to be
@@ -68,10 +78,10 @@ func (h *Hosts) Pool(host string) *execchan.Pool {
 	p := h.pools[host]
 	if p == nil {
 		p = execchan.NewPool(execchan.Backend{
-			Open: func(ctx context.Context) (*execchan.Session, error) { return h.p.Open(ctx, host) },
+			Open: func(ctx context.Context) (*execchan.Session, error) { return h.p.OpenSession(ctx, host) },
 			Stop: func(ctx context.Context, mark string) error { return h.StopRun(ctx, host, mark) },
 			OpenErr: func(err error) error {
-				return h.p.Err(err, "opening an exec channel in "+h.p.Name(host))
+				return h.p.APIError(err, "opening an exec channel in "+h.p.HostName(host))
 			},
 		}, h.maxSessions)
 		h.pools[host] = p
@@ -126,7 +136,7 @@ func (h *Hosts) Remember(host string) {
 // by the method table).
 func (h *Hosts) Handle(t protocol.Target) (string, error) {
 	if t.Host.Handle == "" {
-		return "", protocol.Errorf(protocol.Permanent, "target.host.handle is required (%s from host.acquire)", h.p.HandleIs)
+		return "", protocol.Errorf(protocol.Permanent, "target.host.handle is required (%s from host.acquire)", h.p.HandleIs())
 	}
 	return t.Host.Handle, nil
 }

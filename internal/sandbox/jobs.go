@@ -36,7 +36,7 @@ type JobView struct {
 // host's pooled exec channels (kind and channel as declared), with
 // job.start, lookup, status and stop answering from the host's state
 // (state) first when it is not running.
-func (h *Hosts) JobHandlers(kind, channel string, view func() JobView, state func(ctx context.Context, t protocol.Target) (State, string, error)) map[string]protocol.Handler {
+func (h *Hosts) JobHandlers(kind, channel string, view func() JobView, state func(ctx context.Context, t protocol.Target) (State, string, error)) protocol.Methods {
 	m := tmuxjob.Handlers(func(ctx context.Context, t protocol.Target) (*tmuxjob.Jobs, error) {
 		return h.jobsFor(ctx, t, kind, channel, view)
 	})
@@ -63,32 +63,32 @@ func (h *Hosts) JobHandlers(kind, channel string, view func() JobView, state fun
 var notRunning = map[string]func(st State, why string) (any, error){
 	// A job on a host that stopped or is gone is lost (no exit was
 	// recorded that could still be read); unclear is unknown.
-	protocol.MethodJobStatus: func(st State, why string) (any, error) {
+	protocol.MethodJobStatus.Name: func(st State, why string) (any, error) {
 		if st == Unclear {
-			return protocol.JobStatus{State: protocol.JobUnknown, Reason: why}, nil
+			return protocol.MethodJobStatus.Answer(protocol.JobStatus{State: protocol.JobUnknown, Reason: why})
 		}
-		return protocol.JobStatus{State: protocol.JobLost, Reason: why}, nil
+		return protocol.MethodJobStatus.Answer(protocol.JobStatus{State: protocol.JobLost, Reason: why})
 	},
 	// Nothing runs on a host that stopped or is gone, which is the proof
 	// job.stop's null needs. When the provider does not say, nothing is
 	// done: retryable.
-	protocol.MethodJobStop: func(st State, why string) (any, error) {
+	protocol.MethodJobStop.Name: func(st State, why string) (any, error) {
 		if st == Unclear {
 			return nil, protocol.Errorf(protocol.Retryable, "job.stop: %s: nothing was done", why)
 		}
-		return nil, nil
+		return protocol.MethodJobStop.Answer(protocol.Null{})
 	},
 	// No job can be found, nor ever start, on a host that is gone: none
 	// (fenced or not). Stopped or unclear: unknown.
-	protocol.MethodJobLookup: func(st State, why string) (any, error) {
+	protocol.MethodJobLookup.Name: func(st State, why string) (any, error) {
 		if st == Gone {
-			return protocol.JobLookupResult{None: true}, nil
+			return protocol.MethodJobLookup.Answer(protocol.JobLookupResult{None: true})
 		}
-		return protocol.JobLookupResult{Unknown: why}, nil
+		return protocol.MethodJobLookup.Answer(protocol.JobLookupResult{Unknown: why})
 	},
 	// A host that is gone or stopped starts nothing: a definite refusal.
 	// When the provider does not say, retryable.
-	protocol.MethodJobStart: func(st State, why string) (any, error) {
+	protocol.MethodJobStart.Name: func(st State, why string) (any, error) {
 		if st == Unclear {
 			return nil, protocol.Errorf(protocol.Retryable, "job.start: %s: nothing was started", why)
 		}
@@ -123,5 +123,5 @@ func (h *Hosts) jobsFor(ctx context.Context, t protocol.Target, kind, channel st
 // JobsRoot is host's jobs directory: JobsDir under the login directory of
 // the host's user (asked once per host per invocation).
 func (h *Hosts) JobsRoot(ctx context.Context, host string) (string, error) {
-	return h.roots.Get(ctx, host, h.Pool(host), JobsDir, h.p.Name(host))
+	return h.roots.Get(ctx, host, h.Pool(host), JobsDir, h.p.HostName(host))
 }

@@ -17,16 +17,16 @@ import (
 // Exec serves link.exec over the host's pooled exec channels. On timeout
 // the run's processes are killed on the host before the answer, with
 // exitCode null.
-func (h *Hosts) Exec(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (any, error) {
+func (h *Hosts) Exec(ctx context.Context, call *protocol.Call, p protocol.ExecParams) (protocol.ExecResult, error) {
 	host, err := h.HostOf(ctx, p.Target)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	if len(p.Script) > MaxScriptBytes {
-		return nil, protocol.Errorf(protocol.Permanent, "script is %d bytes; maxScriptBytes is %d", len(p.Script), MaxScriptBytes)
+		return protocol.ExecResult{}, protocol.Errorf(protocol.Permanent, "script is %d bytes; maxScriptBytes is %d", len(p.Script), MaxScriptBytes)
 	}
 	if strings.IndexByte(p.Script, 0) >= 0 || strings.ContainsAny(p.Cwd, "\x00\n") {
-		return nil, protocol.Errorf(protocol.Permanent, "a script cannot hold a NUL byte, nor a cwd a NUL or a newline")
+		return protocol.ExecResult{}, protocol.Errorf(protocol.Permanent, "a script cannot hold a NUL byte, nor a cwd a NUL or a newline")
 	}
 	cwd := p.Cwd
 	if cwd == "" {
@@ -61,13 +61,13 @@ const BridgeCommand = "git-bridge"
 
 // Fetch serves link.fetch: afterwards localRepo's FETCH_HEAD names
 // remoteCwd's HEAD.
-func (h *Hosts) Fetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (any, error) {
+func (h *Hosts) Fetch(ctx context.Context, call *protocol.Call, p protocol.FetchParams) (protocol.ExecResult, error) {
 	host, err := h.HostOf(ctx, p.Target)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	if err := gitlink.CheckPaths(p.LocalRepo, p.RemoteCwd); err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	mark := execchan.NewMark()
 	return h.runGit(ctx, host, mark, protocol.RunTimeout(p.TimeoutMs), gitlink.FetchArgs(p.LocalRepo, h.extURL(host, mark, p.RemoteCwd))...)
@@ -75,25 +75,25 @@ func (h *Hosts) Fetch(ctx context.Context, call *protocol.Call, p protocol.Fetch
 
 // Push serves link.push: afterwards remoteRepo (created if absent) holds
 // rev. A repo that already holds it succeeds untouched.
-func (h *Hosts) Push(ctx context.Context, call *protocol.Call, p protocol.PushParams) (any, error) {
+func (h *Hosts) Push(ctx context.Context, call *protocol.Call, p protocol.PushParams) (protocol.ExecResult, error) {
 	host, err := h.HostOf(ctx, p.Target)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	if err := gitlink.CheckRev(p.Rev); err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	if err := gitlink.CheckPaths(p.LocalRepo, p.RemoteRepo); err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	timeout := protocol.RunTimeout(p.TimeoutMs)
 	start := time.Now()
 	res, ready, err := gitlink.Prepare(ctx, timeout, p, execchan.HomeScript, func(ctx context.Context, argv []string) (int, []byte, error) {
 		return h.p.ExecOnce(ctx, host, argv)
-	}, func(err error) error { return h.p.Err(err, "preparing the remote repository") })
+	}, func(err error) error { return h.p.APIError(err, "preparing the remote repository") })
 	switch {
 	case err != nil:
-		return nil, err
+		return protocol.ExecResult{}, err
 	case !ready:
 		return res, nil
 	}
@@ -109,10 +109,10 @@ func (h *Hosts) extURL(host, mark, path string) string {
 // runGit runs the local git (gitlink.RunLocal) with the bridge pinned to
 // this provider's hosts; on timeout the host side is killed too before the
 // answer.
-func (h *Hosts) runGit(ctx context.Context, host, mark string, timeout time.Duration, args ...string) (any, error) {
+func (h *Hosts) runGit(ctx context.Context, host, mark string, timeout time.Duration, args ...string) (protocol.ExecResult, error) {
 	pin, unpin, err := h.p.BridgeEnv(ctx)
 	if err != nil {
-		return nil, err
+		return protocol.ExecResult{}, err
 	}
 	defer unpin()
 	return gitlink.RunLocal(ctx, timeout, pin, func(ctx context.Context) error { return h.StopRun(ctx, host, mark) }, args...)

@@ -7,23 +7,23 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// HostMethods are the provider's own host methods and its link.checkSteps.
-// Acquire, Lookup and Release are called only with a key (Methods refuses
-// a call without one).
-type HostMethods struct {
-	Acquire    func(context.Context, *protocol.Call, protocol.AcquireParams) (any, error)
-	Lookup     func(context.Context, *protocol.Call, protocol.LookupParams) (any, error)
-	Status     func(context.Context, *protocol.Call, protocol.Base) (any, error)
-	Release    func(context.Context, *protocol.Call, protocol.KeyParams) (any, error)
-	CheckSteps func(context.Context, *protocol.Call, protocol.CheckStepsParams) (any, error)
+// HostMethods are the provider's own host methods and its
+// link.checkSteps. Acquire, Lookup and Release are called only with a key
+// (Methods refuses a call without one).
+type HostMethods interface {
+	Acquire(context.Context, *protocol.Call, protocol.AcquireParams) (protocol.AcquireResult, error)
+	Lookup(context.Context, *protocol.Call, protocol.LookupParams) (protocol.HostLookupResult, error)
+	Status(context.Context, *protocol.Call, protocol.Base) (protocol.HostStatus, error)
+	Release(context.Context, *protocol.Call, protocol.KeyParams) (protocol.Null, error)
+	CheckSteps(context.Context, *protocol.Call, protocol.CheckStepsParams) ([]protocol.Step, error)
 }
 
 // Gate is how the method table waits for the provider: Reach makes sure
-// it answers (once per plugin's life, bounded), What names it in the
-// error of a call cancelled before ("the Engine", "the API server").
-type Gate struct {
-	Reach func(ctx context.Context) error
-	What  string
+// it answers (once per plugin's life, bounded); ProviderName names it in
+// the error of a call cancelled before ("the Engine", "the API server").
+type Gate interface {
+	Reach(ctx context.Context) error
+	ProviderName() string
 }
 
 // Methods is the method table: the provider's host methods, the link's
@@ -32,44 +32,46 @@ type Gate struct {
 // params are decoded, a job or channel method's before its host or its
 // Jobs are looked at; then a host effect's key (keyed). Every method but
 // link.checkSteps, whose steps say what is wrong, waits for the provider
-// (gate).
-func (h *Hosts) Methods(own HostMethods, jobs map[string]protocol.Handler, gate Gate) protocol.Methods {
-	m := protocol.Methods{
-		protocol.MethodHostAcquire:    checked(h, keyed(own.Acquire)),
-		protocol.MethodHostLookup:     checked(h, keyed(own.Lookup)),
-		protocol.MethodHostStatus:     checked(h, own.Status),
-		protocol.MethodHostRelease:    checked(h, keyed(own.Release)),
-		protocol.MethodLinkExec:       checked(h, h.Exec),
-		protocol.MethodLinkFetch:      checked(h, h.Fetch),
-		protocol.MethodLinkPush:       checked(h, h.Push),
-		protocol.MethodLinkCheckSteps: checked(h, own.CheckSteps),
-	}
+// (gated).
+func (h *Hosts) Methods(jobs protocol.Methods) protocol.Methods {
+	own := h.p
+	m := protocol.NewMethods(
+		protocol.MethodHostAcquire.Serve(checked(h, keyed(own.Acquire))),
+		protocol.MethodHostLookup.Serve(checked(h, keyed(own.Lookup))),
+		protocol.MethodHostStatus.Serve(checked(h, own.Status)),
+		protocol.MethodHostRelease.Serve(checked(h, keyed(own.Release))),
+		protocol.MethodLinkExec.Serve(checked(h, h.Exec)),
+		protocol.MethodLinkFetch.Serve(checked(h, h.Fetch)),
+		protocol.MethodLinkPush.Serve(checked(h, h.Push)),
+		protocol.MethodLinkCheckSteps.Serve(checked(h, own.CheckSteps)),
+	)
 	for method, f := range jobs {
 		m[method] = h.sameInstance(f)
 	}
 	for method, f := range m {
-		if method != protocol.MethodLinkCheckSteps { // its steps say what is wrong
-			m[method] = gate.wrap(method, f)
+		if method != protocol.MethodLinkCheckSteps.Name { // its steps say what is wrong
+			m[method] = gated(h.p, method, f)
 		}
 	}
 	return m
 }
 
-// checked is one of the methods as a handler: its params decoded
-// (protocol.Handle), then its target's instance checked.
-func checked[P any](h *Hosts, fn func(context.Context, *protocol.Call, P) (any, error)) protocol.Handler {
-	return protocol.Handle(func(ctx context.Context, c *protocol.Call, p P) (any, error) {
+// checked is fn once its target's instance was checked (its params are
+// decoded first, by Method.Serve).
+func checked[P, R any](h *Hosts, fn func(context.Context, *protocol.Call, P) (R, error)) func(context.Context, *protocol.Call, P) (R, error) {
+	return func(ctx context.Context, c *protocol.Call, p P) (R, error) {
 		if err := h.CheckInstance(c.Base.Target); err != nil {
-			return nil, err
+			var zero R
+			return zero, err
 		}
 		return fn(ctx, c, p)
-	})
+	}
 }
 
 // keyed refuses a host effect's call (acquire, lookup, release) whose key
 // is empty, before fn looks at the provider.
-func keyed[P protocol.AcquireParams | protocol.LookupParams | protocol.KeyParams](fn func(context.Context, *protocol.Call, P) (any, error)) func(context.Context, *protocol.Call, P) (any, error) {
-	return func(ctx context.Context, c *protocol.Call, p P) (any, error) {
+func keyed[P protocol.AcquireParams | protocol.LookupParams | protocol.KeyParams, R any](fn func(context.Context, *protocol.Call, P) (R, error)) func(context.Context, *protocol.Call, P) (R, error) {
+	return func(ctx context.Context, c *protocol.Call, p P) (R, error) {
 		var key string
 		switch p := any(p).(type) {
 		case protocol.AcquireParams:
@@ -80,7 +82,8 @@ func keyed[P protocol.AcquireParams | protocol.LookupParams | protocol.KeyParams
 			key = p.Key
 		}
 		if key == "" {
-			return nil, protocol.Errorf(protocol.Permanent, "%s: key is required", c.Method)
+			var zero R
+			return zero, protocol.Errorf(protocol.Permanent, "%s: key is required", c.Method)
 		}
 		return fn(ctx, c, p)
 	}
@@ -104,17 +107,18 @@ func (h *Hosts) CheckInstance(t protocol.Target) error {
 	return nil
 }
 
-// wrap serves method only once the provider was reached. When it was not,
-// a read answers what it answers for a provider that is down (unknown),
-// and any other call fails with the reach error: nothing was done.
-func (g Gate) wrap(method string, next protocol.Handler) protocol.Handler {
+// gated serves method only once the provider was reached. When it was
+// not, a read answers what it answers for a provider that is down
+// (unknown), and any other call fails with the reach error: nothing was
+// done.
+func gated(g Gate, method string, next protocol.Handler) protocol.Handler {
 	return func(ctx context.Context, call *protocol.Call) (any, error) {
 		err := g.Reach(ctx)
 		if err == nil {
 			return next(ctx, call)
 		}
 		if ctx.Err() != nil {
-			return nil, protocol.Wrap(protocol.Retryable, err, "cancelled before "+g.What+" was reached: nothing was done")
+			return nil, protocol.Wrap(protocol.Retryable, err, "cancelled before "+g.ProviderName()+" was reached: nothing was done")
 		}
 		var pe *protocol.Error
 		if !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
@@ -122,14 +126,14 @@ func (g Gate) wrap(method string, next protocol.Handler) protocol.Handler {
 		}
 		why := pe.Message
 		switch method {
-		case protocol.MethodHostLookup:
-			return protocol.HostLookupResult{Unknown: why}, nil
-		case protocol.MethodHostStatus:
-			return protocol.HostStatus{State: protocol.HostUnknown, Reason: why}, nil
-		case protocol.MethodJobLookup:
-			return protocol.JobLookupResult{Unknown: why}, nil
-		case protocol.MethodJobStatus:
-			return protocol.JobStatus{State: protocol.JobUnknown, Reason: why}, nil
+		case protocol.MethodHostLookup.Name:
+			return protocol.MethodHostLookup.Answer(protocol.HostLookupResult{Unknown: why})
+		case protocol.MethodHostStatus.Name:
+			return protocol.MethodHostStatus.Answer(protocol.HostStatus{State: protocol.HostUnknown, Reason: why})
+		case protocol.MethodJobLookup.Name:
+			return protocol.MethodJobLookup.Answer(protocol.JobLookupResult{Unknown: why})
+		case protocol.MethodJobStatus.Name:
+			return protocol.MethodJobStatus.Answer(protocol.JobStatus{State: protocol.JobUnknown, Reason: why})
 		}
 		return nil, err
 	}

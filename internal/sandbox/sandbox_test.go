@@ -15,10 +15,10 @@ import (
 // state alone, as docker's and k8s's job tests see them on real hosts.
 func TestJobAnswersOnAHostNotRunning(t *testing.T) {
 	want := map[string]map[State]string{
-		protocol.MethodJobStatus: {Stopped: `{"state":"lost","reason":"why"}`, Gone: `{"state":"lost","reason":"why"}`, Unclear: `{"state":"unknown","reason":"why"}`},
-		protocol.MethodJobStop:   {Stopped: `null`, Gone: `null`, Unclear: `retryable`},
-		protocol.MethodJobLookup: {Stopped: `{"unknown":"why"}`, Gone: `{"none":true}`, Unclear: `{"unknown":"why"}`},
-		protocol.MethodJobStart:  {Stopped: `permanent`, Gone: `permanent`, Unclear: `retryable`},
+		protocol.MethodJobStatus.Name: {Stopped: `{"state":"lost","reason":"why"}`, Gone: `{"state":"lost","reason":"why"}`, Unclear: `{"state":"unknown","reason":"why"}`},
+		protocol.MethodJobStop.Name:   {Stopped: `null`, Gone: `null`, Unclear: `retryable`},
+		protocol.MethodJobLookup.Name: {Stopped: `{"unknown":"why"}`, Gone: `{"none":true}`, Unclear: `{"unknown":"why"}`},
+		protocol.MethodJobStart.Name:  {Stopped: `permanent`, Gone: `permanent`, Unclear: `retryable`},
 	}
 	for method, byState := range want {
 		for st, w := range byState {
@@ -44,31 +44,31 @@ func TestJobAnswersOnAHostNotRunning(t *testing.T) {
 func TestGateAnswersReadsUnknown(t *testing.T) {
 	served := false
 	next := func(context.Context, *protocol.Call) (any, error) { served = true; return "served", nil }
-	down := Gate{What: "the Engine", Reach: func(context.Context) error {
+	down := gate{name: "the Engine", reach: func(context.Context) error {
 		return protocol.Errorf(protocol.Retryable, "the Engine is down")
 	}}
-	res, err := down.wrap(protocol.MethodHostStatus, next)(context.Background(), &protocol.Call{})
+	res, err := gated(down, protocol.MethodHostStatus.Name, next)(context.Background(), &protocol.Call{})
 	if st, ok := res.(protocol.HostStatus); err != nil || !ok || st.State != protocol.HostUnknown || st.Reason != "the Engine is down" {
 		t.Errorf("host.status with the provider down: %+v %v", res, err)
 	}
-	if _, err := down.wrap(protocol.MethodHostAcquire, next)(context.Background(), &protocol.Call{}); err == nil {
+	if _, err := gated(down, protocol.MethodHostAcquire.Name, next)(context.Background(), &protocol.Call{}); err == nil {
 		t.Errorf("host.acquire with the provider down succeeded")
 	}
-	human := Gate{Reach: func(context.Context) error { return protocol.HumanError("fix it", "a bad key") }}
+	human := gate{reach: func(context.Context) error { return protocol.HumanError("fix it", "a bad key") }}
 	var pe *protocol.Error
-	if _, err := human.wrap(protocol.MethodHostLookup, next)(context.Background(), &protocol.Call{}); !errors.As(err, &pe) || pe.Kind != protocol.Human {
+	if _, err := gated(human, protocol.MethodHostLookup.Name, next)(context.Background(), &protocol.Call{}); !errors.As(err, &pe) || pe.Kind != protocol.Human {
 		t.Errorf("a person's reach error on a read: %v, want it as it is", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := down.wrap(protocol.MethodHostLookup, next)(ctx, &protocol.Call{}); !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
+	if _, err := gated(down, protocol.MethodHostLookup.Name, next)(ctx, &protocol.Call{}); !errors.As(err, &pe) || pe.Kind != protocol.Retryable {
 		t.Errorf("a cancelled call: %v, want retryable", err)
 	}
 	if served {
 		t.Errorf("a call was served before the provider was reached")
 	}
-	up := Gate{Reach: func(context.Context) error { return nil }}
-	if res, _ := up.wrap(protocol.MethodHostLookup, next)(context.Background(), &protocol.Call{}); res != "served" {
+	up := gate{reach: func(context.Context) error { return nil }}
+	if res, _ := gated(up, protocol.MethodHostLookup.Name, next)(context.Background(), &protocol.Call{}); res != "served" {
 		t.Errorf("with the provider up: %v", res)
 	}
 }
@@ -77,7 +77,7 @@ func TestGateAnswersReadsUnknown(t *testing.T) {
 // abandoned only while no acquire of its key runs here; another's whose
 // liveness cannot be told, only once tooOld says so.
 func TestAbandonedOnlyWhenNoAcquireRuns(t *testing.T) {
-	h := NewHosts(Provider{}, "i", "/bin/true", 1, creator.This())
+	h := NewHosts(stub{}, "i", "/bin/true", 1, creator.This())
 	me := h.Me().String()
 	old := func() bool { return true }
 	h.InFlight("k", 1)
@@ -96,7 +96,7 @@ func TestAbandonedOnlyWhenNoAcquireRuns(t *testing.T) {
 // TestCheckInstance: a call recorded under another instance is refused;
 // none or this one passes.
 func TestCheckInstance(t *testing.T) {
-	h := NewHosts(Provider{}, "mine", "/bin/true", 1, creator.This())
+	h := NewHosts(stub{}, "mine", "/bin/true", 1, creator.This())
 	for in, ok := range map[string]bool{"": true, "mine": true, "other": false} {
 		err := h.CheckInstance(protocol.Target{Host: protocol.HostRef{Instance: in}})
 		if (err == nil) != ok {
@@ -118,19 +118,14 @@ func TestCheckInstance(t *testing.T) {
 // before the provider's method runs; with one they are served, and
 // host.status takes none.
 func TestHostEffectsRequireTheirKey(t *testing.T) {
-	h := NewHosts(Provider{}, "i", "/bin/true", 1, creator.This())
-	served := map[string]bool{}
-	m := h.Methods(HostMethods{
-		Acquire: serveAs[protocol.AcquireParams](served),
-		Lookup:  serveAs[protocol.LookupParams](served),
-		Status:  serveAs[protocol.Base](served),
-		Release: serveAs[protocol.KeyParams](served),
-	}, nil, Gate{Reach: func(context.Context) error { return nil }})
+	p := serving{served: map[string]bool{}}
+	served := p.served
+	m := NewHosts(p, "i", "/bin/true", 1, creator.This()).Methods(nil)
 	call := func(method, params string) error {
 		_, err := m[method](context.Background(), &protocol.Call{Method: method, Params: []byte(params)})
 		return err
 	}
-	for _, method := range []string{protocol.MethodHostAcquire, protocol.MethodHostLookup, protocol.MethodHostRelease} {
+	for _, method := range []string{protocol.MethodHostAcquire.Name, protocol.MethodHostLookup.Name, protocol.MethodHostRelease.Name} {
 		var pe *protocol.Error
 		err := call(method, `{"key":""}`)
 		if !errors.As(err, &pe) || pe.Kind != protocol.Permanent || pe.Message != method+": key is required" || served[method] {
@@ -140,15 +135,52 @@ func TestHostEffectsRequireTheirKey(t *testing.T) {
 			t.Errorf("%s with a key: %v (served %v)", method, err, served[method])
 		}
 	}
-	if err := call(protocol.MethodHostStatus, `{}`); err != nil || !served[protocol.MethodHostStatus] {
-		t.Errorf("host.status: %v (served %v)", err, served[protocol.MethodHostStatus])
+	if err := call(protocol.MethodHostStatus.Name, `{}`); err != nil || !served[protocol.MethodHostStatus.Name] {
+		t.Errorf("host.status: %v (served %v)", err, served[protocol.MethodHostStatus.Name])
 	}
 }
 
-// serveAs is a host method that notes its call's method in served.
-func serveAs[P any](served map[string]bool) func(context.Context, *protocol.Call, P) (any, error) {
-	return func(_ context.Context, c *protocol.Call, _ P) (any, error) {
-		served[c.Method] = true
-		return nil, nil
-	}
+// stub is a Provider none of whose methods is called.
+type stub struct{ Provider }
+
+// gate is a Gate of its reach and name.
+type gate struct {
+	stub
+	reach func(context.Context) error
+	name  string
+}
+
+func (g gate) Reach(ctx context.Context) error { return g.reach(ctx) }
+func (g gate) ProviderName() string            { return g.name }
+
+// serving is a reached Provider whose host methods note their call's
+// method in served.
+type serving struct {
+	stub
+	served map[string]bool
+}
+
+func (s serving) Reach(context.Context) error { return nil }
+
+func (s serving) Acquire(_ context.Context, c *protocol.Call, _ protocol.AcquireParams) (protocol.AcquireResult, error) {
+	return note[protocol.AcquireResult](s, c)
+}
+
+func (s serving) Lookup(_ context.Context, c *protocol.Call, _ protocol.LookupParams) (protocol.HostLookupResult, error) {
+	return note[protocol.HostLookupResult](s, c)
+}
+
+func (s serving) Status(_ context.Context, c *protocol.Call, _ protocol.Base) (protocol.HostStatus, error) {
+	return note[protocol.HostStatus](s, c)
+}
+
+func (s serving) Release(_ context.Context, c *protocol.Call, _ protocol.KeyParams) (protocol.Null, error) {
+	return note[protocol.Null](s, c)
+}
+
+// note notes c's method in s.served and answers R's zero value.
+func note[R any](s serving, c *protocol.Call) (R, error) {
+	s.served[c.Method] = true
+	var zero R
+	return zero, nil
 }

@@ -107,7 +107,7 @@ func TestClaudeTUIBlockedAnswer(t *testing.T) {
 		if !strings.Contains(r.Pending, "Bash") {
 			t.Fatalf("pending %q", r.Pending)
 		}
-		drive.Call[protocol.AnswerResult](t, a.p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: base(key), Keys: []string{k.keys}})
+		drive.Call(t, a.p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: base(key), Keys: []string{k.keys}})
 		if o := a.settled(t, jt, int64(i)); o.LastText != claudeReply(i+1, "[[block:rm-it]]")+k.want {
 			t.Fatalf("answered %s: %q", k.keys, o.LastText)
 		}
@@ -193,7 +193,7 @@ func TestClaudeTUIFirstRunScreens(t *testing.T) {
 	sp.Env["ANTHROPIC_API_KEY"] = "sk-ant-test-secret-0123456789abcdefghij"
 	jt := a.startSpec(t, key, sp)
 	drive.ClaudeScreens(t, func() protocol.Reading { return a.reading(t, key) }, func(keys string) {
-		drive.Call[protocol.AnswerResult](t, a.p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: base(key), Keys: []string{keys}})
+		drive.Call(t, a.p, protocol.MethodChannelAnswer, protocol.AnswerParams{Base: base(key), Keys: []string{keys}})
 	})
 	a.send(t, key, "m1", "hi")
 	if o := a.settledUnblocked(t, key, jt, 0); o.LastText != claudeReply(1, "hi") {

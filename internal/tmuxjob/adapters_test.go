@@ -86,27 +86,29 @@ func (a *adapterHost) specOf(c printCase, role string) protocol.JobSpec {
 // startSpec starts the job s under key and waits for its first state.
 func (a *adapterHost) startSpec(t *testing.T, key string, s protocol.JobSpec) protocol.Target {
 	t.Helper()
-	drive.Call[protocol.JobStartResult](t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
+	drive.Call(t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base(key), Key: key, Spec: s})
 	jt := base(key).Target
-	t.Cleanup(func() { _ = drive.Err(t, a.p, protocol.MethodJobStop, protocol.KeyParams{Base: base(key), Key: key}) })
+	t.Cleanup(func() {
+		_ = drive.Err(t, a.p, protocol.MethodJobStop, protocol.KeyParams{Base: base(key), Key: key})
+	})
 	drive.Baseline(t, context.Background(), a.p.Plugin, jt)
 	return jt
 }
 
 func (a *adapterHost) send(t *testing.T, key, msgID, text string) protocol.SendResult {
 	t.Helper()
-	return drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelSend,
+	return drive.Call(t, a.p, protocol.MethodChannelSend,
 		protocol.SendParams{Base: base(key), Text: text, MsgID: msgID, Mode: protocol.ModeFollowUp})
 }
 
 func (a *adapterHost) fresh(t *testing.T, key, msgID, text string) {
 	t.Helper()
-	drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelFresh, protocol.FreshParams{Base: base(key), Text: text, MsgID: msgID})
+	drive.Call(t, a.p, protocol.MethodChannelFresh, protocol.FreshParams{Base: base(key), Text: text, MsgID: msgID})
 }
 
 func (a *adapterHost) command(t *testing.T, key, name, instructions string) {
 	t.Helper()
-	drive.Call[protocol.SendResult](t, a.p, protocol.MethodChannelCommand, protocol.CommandParams{Base: base(key), Name: name, Instructions: instructions})
+	drive.Call(t, a.p, protocol.MethodChannelCommand, protocol.CommandParams{Base: base(key), Name: name, Instructions: instructions})
 }
 
 // interrupt starts a long turn (after `after` settled turns), interrupts it
@@ -115,7 +117,7 @@ func (a *adapterHost) interrupt(t *testing.T, key string, jt protocol.Target, af
 	t.Helper()
 	a.send(t, key, "long", "long [[ms:60000]]")
 	waitfor.Eventually(t, "busy", func() bool { return a.reading(t, key).State == protocol.TurnBusy })
-	res := drive.Call[protocol.InterruptResult](t, a.p, protocol.MethodChannelInterrupt,
+	res := drive.Call(t, a.p, protocol.MethodChannelInterrupt,
 		protocol.InterruptParams{Base: base(key), Text: text, MsgID: "intr", TimeoutMs: 30000})
 	if res.Pending {
 		t.Fatalf("interrupt: %+v", res)
@@ -269,7 +271,7 @@ func TestAdaptersCLINotFound(t *testing.T) {
 	}
 	s = a.specOf(claudeTUI, "full-access")
 	s.Env["PATH"] = "/usr/bin:/bin"
-	drive.Call[protocol.JobStartResult](t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base("nf-claude"), Key: "nf-claude", Spec: s})
+	drive.Call(t, a.p, protocol.MethodJobStart, protocol.JobStartParams{Base: base("nf-claude"), Key: "nf-claude", Spec: s})
 	var r protocol.Reading
 	waitfor.Eventually(t, "readStates names the missing CLI", func() bool {
 		r = a.reading(t, "nf-claude")

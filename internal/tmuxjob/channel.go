@@ -94,7 +94,7 @@ func noJob(method string) error {
 // ReadStates is channel.readStates: the job's agent's reading, for each
 // target that names it (others are left out).
 func (j *Jobs) ReadStates(ctx context.Context, p protocol.ReadStatesParams) (map[string]protocol.Reading, error) {
-	key, err := jobKey(protocol.MethodChannelReadStates, p.Base)
+	key, err := jobKey(protocol.MethodChannelReadStates.Name, p.Base)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (j *Jobs) ReadStates(ctx context.Context, p protocol.ReadStatesParams) (map
 		return nil, protocol.Wrap(protocol.Retryable, err, "channel.readStates")
 	}
 	if !found {
-		return nil, noJob(protocol.MethodChannelReadStates)
+		return nil, noJob(protocol.MethodChannelReadStates.Name)
 	}
 	res := map[string]protocol.Reading{}
 	for _, t := range p.Targets {
@@ -143,7 +143,7 @@ func (j *Jobs) Baseline(ctx context.Context, key string) (*protocol.Baseline, er
 		return nil, protocol.Wrap(protocol.Retryable, err, "channel.baseline")
 	}
 	if !found {
-		return nil, noJob(protocol.MethodChannelBaseline)
+		return nil, noJob(protocol.MethodChannelBaseline.Name)
 	}
 	if s.state == nil {
 		return nil, nil
@@ -158,7 +158,7 @@ func (j *Jobs) Baseline(ctx context.Context, key string) (*protocol.Baseline, er
 // already writing finishes first; a lock not free within the call's budget
 // (receiptLockWait) is unreachable, never not-accepted.
 func (j *Jobs) Receipt(ctx context.Context, p protocol.ReceiptParams) (protocol.Receipt, error) {
-	key, err := jobKey(protocol.MethodChannelReceipt, p.Base)
+	key, err := jobKey(protocol.MethodChannelReceipt.Name, p.Base)
 	if err != nil {
 		return protocol.Receipt{}, err
 	}
@@ -208,7 +208,7 @@ func receiptLockWait(ctx context.Context, now time.Time) time.Duration {
 // current incarnation when empty), or nil while it has not settled or when
 // inc is not the current incarnation.
 func (j *Jobs) LastRun(ctx context.Context, p protocol.LastRunParams) (*protocol.Observation, error) {
-	key, err := jobKey(protocol.MethodChannelLastRun, p.Base)
+	key, err := jobKey(protocol.MethodChannelLastRun.Name, p.Base)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +217,7 @@ func (j *Jobs) LastRun(ctx context.Context, p protocol.LastRunParams) (*protocol
 		return nil, protocol.Wrap(protocol.Retryable, err, "channel.lastRun")
 	}
 	if !found {
-		return nil, noJob(protocol.MethodChannelLastRun)
+		return nil, noJob(protocol.MethodChannelLastRun.Name)
 	}
 	// Only the current incarnation's turns answer: one of an earlier
 	// incarnation, even one that settled, is null (docs/protocol.md).
@@ -239,7 +239,7 @@ func (j *Jobs) LastRun(ctx context.Context, p protocol.LastRunParams) (*protocol
 // (scripts/wait.sh; job.checkSteps' watch step says which). A failed run
 // is tried again; ctx ($/cancel, shutdown) ends it with "".
 func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.WatchResult, func(context.Context) (string, any), error) {
-	key, err := jobKey(protocol.MethodChannelWatch, p.Base)
+	key, err := jobKey(protocol.MethodChannelWatch.Name, p.Base)
 	if err != nil {
 		return protocol.WatchResult{}, nil, err
 	}
@@ -248,7 +248,7 @@ func (j *Jobs) Watch(ctx context.Context, p protocol.WatchParams) (protocol.Watc
 		return protocol.WatchResult{}, nil, protocol.Wrap(protocol.Retryable, err, "channel.watch")
 	}
 	if !found {
-		return protocol.WatchResult{}, nil, noJob(protocol.MethodChannelWatch)
+		return protocol.WatchResult{}, nil, noJob(protocol.MethodChannelWatch.Name)
 	}
 	if s.state == nil {
 		return protocol.WatchResult{}, nil, protocol.Errorf(protocol.Retryable, "channel.watch: the harness has not reported yet")

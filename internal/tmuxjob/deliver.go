@@ -152,7 +152,7 @@ func (j *Jobs) Send(ctx context.Context, p protocol.SendParams) (protocol.SendRe
 	if p.Mode != "" && p.Mode != protocol.ModeFollowUp {
 		return protocol.SendResult{}, protocol.Errorf(protocol.Permanent, "channel.send: mode %q is not served (steer: none)", p.Mode)
 	}
-	a, err := j.deliver(ctx, p.Base, delivery{method: protocol.MethodChannelSend, kind: "send", msgID: p.MsgID,
+	a, err := j.deliver(ctx, p.Base, delivery{method: protocol.MethodChannelSend.Name, kind: "send", msgID: p.MsgID,
 		text: p.Text, mode: protocol.ModeFollowUp, expect: p.ExpectIncarnation, force: p.Force})
 	if err != nil {
 		return protocol.SendResult{}, err
@@ -163,7 +163,7 @@ func (j *Jobs) Send(ctx context.Context, p protocol.SendParams) (protocol.SendRe
 // Fresh is channel.fresh: the harness clears the agent's context in place
 // (the incarnation and its runs go on) and takes the text as a turn.
 func (j *Jobs) Fresh(ctx context.Context, p protocol.FreshParams) (protocol.SendResult, error) {
-	a, err := j.deliver(ctx, p.Base, delivery{method: protocol.MethodChannelFresh, kind: "fresh", msgID: p.MsgID,
+	a, err := j.deliver(ctx, p.Base, delivery{method: protocol.MethodChannelFresh.Name, kind: "fresh", msgID: p.MsgID,
 		text: p.Text, expect: p.ExpectIncarnation, force: p.Force})
 	if err != nil {
 		return protocol.SendResult{}, err
@@ -177,7 +177,7 @@ func (j *Jobs) Command(ctx context.Context, p protocol.CommandParams) (protocol.
 	if p.Name == "" || strings.ContainsAny(p.Name, "\n\r") {
 		return protocol.SendResult{}, protocol.Errorf(protocol.Permanent, "channel.command: name must be one non-empty line")
 	}
-	a, err := j.deliver(ctx, p.Base, delivery{method: protocol.MethodChannelCommand, kind: "command",
+	a, err := j.deliver(ctx, p.Base, delivery{method: protocol.MethodChannelCommand.Name, kind: "command",
 		text: p.Instructions, name: p.Name, expect: p.ExpectIncarnation, force: p.Force})
 	if err != nil {
 		return protocol.SendResult{}, err
@@ -197,7 +197,7 @@ func (j *Jobs) Answer(ctx context.Context, p protocol.AnswerParams) (protocol.An
 	if len(p.Keys) > 0 {
 		text += "\n"
 	}
-	a, err := j.deliver(ctx, p.Base, delivery{method: protocol.MethodChannelAnswer, kind: "answer", text: text, force: p.Force})
+	a, err := j.deliver(ctx, p.Base, delivery{method: protocol.MethodChannelAnswer.Name, kind: "answer", text: text, force: p.Force})
 	if err != nil {
 		return protocol.AnswerResult{}, err
 	}
@@ -217,11 +217,11 @@ func (j *Jobs) Answer(ctx context.Context, p protocol.AnswerParams) (protocol.An
 // waits up to timeoutMs for the harness to take the text. pending: it has
 // not yet; runs: the baseline of the text's turn.
 func (j *Jobs) Interrupt(ctx context.Context, p protocol.InterruptParams) (protocol.InterruptResult, error) {
-	key, err := jobKey(protocol.MethodChannelInterrupt, p.Base)
+	key, err := jobKey(protocol.MethodChannelInterrupt.Name, p.Base)
 	if err != nil {
 		return protocol.InterruptResult{}, err
 	}
-	a, err := j.deliver(ctx, p.Base, delivery{method: protocol.MethodChannelInterrupt, kind: "interrupt", msgID: p.MsgID,
+	a, err := j.deliver(ctx, p.Base, delivery{method: protocol.MethodChannelInterrupt.Name, kind: "interrupt", msgID: p.MsgID,
 		text: p.Text, expect: p.ExpectIncarnation})
 	if err != nil {
 		return protocol.InterruptResult{}, err
@@ -249,7 +249,7 @@ func (j *Jobs) Interrupt(ctx context.Context, p protocol.InterruptParams) (proto
 // waits up to timeoutMs for it to settle. pending: deliveries are still
 // queued for the harness.
 func (j *Jobs) Abort(ctx context.Context, p protocol.AbortParams) (protocol.AbortResult, error) {
-	key, err := jobKey(protocol.MethodChannelAbort, p.Base)
+	key, err := jobKey(protocol.MethodChannelAbort.Name, p.Base)
 	if err != nil {
 		return protocol.AbortResult{}, err
 	}
@@ -258,17 +258,17 @@ func (j *Jobs) Abort(ctx context.Context, p protocol.AbortParams) (protocol.Abor
 		return protocol.AbortResult{}, protocol.Wrap(protocol.Retryable, err, "channel.abort")
 	}
 	if !found {
-		return protocol.AbortResult{}, noJob(protocol.MethodChannelAbort)
+		return protocol.AbortResult{}, noJob(protocol.MethodChannelAbort.Name)
 	}
 	if before.state == nil {
-		return protocol.AbortResult{}, refusal(protocol.MethodChannelAbort, "notready")
+		return protocol.AbortResult{}, refusal(protocol.MethodChannelAbort.Name, "notready")
 	}
 	o, err := j.run(ctx, "abort", jobID(key), nil, j.opts.InterruptKeys...)
 	if err != nil {
 		return protocol.AbortResult{}, protocol.Wrap(protocol.UnknownOutcome, err, "channel.abort")
 	}
 	if r, ok := o.vals["refused"]; ok {
-		return protocol.AbortResult{}, refusal(protocol.MethodChannelAbort, r)
+		return protocol.AbortResult{}, refusal(protocol.MethodChannelAbort.Name, r)
 	}
 	b0 := *before.state
 	if st := o.get("state"); st != "" {

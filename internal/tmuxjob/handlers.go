@@ -10,62 +10,62 @@ import (
 // plugin's method table (protocol.Options.Handlers): a backend adds them to
 // its own.
 func Handlers(resolve Resolver) protocol.Methods {
-	return protocol.Methods{
-		protocol.MethodJobStart:      on(resolve, (*Jobs).Start),
-		protocol.MethodJobLookup:     on(resolve, (*Jobs).Lookup),
-		protocol.MethodJobStatus:     onKey(resolve, (*Jobs).Status),
-		protocol.MethodJobStop:       on(resolve, (*Jobs).stopKey),
-		protocol.MethodJobAttach:     onKey(resolve, (*Jobs).Attach),
-		protocol.MethodJobCheckSteps: on(resolve, (*Jobs).checkPhase),
+	return protocol.NewMethods(
+		protocol.MethodJobStart.Serve(on(resolve, (*Jobs).Start)),
+		protocol.MethodJobLookup.Serve(on(resolve, (*Jobs).Lookup)),
+		protocol.MethodJobStatus.Serve(onKey(resolve, (*Jobs).Status)),
+		protocol.MethodJobStop.Serve(on(resolve, (*Jobs).stopKey)),
+		protocol.MethodJobAttach.Serve(onKey(resolve, (*Jobs).Attach)),
+		protocol.MethodJobCheckSteps.Serve(on(resolve, (*Jobs).checkPhase)),
 
-		protocol.MethodChannelReadStates: on(resolve, (*Jobs).ReadStates),
-		protocol.MethodChannelBaseline:   onKey(resolve, (*Jobs).Baseline),
-		protocol.MethodChannelReceipt:    on(resolve, (*Jobs).Receipt),
-		protocol.MethodChannelLastRun:    on(resolve, (*Jobs).LastRun),
-		protocol.MethodChannelWatch:      onCall(resolve, (*Jobs).watch),
-		protocol.MethodChannelSend:       on(resolve, (*Jobs).Send),
-		protocol.MethodChannelFresh:      on(resolve, (*Jobs).Fresh),
-		protocol.MethodChannelCommand:    on(resolve, (*Jobs).Command),
-		protocol.MethodChannelInterrupt:  on(resolve, (*Jobs).Interrupt),
-		protocol.MethodChannelAbort:      on(resolve, (*Jobs).Abort),
-		protocol.MethodChannelAnswer:     on(resolve, (*Jobs).Answer),
-	}
+		protocol.MethodChannelReadStates.Serve(on(resolve, (*Jobs).ReadStates)),
+		protocol.MethodChannelBaseline.Serve(onKey(resolve, (*Jobs).Baseline)),
+		protocol.MethodChannelReceipt.Serve(on(resolve, (*Jobs).Receipt)),
+		protocol.MethodChannelLastRun.Serve(on(resolve, (*Jobs).LastRun)),
+		protocol.MethodChannelWatch.Serve(onCall(resolve, (*Jobs).watch)),
+		protocol.MethodChannelSend.Serve(on(resolve, (*Jobs).Send)),
+		protocol.MethodChannelFresh.Serve(on(resolve, (*Jobs).Fresh)),
+		protocol.MethodChannelCommand.Serve(on(resolve, (*Jobs).Command)),
+		protocol.MethodChannelInterrupt.Serve(on(resolve, (*Jobs).Interrupt)),
+		protocol.MethodChannelAbort.Serve(on(resolve, (*Jobs).Abort)),
+		protocol.MethodChannelAnswer.Serve(on(resolve, (*Jobs).Answer)),
+	)
 }
 
-// onCall serves fn: the call's Jobs is resolved first, then its params are
-// decoded (protocol.Handle) and fn runs.
-func onCall[P any](resolve Resolver, fn func(*Jobs, context.Context, *protocol.Call, P) (any, error)) protocol.Handler {
-	return func(ctx context.Context, c *protocol.Call) (any, error) {
+// onCall serves fn, once its params are decoded (Method.Serve), on the
+// call's Jobs.
+func onCall[P, R any](resolve Resolver, fn func(*Jobs, context.Context, *protocol.Call, P) (R, error)) func(context.Context, *protocol.Call, P) (R, error) {
+	return func(ctx context.Context, c *protocol.Call, p P) (R, error) {
 		j, err := resolve(ctx, c.Base.Target)
 		if err != nil {
-			return nil, err
+			var zero R
+			return zero, err
 		}
-		return protocol.Handle(func(ctx context.Context, c *protocol.Call, p P) (any, error) {
-			return fn(j, ctx, c, p)
-		})(ctx, c)
+		return fn(j, ctx, c, p)
 	}
 }
 
 // on serves a Jobs method that takes the method's params.
-func on[P, R any](resolve Resolver, fn func(*Jobs, context.Context, P) (R, error)) protocol.Handler {
-	return onCall(resolve, func(j *Jobs, ctx context.Context, _ *protocol.Call, p P) (any, error) {
+func on[P, R any](resolve Resolver, fn func(*Jobs, context.Context, P) (R, error)) func(context.Context, *protocol.Call, P) (R, error) {
+	return onCall(resolve, func(j *Jobs, ctx context.Context, _ *protocol.Call, p P) (R, error) {
 		return fn(j, ctx, p)
 	})
 }
 
 // onKey serves a Jobs method of the job target.job names.
-func onKey[R any](resolve Resolver, fn func(*Jobs, context.Context, string) (R, error)) protocol.Handler {
-	return onCall(resolve, func(j *Jobs, ctx context.Context, c *protocol.Call, p protocol.Base) (any, error) {
+func onKey[R any](resolve Resolver, fn func(*Jobs, context.Context, string) (R, error)) func(context.Context, *protocol.Call, protocol.Base) (R, error) {
+	return onCall(resolve, func(j *Jobs, ctx context.Context, c *protocol.Call, p protocol.Base) (R, error) {
 		key, err := jobKey(c.Method, p)
 		if err != nil {
-			return nil, err
+			var zero R
+			return zero, err
 		}
 		return fn(j, ctx, key)
 	})
 }
 
-func (j *Jobs) stopKey(ctx context.Context, p protocol.KeyParams) (any, error) {
-	return nil, j.Stop(ctx, p.Key)
+func (j *Jobs) stopKey(ctx context.Context, p protocol.KeyParams) (protocol.Null, error) {
+	return protocol.Null{}, j.Stop(ctx, p.Key)
 }
 
 func (j *Jobs) checkPhase(ctx context.Context, p protocol.CheckStepsParams) ([]protocol.Step, error) {
@@ -73,10 +73,10 @@ func (j *Jobs) checkPhase(ctx context.Context, p protocol.CheckStepsParams) ([]p
 }
 
 // watch answers channel.watch and registers the watch's run with the call.
-func (j *Jobs) watch(ctx context.Context, c *protocol.Call, p protocol.WatchParams) (any, error) {
+func (j *Jobs) watch(ctx context.Context, c *protocol.Call, p protocol.WatchParams) (protocol.WatchResult, error) {
 	res, run, err := j.Watch(ctx, p)
 	if err != nil {
-		return nil, err
+		return protocol.WatchResult{}, err
 	}
 	c.Watch(res.WatchID, run)
 	return res, nil

@@ -75,7 +75,7 @@ func benchCallRoundTrip(b *testing.B, cfg Config) {
 		b.Fatal(err)
 	}
 	defer p.Stop()
-	r, err := NewRequest(protocol.MethodJobStatus, protocol.Base{Target: tgt})
+	r, err := NewRequest(protocol.MethodJobStatus.Name, protocol.Base{Target: tgt})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func reportPluginCPU(b *testing.B, pid int, cpu0 time.Duration) {
 // plus the pipes, without protocol.Serve's.
 func BenchmarkCallRoundTripRaw(b *testing.B) {
 	p := newHarness(b, "raw", "raw:quiet").start(b)
-	r, err := NewRequest(protocol.MethodLinkExec, execParams("x"))
+	r, err := NewRequest(protocol.MethodLinkExec.Name, execParams("x"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func BenchmarkInboundCheck(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		s := newWireState()
-		s.pending[2] = &pendingCall{id: 2, method: protocol.MethodJobStatus, done: make(chan outcome, 1)}
+		s.pending[2] = &pendingCall{id: 2, method: protocol.MethodJobStatus.Name, done: make(chan outcome, 1)}
 		if _, v := s.check(line); v != nil {
 			b.Fatal(v)
 		}

@@ -66,10 +66,10 @@ func (p *Plugin) Send(ctx context.Context, r *Request, timeout time.Duration) (j
 // link.push take their timeoutMs (20 s when absent) plus one grace (5 s);
 // every other call Config.ReadTimeout (10 s).
 func (p *Plugin) Timeout(r *Request) time.Duration {
-	if r.Method == protocol.MethodInitialize {
+	if r.Method == protocol.MethodInitialize.Name {
 		return p.cfg.HandshakeTimeout
 	}
-	if protocol.Runs[r.Method] {
+	if protocol.IsRun(r.Method) {
 		return protocol.RunTimeout(r.timeoutMs) + protocol.Grace
 	}
 	return p.cfg.ReadTimeout
@@ -169,7 +169,7 @@ func (p *Plugin) sendOnce(ctx context.Context, r *Request, timeout time.Duration
 // processes are gone at the answer; an "unknown" one's may never be.
 func (p *Plugin) holdTimedOutRun(ctx context.Context, method string, result json.RawMessage) {
 	link := p.decl.Seams.Link
-	if !protocol.Runs[method] || link == nil || link.RemoteOnTimeout != protocol.RemoteStopping {
+	if !protocol.IsRun(method) || link == nil || link.RemoteOnTimeout != protocol.RemoteStopping {
 		return
 	}
 	var run struct {

@@ -19,7 +19,7 @@ func TestRetryResendsIdenticalParams(t *testing.T) {
 	h, p := startGood(t)
 	params := execParams("retry-twice")
 	params.Base.Target.Agent = &protocol.AgentRef{Workstream: "ws", Name: "a<b>&c", Incarnation: 3}
-	res, err := Invoke[protocol.ExecResult](context.Background(), p, protocol.MethodLinkExec, params, 0)
+	res, err := Invoke(context.Background(), p, protocol.MethodLinkExec, params)
 	if err != nil || res.Stdout != "third time" {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -55,7 +55,7 @@ func TestRetriesAtMostThree(t *testing.T) {
 // TestManualResend: Send of one Request twice is a resend.
 func TestManualResend(t *testing.T) {
 	h, p := startGood(t)
-	r, err := NewRequest(protocol.MethodLinkExec, execParams("x"))
+	r, err := NewRequest(protocol.MethodLinkExec.Name, execParams("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestSecretsStayOutOfErrors(t *testing.T) {
 	h := newHarness(t, "raw", "raw:hang")
 	p := h.start(t)
 	ps := execParams("echo " + canary)
-	_, err := p.Call(context.Background(), protocol.MethodLinkExec, ps, 100e6)
+	_, err := p.Call(context.Background(), protocol.MethodLinkExec.Name, ps, 100e6)
 	if err == nil || strings.Contains(err.Error(), canary) {
 		t.Fatalf("err %v", err)
 	}
@@ -162,25 +162,25 @@ func TestSecretsStayOutOfErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := p.Call(ctx, protocol.MethodLinkExec, ps, 0); strings.Contains(err.Error(), canary) {
+	if _, err := p.Call(ctx, protocol.MethodLinkExec.Name, ps, 0); strings.Contains(err.Error(), canary) {
 		t.Fatalf("not-sent error carries params: %v", err)
 	}
 }
 
 func TestTypedNullResults(t *testing.T) {
 	h, p := startGood(t)
-	b, err := p.Baseline(context.Background(), tgt)
+	b, err := Invoke(context.Background(), p, protocol.MethodChannelBaseline, protocol.Base{Target: tgt})
 	if err != nil || b != nil {
 		t.Fatalf("baseline %+v %v", b, err)
 	}
-	if err := p.JobStop(context.Background(), protocol.KeyParams{Base: protocol.Base{Target: tgt}, Key: "k1"}); err != nil {
+	if _, err := Invoke(context.Background(), p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: tgt}, Key: "k1"}); err != nil {
 		t.Fatal(err)
 	}
 	if l := h.tr.Containing(Out, `"method":"job.stop","params":{"deadline":`); len(l) != 1 || !strings.Contains(l[0], `"key":"k1"`) {
 		t.Fatalf("job.stop lines %q", l)
 	}
 	// An unserved method: a typed permanent error, the plugin stays up.
-	_, err = p.JobAttach(context.Background(), tgt)
+	_, err = Invoke(context.Background(), p, protocol.MethodJobAttach, protocol.Base{Target: tgt})
 	var re *RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Permanent {
 		t.Fatalf("job.attach: %v", err)

@@ -33,9 +33,13 @@
 // params but the deadline (and a new envelope id):
 //
 //	res, err := p.Exec(ctx, target, "uname -a", ".", 20*time.Second) // deadline = 20 s + 5 s grace
-//	st, err := p.JobStatus(ctx, target)                              // a read: 10 s
+//	st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: target}) // a read: 10 s; st is a protocol.JobStatus
 //	raw, err := p.Call(ctx, "host.status", protocol.Base{Target: target}, 0)
-//	v, err := caller.Invoke[protocol.HostStatus](ctx, p, "host.status", params, 0)
+//
+// Invoke is the typed call of any method: the method's declared value
+// (protocol/methods.go) fixes its params type and its result type, so the
+// result needs no type named at the call, and its reply checks run
+// (below); InvokeWithin takes another budget.
 //
 //	r, _ := caller.NewRequest("job.stop", params) // an effect, to resend later
 //	_, err = p.Send(ctx, r, 0)                    // one attempt, no retry
@@ -55,7 +59,7 @@
 //   - *InvalidReplyError (errors.Is ErrInvalidReply and ErrBroken): the
 //     answer broke the protocol.
 //   - *MismatchError (errors.Is ErrMismatch and ErrUnanswered): from the
-//     typed helpers, a valid answer that does not answer its request (see
+//     Invoke, a valid answer that does not answer its request (see
 //     "Reply checks"). An unknown outcome or answer; the plugin is not
 //     broken.
 //
@@ -101,7 +105,7 @@
 //
 // # Reply checks and instances
 //
-// The typed helpers check every reply against its request and the
+// Invoke checks every reply against its request and the
 // declaration (spec "Effects and replay"): a reply kind's JobStart result
 // and JobLookup found carry the handle and the view, an at-start kind's
 // carry baseline {runs: 0}; a Receipt echoes the asked msgId; ReadStates
@@ -116,7 +120,7 @@
 // instance it was recorded under:
 //
 //	ctx = caller.ExpectInstance(ctx, rec.Instance)
-//	err := p.JobStop(ctx, params) // another instance: *NotSentError, cause *InstanceError (stop-changed)
+//	_, err := caller.Invoke(ctx, p, protocol.MethodJobStop, params) // another instance: *NotSentError, cause *InstanceError (stop-changed)
 //
 // Effects' intents and their resolution after a crash are package
 // replay's (protocol/caller/replay).

@@ -17,7 +17,7 @@ func (p *Plugin) handshake(ctx context.Context) error {
 	refuse := func(rule string, err error, format string, args ...any) error {
 		return &LoadRefusal{Name: p.cfg.Name, Rule: rule, Rules: []string{rule}, Detail: fmt.Sprintf(format, args...), Err: err}
 	}
-	r, err := rawRequest(protocol.MethodInitialize, protocol.InitializeParams{Protocol: p.cfg.Protocol, Mu: p.cfg.Mu})
+	r, err := rawRequest(protocol.MethodInitialize.Name, protocol.InitializeParams{Protocol: p.cfg.Protocol, Mu: p.cfg.Mu})
 	if err != nil {
 		return err
 	}

@@ -215,13 +215,13 @@ func (s *wireState) checkReply(env envelope, bad func(string, string, ...any) *V
 	}
 	// initialize's result is the declaration: the handshake judges it, rule
 	// by rule, so a bad one is a load refusal naming its rule.
-	if call.method != protocol.MethodInitialize {
+	if call.method != protocol.MethodInitialize.Name {
 		if err := schemaResult(call.method, env.result); err != nil {
 			return in, bad(VSchema, "%s result does not match the schema: %v", call.method, err)
 		}
 	}
 	in.out.result = env.result
-	if call.method == protocol.MethodChannelWatch {
+	if call.method == protocol.MethodChannelWatch.Name {
 		var wr struct {
 			WatchID string `json:"watchId"`
 		}
@@ -309,7 +309,7 @@ func (s *wireState) checkNotification(env envelope, bad func(string, string, ...
 	w := s.watches[watchID]
 	if w == nil {
 		for _, c := range s.pending {
-			if c.method == protocol.MethodChannelWatch && !c.cancelled {
+			if c.method == protocol.MethodChannelWatch.Name && !c.cancelled {
 				return in, bad(VEarlyNotification, "%s for watch %q before its channel.watch reply", method, watchID)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 // open watch "w0", as the in-memory tests and the fuzz target use it.
 func state() *wireState {
 	s := newWireState()
-	for id, m := range map[int64]string{2: protocol.MethodLinkExec, 3: protocol.MethodChannelWatch, 4: protocol.MethodJobStop} {
+	for id, m := range map[int64]string{2: protocol.MethodLinkExec.Name, 3: protocol.MethodChannelWatch.Name, 4: protocol.MethodJobStop.Name} {
 		s.pending[id] = &pendingCall{id: id, method: m, done: make(chan outcome, 1)}
 	}
 	s.watches["w0"] = &watchState{id: "w0", ch: make(chan Notification, 1)}

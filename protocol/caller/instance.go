@@ -33,7 +33,7 @@ func (e *InstanceError) Is(t error) bool { return t == ErrInstanceChanged }
 type instanceKey struct{}
 
 // ExpectInstance returns a context under which every call (Call, Do, Send,
-// Invoke and every typed helper) goes only to a plugin whose handshake
+// Invoke) goes only to a plugin whose handshake
 // declared instance: under another it fails before anything is written, a
 // *NotSentError whose Cause is an *InstanceError (errors.Is
 // ErrInstanceChanged and ErrNotSent). Use it for every call that names a

@@ -8,25 +8,47 @@ import (
 	"github.com/mu-org/mu-plugins/protocol"
 )
 
-// Invoke is Call with the result decoded into T (a protocol result type).
-// The result has passed the schema; decoding is not strict beyond it.
-func Invoke[T any](ctx context.Context, p *Plugin, method string, params any, timeout time.Duration) (T, error) {
-	var v T
-	raw, err := p.Call(ctx, method, params, timeout)
+// Invoker is what Invoke calls through: a *Plugin, or a type that
+// embeds one.
+type Invoker interface{ plugin() *Plugin }
+
+func (p *Plugin) plugin() *Plugin { return p }
+
+// Invoke calls m with params, within the method's default budget (see
+// Timeout), and returns its result as m's result type, checked against
+// its request (see "Reply checks": a result that fails is a
+// *MismatchError, never handed out). It is the one typed way to call a
+// method:
+//
+//	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, params) // a protocol.JobStartResult
+func Invoke[P, R any](ctx context.Context, p Invoker, m protocol.Method[P, R], params P) (R, error) {
+	return InvokeWithin(ctx, p, m, params, 0)
+}
+
+// InvokeWithin is Invoke with the call's whole budget timeout (zero: the
+// method's default).
+func InvokeWithin[P, R any](ctx context.Context, p Invoker, m protocol.Method[P, R], params P, timeout time.Duration) (R, error) {
+	var res R
+	pl := p.plugin()
+	raw, err := pl.Call(ctx, m.Name, params, timeout)
 	if err != nil {
-		return v, err
+		return res, err
 	}
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return v, &InvalidReplyError{Method: method, Violation: &Violation{Rule: VSchema, Detail: err.Error(), Excerpt: excerpt(raw)}}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return res, &InvalidReplyError{Method: m.Name, Violation: &Violation{Rule: VSchema, Detail: err.Error(), Excerpt: excerpt(raw)}}
 	}
-	return v, nil
+	if err := checkReply(pl.decl.Seams, m.Name, params, &res); err != nil {
+		var zero R
+		return zero, err
+	}
+	return res, nil
 }
 
 // Exec runs link.exec: timeout is the script's timeoutMs (zero: 20 s); the
 // call's deadline is timeout plus one grace.
 func (p *Plugin) Exec(ctx context.Context, target protocol.Target, script, cwd string, timeout time.Duration) (protocol.ExecResult, error) {
 	timeout = runTimeout(timeout)
-	return p.run(ctx, protocol.MethodLinkExec, protocol.ExecParams{
+	return run(ctx, p, protocol.MethodLinkExec, protocol.ExecParams{
 		Base: protocol.Base{Target: target}, Script: script, Cwd: cwd, TimeoutMs: timeout.Milliseconds(),
 	}, timeout)
 }
@@ -34,7 +56,7 @@ func (p *Plugin) Exec(ctx context.Context, target protocol.Target, script, cwd s
 // Fetch runs link.fetch, timed as Exec.
 func (p *Plugin) Fetch(ctx context.Context, target protocol.Target, remoteCwd, localRepo string, timeout time.Duration) (protocol.ExecResult, error) {
 	timeout = runTimeout(timeout)
-	return p.run(ctx, protocol.MethodLinkFetch, protocol.FetchParams{
+	return run(ctx, p, protocol.MethodLinkFetch, protocol.FetchParams{
 		Base: protocol.Base{Target: target}, RemoteCwd: remoteCwd, LocalRepo: localRepo, TimeoutMs: timeout.Milliseconds(),
 	}, timeout)
 }
@@ -42,7 +64,7 @@ func (p *Plugin) Fetch(ctx context.Context, target protocol.Target, remoteCwd, l
 // Push runs link.push, timed as Exec.
 func (p *Plugin) Push(ctx context.Context, target protocol.Target, localRepo, remoteRepo, rev string, timeout time.Duration) (protocol.ExecResult, error) {
 	timeout = runTimeout(timeout)
-	return p.run(ctx, protocol.MethodLinkPush, protocol.PushParams{
+	return run(ctx, p, protocol.MethodLinkPush, protocol.PushParams{
 		Base: protocol.Base{Target: target}, LocalRepo: localRepo, RemoteRepo: remoteRepo, Rev: rev, TimeoutMs: timeout.Milliseconds(),
 	}, timeout)
 }
@@ -57,23 +79,8 @@ func runTimeout(timeout time.Duration) time.Duration {
 
 // run sends a run (exec, fetch, push) whose call's deadline is its
 // timeout plus one grace.
-func (p *Plugin) run(ctx context.Context, method string, params any, timeout time.Duration) (protocol.ExecResult, error) {
-	return Invoke[protocol.ExecResult](ctx, p, method, params, timeout+protocol.Grace)
-}
-
-// CheckSteps runs link.checkSteps or job.checkSteps (a read: 10 s).
-func (p *Plugin) CheckSteps(ctx context.Context, method string, params protocol.CheckStepsParams) ([]protocol.Step, error) {
-	return Invoke[[]protocol.Step](ctx, p, method, params, 0)
-}
-
-// HostStatus runs host.status.
-func (p *Plugin) HostStatus(ctx context.Context, target protocol.Target) (protocol.HostStatus, error) {
-	return Invoke[protocol.HostStatus](ctx, p, protocol.MethodHostStatus, protocol.Base{Target: target}, 0)
-}
-
-// JobStatus runs job.status.
-func (p *Plugin) JobStatus(ctx context.Context, target protocol.Target) (protocol.JobStatus, error) {
-	return Invoke[protocol.JobStatus](ctx, p, protocol.MethodJobStatus, protocol.Base{Target: target}, 0)
+func run[P any](ctx context.Context, p *Plugin, m protocol.Method[P, protocol.ExecResult], params P, timeout time.Duration) (protocol.ExecResult, error) {
+	return InvokeWithin(ctx, p, m, params, timeout+protocol.Grace)
 }
 
 // Run starts the plugin, runs fn, and always stops the plugin (the stop

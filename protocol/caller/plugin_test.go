@@ -105,7 +105,7 @@ func goodHandlers() map[string]protocol.Handler {
 	var retries atomic.Int64
 	var watches atomic.Int64
 	return map[string]protocol.Handler{
-		protocol.MethodLinkExec: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodLinkExec.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.ExecParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -146,17 +146,17 @@ func goodHandlers() map[string]protocol.Handler {
 			}
 			return ok("ok")
 		},
-		protocol.MethodChannelBaseline: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodChannelBaseline.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			return nil, nil
 		},
-		protocol.MethodJobStop: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodJobStop.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.KeyParams
 			return nil, call.Decode(&p)
 		},
-		protocol.MethodJobStatus: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodJobStatus.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			return protocol.JobStatus{State: protocol.JobRunning}, nil
 		},
-		protocol.MethodChannelWatch: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodChannelWatch.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.WatchParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -240,7 +240,7 @@ func runRaw(name, behaviour string) int {
 		_ = json.Unmarshal(line, &req)
 		id := string(req.ID)
 		switch req.Method {
-		case protocol.MethodInitialize:
+		case protocol.MethodInitialize.Name:
 			switch behaviour {
 			case "handshake-error":
 				write(id, `{"jsonrpc":"2.0","id":{id},"error":{"code":-32002,"message":"no backend configured","data":{"kind":"permanent"}}}`)
@@ -271,7 +271,7 @@ func runRaw(name, behaviour string) int {
 				fmt.Fprintln(os.Stderr, strings.Repeat("é", 1000))
 				fmt.Fprintln(os.Stderr, "second line")
 			}
-		case protocol.MethodCancel:
+		case protocol.MethodCancel.Name:
 			fmt.Fprintln(os.Stderr, "cancel", string(req.Params))
 			if behaviour == "cancel-crossing" && strings.Contains(string(req.Params), "watchId") {
 				write("", settled)
@@ -285,18 +285,18 @@ func runRaw(name, behaviour string) int {
 				write(string(c.ID), watchOK)
 				write("", settled)
 			}
-		case protocol.MethodShutdown:
+		case protocol.MethodShutdown.Name:
 			fmt.Fprintln(os.Stderr, "shutdown")
 			write(id, `{"jsonrpc":"2.0","id":{id},"result":null}`)
 		default:
 			if behaviour != "quiet" {
 				fmt.Fprintln(os.Stderr, "call", req.Method)
 			}
-			if behaviour == "hang" || behaviour == "watch-reply-crossing" && req.Method == protocol.MethodChannelWatch {
+			if behaviour == "hang" || behaviour == "watch-reply-crossing" && req.Method == protocol.MethodChannelWatch.Name {
 				continue
 			}
 			lines := []string{okExec}
-			if req.Method == protocol.MethodChannelWatch {
+			if req.Method == protocol.MethodChannelWatch.Name {
 				lines = []string{watchOK}
 			}
 			if first {

@@ -58,7 +58,7 @@ func mismatch(method, rule, format string, args ...any) error {
 
 // CheckJobStart checks a job.start result against the job seam.
 func CheckJobStart(job *protocol.JobSeam, res protocol.JobStartResult) error {
-	const m = protocol.MethodJobStart
+	m := protocol.MethodJobStart.Name
 	if job == nil {
 		return nil
 	}
@@ -75,7 +75,7 @@ func CheckJobStart(job *protocol.JobSeam, res protocol.JobStartResult) error {
 
 // CheckJobFound checks a job.lookup found against the job seam.
 func CheckJobFound(job *protocol.JobSeam, f *protocol.JobFound) error {
-	const m = protocol.MethodJobLookup
+	m := protocol.MethodJobLookup.Name
 	if f == nil || job == nil {
 		return nil
 	}
@@ -112,7 +112,7 @@ func CheckHostFound(method string, res *protocol.AcquireResult) error {
 // CheckReceipt checks that a receipt echoes the asked msgId.
 func CheckReceipt(msgID string, rc protocol.Receipt) error {
 	if rc.ID != msgID {
-		return mismatch(protocol.MethodChannelReceipt, MismatchMsgID, "asked for msgId %q, the receipt is for %q", msgID, rc.ID)
+		return mismatch(protocol.MethodChannelReceipt.Name, MismatchMsgID, "asked for msgId %q, the receipt is for %q", msgID, rc.ID)
 	}
 	return nil
 }
@@ -125,7 +125,7 @@ func CheckReadStates(targets []protocol.AgentName, got map[string]protocol.Readi
 		k := protocol.AgentRef{Workstream: t.Workstream, Name: t.Name}.Key()
 		r, ok := got[k]
 		if !ok {
-			return nil, mismatch(protocol.MethodChannelReadStates, MismatchAgent, "no reading for the asked agent %q", k)
+			return nil, mismatch(protocol.MethodChannelReadStates.Name, MismatchAgent, "no reading for the asked agent %q", k)
 		}
 		out[k] = r
 	}
@@ -149,88 +149,93 @@ func CheckSend(method string, ch *protocol.ChannelSeam, msgID string, res protoc
 // one, against the one sent.
 func CheckInterrupt(msgID string, res protocol.InterruptResult) error {
 	if res.MsgID != "" && res.MsgID != msgID {
-		return mismatch(protocol.MethodChannelInterrupt, MismatchMsgID, "sent msgId %q, the reply names %q", msgID, res.MsgID)
+		return mismatch(protocol.MethodChannelInterrupt.Name, MismatchMsgID, "sent msgId %q, the reply names %q", msgID, res.MsgID)
 	}
 	return nil
 }
 
-// CheckReply checks a result (already through the schema) against its
-// request's params and the plugin's declaration, for any method: the typed
-// helpers' checks, for callers that hold raw JSON (the replay journal).
-// Methods without a per-request rule pass.
-func CheckReply(decl protocol.InitializeResult, method string, params, result json.RawMessage) error {
-	bad := func(err error) error {
-		return mismatch(method, "decode", "%v", err)
-	}
-	s := decl.Seams
-	switch method {
-	case protocol.MethodJobStart:
-		var r protocol.JobStartResult
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckJobStart(s.Job, r)
-	case protocol.MethodJobLookup:
-		var r protocol.JobLookupResult
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckJobFound(s.Job, r.Found)
-	case protocol.MethodHostAcquire:
-		var r protocol.AcquireResult
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckHostFound(method, &r)
-	case protocol.MethodHostLookup:
-		var r protocol.HostLookupResult
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
+// checkReply checks res, a pointer to method's decoded result, against
+// its request's params and the plugin's seams: the checks above, chosen by
+// the result's type. A readStates answer is narrowed to the asked agents'.
+func checkReply(s protocol.Seams, method string, params, res any) error {
+	switch r := res.(type) {
+	case *protocol.AcquireResult:
+		return CheckHostFound(method, r)
+	case *protocol.HostLookupResult:
 		return CheckHostFound(method, r.Found)
-	case protocol.MethodChannelReceipt:
-		var p protocol.ReceiptParams
-		var r protocol.Receipt
-		if err := json.Unmarshal(params, &p); err != nil {
-			return bad(err)
+	case *protocol.JobStartResult:
+		return CheckJobStart(s.Job, *r)
+	case *protocol.JobLookupResult:
+		return CheckJobFound(s.Job, r.Found)
+	case *protocol.Receipt:
+		return CheckReceipt(msgID(params), *r)
+	case *map[string]protocol.Reading:
+		p, _ := params.(protocol.ReadStatesParams)
+		kept, err := CheckReadStates(p.Targets, *r)
+		if err == nil {
+			*r = kept
 		}
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckReceipt(p.MsgID, r)
-	case protocol.MethodChannelReadStates:
-		var p protocol.ReadStatesParams
-		var r map[string]protocol.Reading
-		if err := json.Unmarshal(params, &p); err != nil {
-			return bad(err)
-		}
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		_, err := CheckReadStates(p.Targets, r)
 		return err
-	case protocol.MethodChannelSend, protocol.MethodChannelFresh, protocol.MethodChannelCommand:
-		var p struct {
-			MsgID string `json:"msgId"`
-		}
-		var r protocol.SendResult
-		if err := json.Unmarshal(params, &p); err != nil {
-			return bad(err)
-		}
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckSend(method, s.Channel, p.MsgID, r)
-	case protocol.MethodChannelInterrupt:
-		var p protocol.InterruptParams
-		var r protocol.InterruptResult
-		if err := json.Unmarshal(params, &p); err != nil {
-			return bad(err)
-		}
-		if err := json.Unmarshal(result, &r); err != nil {
-			return bad(err)
-		}
-		return CheckInterrupt(p.MsgID, r)
+	case *protocol.SendResult:
+		return CheckSend(method, s.Channel, msgID(params), *r)
+	case *protocol.InterruptResult:
+		return CheckInterrupt(msgID(params), *r)
 	}
 	return nil
+}
+
+// msgID is the msgId a request's params carry ("" for none).
+func msgID(params any) string {
+	switch p := params.(type) {
+	case protocol.ReceiptParams:
+		return p.MsgID
+	case protocol.SendParams:
+		return p.MsgID
+	case protocol.FreshParams:
+		return p.MsgID
+	case protocol.InterruptParams:
+		return p.MsgID
+	}
+	return ""
+}
+
+// CheckReply checks a result (already through the schema) against its
+// request's params and the plugin's declaration, for any method: Invoke's
+// checks, for callers that hold raw JSON (the replay journal). Methods
+// without a per-request rule pass.
+func CheckReply(decl protocol.InitializeResult, method string, params, result json.RawMessage) error {
+	check, ok := rawChecks[method]
+	if !ok {
+		return nil
+	}
+	return check(decl.Seams, params, result)
+}
+
+// rawChecks are the methods with a reply check, each reading its raw
+// params and result as its own types.
+var rawChecks = map[string]func(s protocol.Seams, params, result json.RawMessage) error{
+	protocol.MethodHostAcquire.Name:       rawCheck(protocol.MethodHostAcquire),
+	protocol.MethodHostLookup.Name:        rawCheck(protocol.MethodHostLookup),
+	protocol.MethodJobStart.Name:          rawCheck(protocol.MethodJobStart),
+	protocol.MethodJobLookup.Name:         rawCheck(protocol.MethodJobLookup),
+	protocol.MethodChannelReceipt.Name:    rawCheck(protocol.MethodChannelReceipt),
+	protocol.MethodChannelReadStates.Name: rawCheck(protocol.MethodChannelReadStates),
+	protocol.MethodChannelSend.Name:       rawCheck(protocol.MethodChannelSend),
+	protocol.MethodChannelFresh.Name:      rawCheck(protocol.MethodChannelFresh),
+	protocol.MethodChannelCommand.Name:    rawCheck(protocol.MethodChannelCommand),
+	protocol.MethodChannelInterrupt.Name:  rawCheck(protocol.MethodChannelInterrupt),
+}
+
+func rawCheck[P, R any](m protocol.Method[P, R]) func(protocol.Seams, json.RawMessage, json.RawMessage) error {
+	return func(s protocol.Seams, params, result json.RawMessage) error {
+		var p P
+		var r R
+		if err := json.Unmarshal(params, &p); err != nil {
+			return mismatch(m.Name, "decode", "%v", err)
+		}
+		if err := json.Unmarshal(result, &r); err != nil {
+			return mismatch(m.Name, "decode", "%v", err)
+		}
+		return checkReply(s, m.Name, p, &r)
+	}
 }

@@ -44,14 +44,14 @@ func runWrongPlugin(name string) int {
 		return r
 	}
 	h := map[string]protocol.Handler{
-		protocol.MethodJobStart: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodJobStart.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.JobStartParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
 			}
 			return start(p.Spec.Name), nil
 		},
-		protocol.MethodJobLookup: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodJobLookup.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.LookupParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -66,7 +66,7 @@ func runWrongPlugin(name string) int {
 			}
 			return protocol.JobLookupResult{Found: f}, nil
 		},
-		protocol.MethodChannelReceipt: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodChannelReceipt.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.ReceiptParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -77,7 +77,7 @@ func runWrongPlugin(name string) int {
 			}
 			return protocol.Receipt{State: protocol.ReceiptAccepted, ID: id}, nil
 		},
-		protocol.MethodChannelReadStates: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodChannelReadStates.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.ReadStatesParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -91,7 +91,7 @@ func runWrongPlugin(name string) int {
 			}
 			return out, nil
 		},
-		protocol.MethodChannelSend: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodChannelSend.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.SendParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -105,7 +105,7 @@ func runWrongPlugin(name string) int {
 			}
 			return r, nil
 		},
-		protocol.MethodHostAcquire: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodHostAcquire.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			return protocol.AcquireResult{Handle: "host-1"}, nil
 		},
 	}
@@ -151,13 +151,13 @@ func TestReplyCheckJobStart(t *testing.T) {
 	for how, rule := range map[string]string{
 		"no-handle": MismatchHandle, "no-view": MismatchView, "no-baseline": MismatchBaseline, "runs-1": MismatchBaseline,
 	} {
-		res, err := p.JobStart(ctx, sp(how))
+		res, err := Invoke(ctx, p, protocol.MethodJobStart, sp(how))
 		wantMismatch(t, p, err, rule)
 		if res.Handle != "" {
 			t.Fatalf("%s: a failed start handed out a handle %q", how, res.Handle)
 		}
 	}
-	res, err := p.JobStart(ctx, sp("good"))
+	res, err := Invoke(ctx, p, protocol.MethodJobStart, sp("good"))
 	if err != nil || res.Handle != "h1" || res.Baseline == nil || res.Baseline.Runs != 0 {
 		t.Fatalf("good start: %+v, %v", res, err)
 	}
@@ -170,13 +170,13 @@ func TestReplyCheckJobLookupFound(t *testing.T) {
 		return protocol.LookupParams{Base: protocol.Base{Target: tgt}, Key: key, Fence: true}
 	}
 	for key, rule := range map[string]string{"no-view": MismatchView, "no-baseline": MismatchBaseline, "runs-1": MismatchBaseline} {
-		res, err := p.JobLookup(ctx, lp(key))
+		res, err := Invoke(ctx, p, protocol.MethodJobLookup, lp(key))
 		wantMismatch(t, p, err, rule)
 		if res.Found != nil {
 			t.Fatalf("%s: a failed lookup handed out found", key)
 		}
 	}
-	if res, err := p.JobLookup(ctx, lp("good")); err != nil || res.Found == nil || res.Found.Handle != "h1" {
+	if res, err := Invoke(ctx, p, protocol.MethodJobLookup, lp("good")); err != nil || res.Found == nil || res.Found.Handle != "h1" {
 		t.Fatalf("good lookup: %+v, %v", res, err)
 	}
 }
@@ -184,9 +184,9 @@ func TestReplyCheckJobLookupFound(t *testing.T) {
 func TestReplyCheckReceiptEchoesMsgID(t *testing.T) {
 	p, _ := wrongPlugin(t)
 	ctx := context.Background()
-	_, err := p.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "wrong"})
+	_, err := Invoke(ctx, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "wrong"})
 	wantMismatch(t, p, err, MismatchMsgID)
-	rc, err := p.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m7"})
+	rc, err := Invoke(ctx, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m7"})
 	if err != nil || rc.ID != "m7" || rc.State != protocol.ReceiptAccepted {
 		t.Fatalf("good receipt: %+v, %v", rc, err)
 	}
@@ -198,9 +198,9 @@ func TestReplyCheckReadStatesKeepsTheAskedAgent(t *testing.T) {
 	ask := func(name string) protocol.ReadStatesParams {
 		return protocol.ReadStatesParams{Base: protocol.Base{Target: tgt}, Targets: []protocol.AgentName{{Workstream: "ws", Name: name}}}
 	}
-	_, err := p.ReadStates(ctx, ask("missing"))
+	_, err := Invoke(ctx, p, protocol.MethodChannelReadStates, ask("missing"))
 	wantMismatch(t, p, err, MismatchAgent)
-	got, err := p.ReadStates(ctx, ask("a"))
+	got, err := Invoke(ctx, p, protocol.MethodChannelReadStates, ask("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestReplyCheckSendChannelAndMsgID(t *testing.T) {
 	p, _ := wrongPlugin(t)
 	ctx := context.Background()
 	send := func(id string) (protocol.SendResult, error) {
-		return p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: tgt}, Text: "x", MsgID: id, Mode: protocol.ModeFollowUp})
+		return Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: tgt}, Text: "x", MsgID: id, Mode: protocol.ModeFollowUp})
 	}
 	_, err := send("wrong-channel")
 	wantMismatch(t, p, err, MismatchChannel)
@@ -232,18 +232,18 @@ func TestCheckReplyRaw(t *testing.T) {
 	cases := []struct {
 		method, params, result, rule string
 	}{
-		{protocol.MethodJobStart, `{}`, `{"view":{"command":"v","env":{}},"baseline":{"runs":0}}`, MismatchHandle},
-		{protocol.MethodJobStart, `{}`, `{"view":{"command":"v","env":{}},"handle":"h","baseline":{"runs":2}}`, MismatchBaseline},
-		{protocol.MethodJobStart, `{}`, `{"view":{"command":"v","env":{}},"handle":"h","baseline":{"runs":0}}`, ""},
-		{protocol.MethodJobLookup, `{}`, `{"found":{"handle":"h","baseline":{"runs":0}}}`, MismatchView},
-		{protocol.MethodJobLookup, `{}`, `{"none":true}`, ""},
-		{protocol.MethodChannelReceipt, `{"msgId":"a"}`, `{"state":"accepted","id":"b"}`, MismatchMsgID},
-		{protocol.MethodChannelReadStates, `{"targets":[{"workstream":"w","name":"n"}]}`, `{"w/m":{"state":"idle","since":1,"runs":0,"incarnation":"i"}}`, MismatchAgent},
-		{protocol.MethodChannelSend, `{"msgId":"a"}`, `{"channel":"tchan","ack":"confirmed","msgId":"b"}`, MismatchMsgID},
-		{protocol.MethodChannelFresh, `{"msgId":"a"}`, `{"channel":"other","ack":"confirmed"}`, MismatchChannel},
-		{protocol.MethodChannelInterrupt, `{"msgId":"a"}`, `{"wasBusy":false,"pending":false,"msgId":"c"}`, MismatchMsgID},
-		{protocol.MethodHostLookup, `{}`, `{"found":{"handle":""}}`, MismatchHandle},
-		{protocol.MethodLinkExec, `{}`, `{}`, ""},
+		{protocol.MethodJobStart.Name, `{}`, `{"view":{"command":"v","env":{}},"baseline":{"runs":0}}`, MismatchHandle},
+		{protocol.MethodJobStart.Name, `{}`, `{"view":{"command":"v","env":{}},"handle":"h","baseline":{"runs":2}}`, MismatchBaseline},
+		{protocol.MethodJobStart.Name, `{}`, `{"view":{"command":"v","env":{}},"handle":"h","baseline":{"runs":0}}`, ""},
+		{protocol.MethodJobLookup.Name, `{}`, `{"found":{"handle":"h","baseline":{"runs":0}}}`, MismatchView},
+		{protocol.MethodJobLookup.Name, `{}`, `{"none":true}`, ""},
+		{protocol.MethodChannelReceipt.Name, `{"msgId":"a"}`, `{"state":"accepted","id":"b"}`, MismatchMsgID},
+		{protocol.MethodChannelReadStates.Name, `{"targets":[{"workstream":"w","name":"n"}]}`, `{"w/m":{"state":"idle","since":1,"runs":0,"incarnation":"i"}}`, MismatchAgent},
+		{protocol.MethodChannelSend.Name, `{"msgId":"a"}`, `{"channel":"tchan","ack":"confirmed","msgId":"b"}`, MismatchMsgID},
+		{protocol.MethodChannelFresh.Name, `{"msgId":"a"}`, `{"channel":"other","ack":"confirmed"}`, MismatchChannel},
+		{protocol.MethodChannelInterrupt.Name, `{"msgId":"a"}`, `{"wasBusy":false,"pending":false,"msgId":"c"}`, MismatchMsgID},
+		{protocol.MethodHostLookup.Name, `{}`, `{"found":{"handle":""}}`, MismatchHandle},
+		{protocol.MethodLinkExec.Name, `{}`, `{}`, ""},
 	}
 	for _, c := range cases {
 		err := CheckReply(decl, c.method, []byte(c.params), []byte(c.result))
@@ -263,7 +263,7 @@ func TestCheckReplyRaw(t *testing.T) {
 func TestExpectInstanceRefusesBeforeWriting(t *testing.T) {
 	p, h := wrongPlugin(t)
 	ctx := ExpectInstance(context.Background(), "prod-eu")
-	_, err := p.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m1"})
+	_, err := Invoke(ctx, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m1"})
 	var ie *InstanceError
 	if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrInstanceChanged) || !errors.As(err, &ie) {
 		t.Fatalf("err = %v, want not sent, instance changed", err)
@@ -271,18 +271,18 @@ func TestExpectInstanceRefusesBeforeWriting(t *testing.T) {
 	if ie.Recorded != "prod-eu" || ie.Current != "test" || !strings.Contains(err.Error(), RuleStopChanged) {
 		t.Fatalf("err = %v (%+v)", err, ie)
 	}
-	if _, err := p.Call(ctx, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: tgt}, Key: "k"}, 0); !errors.Is(err, ErrInstanceChanged) {
+	if _, err := p.Call(ctx, protocol.MethodJobStop.Name, protocol.KeyParams{Base: protocol.Base{Target: tgt}, Key: "k"}, 0); !errors.Is(err, ErrInstanceChanged) {
 		t.Fatalf("Call under another instance: %v", err)
 	}
-	if l := h.tr.Containing(Out, protocol.MethodChannelReceipt); len(l) != 0 {
+	if l := h.tr.Containing(Out, protocol.MethodChannelReceipt.Name); len(l) != 0 {
 		t.Fatalf("a call under another instance was written: %q", l)
 	}
-	if l := h.tr.Containing(Out, protocol.MethodJobStop); len(l) != 0 {
+	if l := h.tr.Containing(Out, protocol.MethodJobStop.Name); len(l) != 0 {
 		t.Fatalf("a call under another instance was written: %q", l)
 	}
 	// Under the plugin's own instance it goes.
 	ok := ExpectInstance(context.Background(), "test")
-	if _, err := p.Receipt(ok, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m1"}); err != nil {
+	if _, err := Invoke(ok, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: tgt}, MsgID: "m1"}); err != nil {
 		t.Fatalf("under the same instance: %v", err)
 	}
 	if p.Broken() != nil {

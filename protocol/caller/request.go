@@ -35,7 +35,7 @@ func NewRequest(method string, params any) (*Request, error) {
 	if err := r.split(b); err != nil {
 		return nil, fmt.Errorf("%s: params: %w", method, err)
 	}
-	if protocol.Runs[method] {
+	if protocol.IsRun(method) {
 		var t struct {
 			TimeoutMs int64 `json:"timeoutMs"`
 		}

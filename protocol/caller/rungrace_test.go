@@ -20,7 +20,7 @@ func TestTimedOutRunOfAStoppingLinkWaitsTheGrace(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			d := testDecl("good")
 			d.Seams.Link.RemoteOnTimeout = mode
-			h := map[string]protocol.Handler{protocol.MethodLinkExec: func(ctx context.Context, call *protocol.Call) (any, error) {
+			h := map[string]protocol.Handler{protocol.MethodLinkExec.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 				var p protocol.ExecParams
 				if err := call.Decode(&p); err != nil {
 					return nil, err
@@ -45,7 +45,7 @@ func TestTimedOutRunOfAStoppingLinkWaitsTheGrace(t *testing.T) {
 			}
 			defer p.Stop()
 			for _, script := range []string{"ok", "timeout"} {
-				res, err := p.Call(context.Background(), protocol.MethodLinkExec, protocol.ExecParams{
+				res, err := p.Call(context.Background(), protocol.MethodLinkExec.Name, protocol.ExecParams{
 					Base: protocol.Base{Target: protocol.Target{Host: protocol.HostRef{Name: "box"}}}, Script: script, Cwd: ".", TimeoutMs: 1000}, 0)
 				if err != nil {
 					t.Fatal(err)

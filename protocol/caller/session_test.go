@@ -16,10 +16,10 @@ func TestSessionRestartsAfterDeadline(t *testing.T) {
 	ctx := context.Background()
 	ps := execParams("sleep")
 	ps.TimeoutMs = 60000
-	if _, err := s.Call(ctx, protocol.MethodLinkExec, ps, 200*time.Millisecond); !errors.Is(err, ErrDeadline) {
+	if _, err := s.Call(ctx, protocol.MethodLinkExec.Name, ps, 200*time.Millisecond); !errors.Is(err, ErrDeadline) {
 		t.Fatalf("first call: %v", err)
 	}
-	if _, err := s.Call(ctx, protocol.MethodLinkExec, execParams("x"), 0); err != nil {
+	if _, err := s.Call(ctx, protocol.MethodLinkExec.Name, execParams("x"), 0); err != nil {
 		t.Fatalf("the next call: %v", err)
 	}
 	if s.Starts() != 2 || len(h.tr.Containing(Out, `"method":"initialize"`)) != 2 {
@@ -39,10 +39,10 @@ func TestSessionRefusedAfterViolation(t *testing.T) {
 	s := NewSession(h.cfg)
 	defer s.Close()
 	ctx := context.Background()
-	if _, err := s.Call(ctx, protocol.MethodLinkExec, execParams("x"), 0); !errors.Is(err, ErrBroken) {
+	if _, err := s.Call(ctx, protocol.MethodLinkExec.Name, execParams("x"), 0); !errors.Is(err, ErrBroken) {
 		t.Fatalf("first call: %v", err)
 	}
-	_, err := s.Call(ctx, protocol.MethodLinkExec, execParams("x"), 0)
+	_, err := s.Call(ctx, protocol.MethodLinkExec.Name, execParams("x"), 0)
 	if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrBroken) {
 		t.Fatalf("after the violation: %v", err)
 	}

@@ -26,7 +26,7 @@ func TestGoodPluginHandshakeCallStop(t *testing.T) {
 	if err != nil || res.Stdout != "ok" || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("exec: %+v, %v", res, err)
 	}
-	st, err := p.JobStatus(context.Background(), tgt)
+	st, err := Invoke(context.Background(), p, protocol.MethodJobStatus, protocol.Base{Target: tgt})
 	if err != nil || st.State != protocol.JobRunning {
 		t.Fatalf("job.status: %+v %v", st, err)
 	}

@@ -62,7 +62,7 @@ func (p *Plugin) stopSequence(cause error, ids []int64, eofOnly bool) {
 		p.nextID++
 		id := p.nextID
 		// Its answer is checked and ignored.
-		sd := &pendingCall{id: id, method: protocol.MethodShutdown, cancelled: true, resolved: true}
+		sd := &pendingCall{id: id, method: protocol.MethodShutdown.Name, cancelled: true, resolved: true}
 		p.st.pending[id] = sd
 		p.mu.Unlock()
 		line := []byte(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"shutdown"}`)

@@ -21,7 +21,7 @@ import (
 func TestDeadlineCancelsThenStops(t *testing.T) {
 	h := newHarness(t, "raw", "raw:hang")
 	p := h.start(t)
-	_, err := p.Call(context.Background(), protocol.MethodLinkExec, execParams("x"), 200*time.Millisecond)
+	_, err := p.Call(context.Background(), protocol.MethodLinkExec.Name, execParams("x"), 200*time.Millisecond)
 	if !errors.Is(err, ErrUnanswered) || !errors.Is(err, ErrDeadline) {
 		t.Fatalf("err %v, want unanswered (deadline)", err)
 	}
@@ -59,7 +59,7 @@ func TestDeadlineOnRealPlugin(t *testing.T) {
 	h, p := startGood(t)
 	ps := execParams("sleep")
 	ps.TimeoutMs = 60000
-	_, err := p.Call(context.Background(), protocol.MethodLinkExec, ps, 300*time.Millisecond)
+	_, err := p.Call(context.Background(), protocol.MethodLinkExec.Name, ps, 300*time.Millisecond)
 	if !errors.Is(err, ErrDeadline) {
 		t.Fatalf("err %v", err)
 	}
@@ -80,7 +80,7 @@ func TestExecDeadlineIsTimeoutPlusGrace(t *testing.T) {
 	if _, err := p.Exec(context.Background(), tgt, "true", ".", 7*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.JobStatus(context.Background(), tgt); err != nil {
+	if _, err := Invoke(context.Background(), p, protocol.MethodJobStatus, protocol.Base{Target: tgt}); err != nil {
 		t.Fatal(err)
 	}
 	after := time.Now()
@@ -96,8 +96,8 @@ func TestExecDeadlineIsTimeoutPlusGrace(t *testing.T) {
 			t.Errorf("%s deadline %d outside [%d, %d]", method, ms, lo, hi)
 		}
 	}
-	check(protocol.MethodLinkExec, 7*time.Second+protocol.Grace)
-	check(protocol.MethodJobStatus, DefaultReadTimeout)
+	check(protocol.MethodLinkExec.Name, 7*time.Second+protocol.Grace)
+	check(protocol.MethodJobStatus.Name, DefaultReadTimeout)
 	if l := h.tr.Containing(Out, `"timeoutMs":7000`); len(l) != 1 {
 		t.Errorf("timeoutMs not 7000: %q", h.tr.Lines(Out))
 	}
@@ -139,13 +139,13 @@ func TestCancelWhileWaitingToWrite(t *testing.T) {
 	ctxA, cancelA := context.WithCancel(context.Background())
 	defer cancelA()
 	errA := make(chan error, 1)
-	go func() { _, err := p.Call(ctxA, protocol.MethodLinkExec, big, time.Minute); errA <- err }()
+	go func() { _, err := p.Call(ctxA, protocol.MethodLinkExec.Name, big, time.Minute); errA <- err }()
 	// The write is blocked once the pipe holds bytes: it cannot be whole.
 	waitfor.Eventually(t, "the big write to fill the pipe", func() bool { return pipeBytes(t, p) > 0 })
 	ctxB, cancelB := context.WithCancel(context.Background())
 	errB := make(chan error, 1)
 	go func() {
-		_, err := p.Call(ctxB, protocol.MethodJobStatus, protocol.Base{Target: tgt}, time.Minute)
+		_, err := p.Call(ctxB, protocol.MethodJobStatus.Name, protocol.Base{Target: tgt}, time.Minute)
 		errB <- err
 	}()
 	cancelB()
@@ -195,7 +195,7 @@ func TestPendingCallsUnansweredOnStop(t *testing.T) {
 	errs := make(chan error, 2)
 	for range 2 {
 		go func() {
-			_, err := p.Call(context.Background(), protocol.MethodJobStatus, protocol.Base{Target: tgt}, time.Minute)
+			_, err := p.Call(context.Background(), protocol.MethodJobStatus.Name, protocol.Base{Target: tgt}, time.Minute)
 			errs <- err
 		}()
 	}

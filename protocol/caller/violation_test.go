@@ -59,7 +59,7 @@ func TestViolationsBreakThePlugin(t *testing.T) {
 					}
 				}
 			} else {
-				_, err = p.Call(ctx, protocol.MethodLinkExec, execParams("x"), 0)
+				_, err = p.Call(ctx, protocol.MethodLinkExec.Name, execParams("x"), 0)
 				if err == nil && c.behaviour == "unknown-watch" {
 					<-p.Done()
 				} else if err == nil {
@@ -91,7 +91,7 @@ func TestViolationsBreakThePlugin(t *testing.T) {
 			}
 			// Later calls fail at once, never written, and name the break.
 			before := len(h.tr.Lines(Out))
-			_, err = p.Call(ctx, protocol.MethodLinkExec, execParams("again"), 0)
+			_, err = p.Call(ctx, protocol.MethodLinkExec.Name, execParams("again"), 0)
 			if !errors.Is(err, ErrNotSent) || !errors.Is(err, ErrBroken) {
 				t.Fatalf("call after the break: %v", err)
 			}

@@ -28,9 +28,9 @@ type Watch struct {
 // reply only (zero: Config.ReadTimeout); the watch then lives until its
 // notification, Cancel, or the plugin's stop.
 func (p *Plugin) Watch(ctx context.Context, params protocol.WatchParams, timeout time.Duration) (*Watch, error) {
-	r, err := NewRequest(protocol.MethodChannelWatch, params)
+	r, err := NewRequest(protocol.MethodChannelWatch.Name, params)
 	if err != nil {
-		return nil, &NotSentError{Method: protocol.MethodChannelWatch, Cause: err}
+		return nil, &NotSentError{Method: protocol.MethodChannelWatch.Name, Cause: err}
 	}
 	o, err := p.do(ctx, r, timeout)
 	if err != nil {

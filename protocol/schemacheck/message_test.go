@@ -30,7 +30,7 @@ func TestMessageValid(t *testing.T) {
 	}
 	// A real error reply, as protocol.ToWire builds its error.
 	for _, k := range []protocol.Kind{protocol.Retryable, protocol.Permanent, protocol.Human, protocol.UnknownOutcome} {
-		e := protocol.ToWire(protocol.Errorf(k, "x"), protocol.MethodHostStatus)
+		e := protocol.ToWire(protocol.Errorf(k, "x"), protocol.MethodHostStatus.Name)
 		line := json.RawMessage(words.JSON(map[string]any{"jsonrpc": "2.0", "id": 3, "error": e}))
 		if err := Message(line); err != nil {
 			t.Errorf("%s: %v", line, err)

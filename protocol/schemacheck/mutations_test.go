@@ -40,7 +40,7 @@ func ex(m string, i int) any  { return examples[m].params[i] }
 func res(m string, i int) any { return examples[m].results[i] }
 
 func mutations() []mutation {
-	decl := result(protocol.MethodInitialize)
+	decl := result(protocol.MethodInitialize.Name)
 	var ms []mutation
 	add := func(name string, check func(json.RawMessage) error, base any, at, saying string, ops ...op) {
 		ms = append(ms, mutation{name, check, base, ops, at, saying})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/schemas"
 )
 
 func TestGoValuesValidate(t *testing.T) {
@@ -58,7 +59,7 @@ func TestEveryMethodCovered(t *testing.T) {
 		if !ok || len(c.params) == 0 {
 			t.Errorf("%s: no params example", m)
 		}
-		if m == protocol.MethodCancel {
+		if m == protocol.MethodCancel.Name {
 			if err := Result(m, json.RawMessage("null")); err == nil {
 				t.Errorf("Result(%q) accepted a result: $/cancel is a notification", m)
 			}
@@ -95,15 +96,15 @@ func TestDeclarationIsInitializeResult(t *testing.T) {
 }
 
 func TestResultMissing(t *testing.T) {
-	err := Result(protocol.MethodJobStop, nil)
+	err := Result(protocol.MethodJobStop.Name, nil)
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("an absent result: %v", err)
 	}
 	// null is the result of a method that answers nothing, and no other.
-	if err := Result(protocol.MethodJobStop, json.RawMessage("null")); err != nil {
+	if err := Result(protocol.MethodJobStop.Name, json.RawMessage("null")); err != nil {
 		t.Fatalf("job.stop null: %v", err)
 	}
-	if err := Result(protocol.MethodLinkExec, json.RawMessage("null")); err == nil {
+	if err := Result(protocol.MethodLinkExec.Name, json.RawMessage("null")); err == nil {
 		t.Fatal("link.exec accepted a null result")
 	}
 }
@@ -181,7 +182,7 @@ func TestErrorObject(t *testing.T) {
 		protocol.NotStarted(context.Canceled, "nothing ran"),
 		context.DeadlineExceeded, // a cut run: unknown-outcome
 	} {
-		for _, method := range []string{protocol.MethodHostStatus, protocol.MethodHostAcquire, protocol.MethodLinkExec} {
+		for _, method := range []string{protocol.MethodHostStatus.Name, protocol.MethodHostAcquire.Name, protocol.MethodLinkExec.Name} {
 			raw := json.RawMessage(words.JSON(protocol.ToWire(e, method)))
 			if err := ErrorObject(raw); err != nil {
 				t.Errorf("ToWire(%v): %s: %v", e, raw, err)
@@ -212,5 +213,38 @@ func TestErrorObject(t *testing.T) {
 	// remedy is allowed (not required) beside the other kinds.
 	if err := ErrorObject(json.RawMessage(`{"code":1,"message":"m","data":{"kind":"permanent","remedy":"x"}}`)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestEffectsAreTheSchemas ties the method table's effects to the schema,
+// whose description of an effect's params says "(an effect": a method
+// declared an effect that the schema does not call one, or the reverse,
+// fails here.
+func TestEffectsAreTheSchemas(t *testing.T) {
+	var doc struct {
+		Defs map[string]struct {
+			Description string `json:"description"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(schemas.V1, &doc); err != nil {
+		t.Fatal(err)
+	}
+	effects := 0
+	for _, m := range protocol.MethodNames() {
+		d, ok := doc.Defs[m+".params"]
+		if !ok {
+			t.Errorf("%s: no params in the schema", m)
+			continue
+		}
+		schema := strings.Contains(d.Description, "(an effect")
+		if protocol.IsEffect(m) != schema {
+			t.Errorf("%s: declared effect %v, the schema says %q", m, protocol.IsEffect(m), d.Description)
+		}
+		if schema {
+			effects++
+		}
+	}
+	if effects != 10 {
+		t.Errorf("%d effects, the spec has 10", effects)
 	}
 }

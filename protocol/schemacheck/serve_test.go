@@ -26,7 +26,7 @@ func TestServerOutputValidates(t *testing.T) {
 	handlers := map[string]protocol.Handler{}
 	methods := make([]string, 0, len(examples))
 	for m := range examples {
-		if m == protocol.MethodInitialize || m == protocol.MethodShutdown || m == protocol.MethodCancel {
+		if m == protocol.MethodInitialize.Name || m == protocol.MethodShutdown.Name || m == protocol.MethodCancel.Name {
 			continue
 		}
 		methods = append(methods, m)
@@ -35,7 +35,7 @@ func TestServerOutputValidates(t *testing.T) {
 	for _, m := range methods {
 		res := examples[m].results[0]
 		handlers[m] = func(ctx context.Context, c *protocol.Call) (any, error) {
-			if m == protocol.MethodChannelWatch {
+			if m == protocol.MethodChannelWatch.Name {
 				c.Watch("w-1", func(ctx context.Context) (string, any) {
 					return protocol.NotifyWatchSettled, notificationExamples[protocol.NotifyWatchSettled][0]
 				})
@@ -72,7 +72,7 @@ func TestServerOutputValidates(t *testing.T) {
 		if params != nil {
 			raw := json.RawMessage(words.JSON(params))
 			if _, deliberate := params.(json.RawMessage); !deliberate {
-				if _, hasBase := examples[method]; hasBase && method != protocol.MethodInitialize && method != protocol.MethodCancel {
+				if _, hasBase := examples[method]; hasBase && method != protocol.MethodInitialize.Name && method != protocol.MethodCancel.Name {
 					raw = apply(raw, set("/deadline", deadline))
 				}
 				if err := Params(method, raw); err != nil {
@@ -124,8 +124,8 @@ func TestServerOutputValidates(t *testing.T) {
 		return env
 	}
 
-	send(1, protocol.MethodInitialize, examples[protocol.MethodInitialize].params[0])
-	if env := recv(protocol.MethodInitialize); env["result"] == nil {
+	send(1, protocol.MethodInitialize.Name, examples[protocol.MethodInitialize.Name].params[0])
+	if env := recv(protocol.MethodInitialize.Name); env["result"] == nil {
 		t.Fatalf("initialize answered %s", env["error"])
 	}
 	for i, m := range methods {
@@ -136,7 +136,7 @@ func TestServerOutputValidates(t *testing.T) {
 			if env["result"] == nil {
 				t.Errorf("%s: no result: %s", m, env["error"])
 			}
-			if m == protocol.MethodChannelWatch {
+			if m == protocol.MethodChannelWatch.Name {
 				if env := recv(m); env["method"] == nil {
 					t.Errorf("channel.watch: no notification after the reply")
 				}
@@ -148,11 +148,11 @@ func TestServerOutputValidates(t *testing.T) {
 	if env := recv("link.teleport"); env["error"] == nil {
 		t.Error("an unknown method was not an error")
 	}
-	send(91, protocol.MethodLinkExec, json.RawMessage(`{"bogus":1}`))
-	recv(protocol.MethodLinkExec)
-	send(nil, protocol.MethodCancel, protocol.CancelParams{ID: json.RawMessage("99")})
-	send(92, protocol.MethodShutdown, nil)
-	if env := recv(protocol.MethodShutdown); string(env["result"]) != "null" {
+	send(91, protocol.MethodLinkExec.Name, json.RawMessage(`{"bogus":1}`))
+	recv(protocol.MethodLinkExec.Name)
+	send(nil, protocol.MethodCancel.Name, protocol.CancelParams{ID: json.RawMessage("99")})
+	send(92, protocol.MethodShutdown.Name, nil)
+	if env := recv(protocol.MethodShutdown.Name); string(env["result"]) != "null" {
 		t.Errorf("shutdown answered %s", env["result"])
 	}
 	inW.Close()

@@ -80,25 +80,25 @@ type cases struct {
 func exec0() *int { return intp(0) }
 
 var examples = map[string]cases{
-	protocol.MethodInitialize: {
+	protocol.MethodInitialize.Name: {
 		params:  []any{protocol.InitializeParams{Protocol: protocol.VersionRange{Min: 1, Max: 1}, Mu: "5"}},
 		results: []any{fullDecl, minDecl},
 	},
-	protocol.MethodShutdown: {
+	protocol.MethodShutdown.Name: {
 		params:  []any{nil, struct{}{}},
 		results: []any{nil},
 	},
-	protocol.MethodCancel: {
+	protocol.MethodCancel.Name: {
 		params: []any{protocol.CancelParams{ID: json.RawMessage("7")}, protocol.CancelParams{ID: json.RawMessage(`"abc"`)},
 			protocol.CancelParams{WatchID: "w-1"}},
 	},
-	protocol.MethodHostAcquire: {
+	protocol.MethodHostAcquire.Name: {
 		params: []any{protocol.AcquireParams{Base: fullBase, Key: "eff-1", Params: map[string]string{"size": "large"}},
 			protocol.AcquireParams{Base: minBase, Key: "eff-1", Params: map[string]string{}}},
 		results: []any{protocol.AcquireResult{Handle: "i-0abc", DeadlineAt: i64(1767229200000), IdleReclaimMs: i64(900000), MaxJobs: intp(4)},
 			protocol.AcquireResult{Handle: "i-0abc"}},
 	},
-	protocol.MethodHostLookup: {
+	protocol.MethodHostLookup.Name: {
 		params: []any{protocol.LookupParams{Base: fullBase, Key: "eff-1", Fence: true}, protocol.LookupParams{Base: minBase, Key: "eff-1"}},
 		results: []any{
 			protocol.HostLookupResult{Found: &protocol.AcquireResult{Handle: "i-0abc", DeadlineAt: i64(1767229200000), IdleReclaimMs: i64(1), MaxJobs: intp(1)}},
@@ -107,7 +107,7 @@ var examples = map[string]cases{
 			protocol.HostLookupResult{Unknown: "provider API unreachable"},
 		},
 	},
-	protocol.MethodHostStatus: {
+	protocol.MethodHostStatus.Name: {
 		params: []any{fullBase, minBase},
 		results: []any{
 			protocol.HostStatus{State: protocol.HostUp, Handle: "i-0abc"},
@@ -120,39 +120,39 @@ var examples = map[string]cases{
 			protocol.HostStatus{State: protocol.HostUnknown, Reason: "timeout"},
 		},
 	},
-	protocol.MethodHostRelease: {
+	protocol.MethodHostRelease.Name: {
 		params:  []any{protocol.KeyParams{Base: fullBase, Key: "eff-1"}, protocol.KeyParams{Base: minBase, Key: "eff-1"}},
 		results: []any{nil},
 	},
-	protocol.MethodLinkExec: {
+	protocol.MethodLinkExec.Name: {
 		params: []any{protocol.ExecParams{Base: fullBase, Script: "echo hi\n", Cwd: ".", TimeoutMs: 20000},
 			protocol.ExecParams{Base: minBase, Script: "", Cwd: ".", TimeoutMs: 0}},
 		results: []any{protocol.ExecResult{ExitCode: intp(2), Stdout: "hi\n", Stderr: "warn\n", Partial: true},
 			protocol.ExecResult{}, protocol.ExecResult{ExitCode: exec0()}},
 	},
-	protocol.MethodLinkFetch: {
+	protocol.MethodLinkFetch.Name: {
 		params:  []any{protocol.FetchParams{Base: fullBase, RemoteCwd: "/w/tree", LocalRepo: "/home/u/repo", TimeoutMs: 20000}},
 		results: []any{protocol.ExecResult{ExitCode: exec0()}},
 	},
-	protocol.MethodLinkPush: {
+	protocol.MethodLinkPush.Name: {
 		params: []any{protocol.PushParams{Base: fullBase, LocalRepo: "/home/u/repo", RemoteRepo: "/w/repo",
 			Rev: "0123456789abcdef0123456789abcdef01234567", TimeoutMs: 20000}},
 		results: []any{protocol.ExecResult{ExitCode: exec0()}},
 	},
-	protocol.MethodLinkCheckSteps: {
+	protocol.MethodLinkCheckSteps.Name: {
 		params: []any{protocol.CheckStepsParams{Base: fullBase, Phase: protocol.PhaseReach, Root: "/w", Agent: "ws/alice"},
 			protocol.CheckStepsParams{Base: minBase, Phase: protocol.PhaseTemplate}},
 		results: []any{[]protocol.Step{{Step: "dial", OK: protocol.StepPassed, Detail: "ok"}, {Step: "auth", OK: protocol.StepFailed},
 			{Step: "git", OK: protocol.StepSkipped}, {Step: "disk", OK: protocol.StepWarn, Detail: "90% full"}, {Step: "zero"}},
 			[]protocol.Step{}},
 	},
-	protocol.MethodJobStart: {
+	protocol.MethodJobStart.Name: {
 		params: []any{protocol.JobStartParams{Base: fullBase, Key: "job-7f3a", Spec: fullSpec},
 			protocol.JobStartParams{Base: minBase, Key: "job-7f3a", Spec: minSpec}},
 		results: []any{protocol.JobStartResult{View: fullView, Handle: "h-12", Baseline: &protocol.Baseline{Runs: 0, Incarnation: "s-1"}},
 			protocol.JobStartResult{View: minView}},
 	},
-	protocol.MethodJobLookup: {
+	protocol.MethodJobLookup.Name: {
 		params: []any{protocol.LookupParams{Base: fullBase, Key: "job-7f3a", Fence: true}},
 		results: []any{
 			protocol.JobLookupResult{Found: &protocol.JobFound{Handle: "h-12", View: &fullView, Baseline: &protocol.Baseline{Runs: 0, Incarnation: "s-1"}}},
@@ -160,26 +160,26 @@ var examples = map[string]cases{
 			protocol.JobLookupResult{Pending: true}, protocol.JobLookupResult{None: true}, protocol.JobLookupResult{Unknown: "engine down"},
 		},
 	},
-	protocol.MethodJobStatus: {
+	protocol.MethodJobStatus.Name: {
 		params: []any{fullBase, minBase},
 		results: []any{protocol.JobStatus{State: protocol.JobRunning}, protocol.JobStatus{State: protocol.JobEnded, Exit: intp(0)},
 			protocol.JobStatus{State: protocol.JobEnded, Exit: intp(137)},
 			protocol.JobStatus{State: protocol.JobLost, Reason: "container gone"}, protocol.JobStatus{State: protocol.JobUnknown, Reason: "engine down"}},
 	},
-	protocol.MethodJobStop: {
+	protocol.MethodJobStop.Name: {
 		params:  []any{protocol.KeyParams{Base: fullBase, Key: "job-7f3a"}},
 		results: []any{nil},
 	},
-	protocol.MethodJobAttach: {
+	protocol.MethodJobAttach.Name: {
 		params:  []any{fullBase},
 		results: []any{fullView, minView},
 	},
-	protocol.MethodJobCheckSteps: {
+	protocol.MethodJobCheckSteps.Name: {
 		params: []any{protocol.CheckStepsParams{Base: fullBase, Phase: protocol.PhaseAgent, Agent: "ws/alice"},
 			protocol.CheckStepsParams{Base: minBase, Phase: protocol.PhaseAgent}},
 		results: []any{[]protocol.Step{{Step: "handback", OK: protocol.StepFailed, Detail: "log in"}}},
 	},
-	protocol.MethodChannelReadStates: {
+	protocol.MethodChannelReadStates.Name: {
 		params: []any{protocol.ReadStatesParams{Base: fullBase, Targets: []protocol.AgentName{{Workstream: "ws", Name: "alice"}}},
 			protocol.ReadStatesParams{Base: minBase, Targets: []protocol.AgentName{}}},
 		results: []any{
@@ -188,11 +188,11 @@ var examples = map[string]cases{
 			map[string]protocol.Reading{},
 		},
 	},
-	protocol.MethodChannelBaseline: {
+	protocol.MethodChannelBaseline.Name: {
 		params:  []any{fullBase},
 		results: []any{protocol.Baseline{Runs: 3, Incarnation: "s-1"}, protocol.Baseline{}, nil},
 	},
-	protocol.MethodChannelReceipt: {
+	protocol.MethodChannelReceipt.Name: {
 		params: []any{protocol.ReceiptParams{Base: fullBase, MsgID: "m-1"}},
 		results: []any{
 			protocol.Receipt{State: protocol.ReceiptAccepted, ID: "m-1", Runs: i64(2), At: i64(1767225600000), Incarnation: "s-1"},
@@ -201,41 +201,41 @@ var examples = map[string]cases{
 			protocol.Receipt{State: protocol.ReceiptUnreachable, ID: "m-1", Reason: "pane gone"},
 		},
 	},
-	protocol.MethodChannelLastRun: {
+	protocol.MethodChannelLastRun.Name: {
 		params:  []any{protocol.LastRunParams{Base: fullBase, AfterRuns: 2, Inc: "s-1"}, protocol.LastRunParams{Base: minBase}},
 		results: []any{fullObs, minObs, nil},
 	},
-	protocol.MethodChannelWatch: {
+	protocol.MethodChannelWatch.Name: {
 		params:  []any{protocol.WatchParams{Base: fullBase, AfterRuns: i64(2), Inc: "s-1"}, protocol.WatchParams{Base: minBase}},
 		results: []any{protocol.WatchResult{WatchID: "w-1", Initial: fullObs, AfterRuns: i64(2)}, protocol.WatchResult{WatchID: "w-1", Initial: minObs}},
 	},
-	protocol.MethodChannelSend: {
+	protocol.MethodChannelSend.Name: {
 		params: []any{protocol.SendParams{Base: fullBase, Text: "hi", MsgID: "m-1", Mode: protocol.ModeSteer, Force: true, FirstPrompt: true, ExpectIncarnation: "s-1"},
 			protocol.SendParams{Base: minBase, Text: "hi", MsgID: "m-1", Mode: protocol.ModeFollowUp}},
 		results: []any{protocol.SendResult{Channel: "claude", Ack: protocol.AckConfirmed, Baseline: i64(2), MsgID: "m-1"},
 			protocol.SendResult{Channel: "claude", Ack: protocol.AckUnknown}},
 	},
-	protocol.MethodChannelFresh: {
+	protocol.MethodChannelFresh.Name: {
 		params: []any{protocol.FreshParams{Base: fullBase, Text: "hi", MsgID: "m-1", Force: true, ExpectIncarnation: "s-1"},
 			protocol.FreshParams{Base: minBase, Text: "hi", MsgID: "m-1"}},
 		results: []any{protocol.SendResult{Channel: "claude", Ack: protocol.AckConfirmed, Baseline: i64(0), MsgID: "m-1"}},
 	},
-	protocol.MethodChannelCommand: {
+	protocol.MethodChannelCommand.Name: {
 		params: []any{protocol.CommandParams{Base: fullBase, Name: "compact", Instructions: "keep tests", Force: true, ExpectIncarnation: "s-1"},
 			protocol.CommandParams{Base: minBase, Name: "compact"}},
 		results: []any{protocol.SendResult{Channel: "claude", Ack: protocol.AckUnknown}},
 	},
-	protocol.MethodChannelInterrupt: {
+	protocol.MethodChannelInterrupt.Name: {
 		params: []any{protocol.InterruptParams{Base: fullBase, Text: "stop", MsgID: "m-2", TimeoutMs: 10000, ExpectIncarnation: "s-1"},
 			protocol.InterruptParams{Base: minBase, Text: "stop", MsgID: "m-2"}},
 		results: []any{protocol.InterruptResult{WasBusy: true, Pending: true, Runs: i64(3), MsgID: "m-2", Incarnation: "s-1"},
 			protocol.InterruptResult{}},
 	},
-	protocol.MethodChannelAbort: {
+	protocol.MethodChannelAbort.Name: {
 		params:  []any{protocol.AbortParams{Base: fullBase, TimeoutMs: 10000}},
 		results: []any{protocol.AbortResult{Before: protocol.TurnBusy, After: protocol.TurnIdle, Settled: true, Aborted: true, Pending: true}},
 	},
-	protocol.MethodChannelAnswer: {
+	protocol.MethodChannelAnswer.Name: {
 		params: []any{protocol.AnswerParams{Base: fullBase, Keys: []string{"Down", "Enter"}, Force: true},
 			protocol.AnswerParams{Base: minBase, Keys: []string{}}},
 		results: []any{protocol.AnswerResult{Keys: []string{"Enter"}, Ack: protocol.AckConfirmed}, protocol.AnswerResult{Keys: []string{}, Ack: protocol.AckUnknown}},
@@ -248,14 +248,5 @@ var notificationExamples = map[string][]any{
 	protocol.NotifyWatchRestarted: {protocol.WatchRestarted{WatchID: "w-1", Incarnation: "s-2"}},
 }
 
-// allMethods is every method constant of protocol/methods.go that mu sends.
-var allMethods = []string{
-	protocol.MethodInitialize, protocol.MethodShutdown, protocol.MethodCancel,
-	protocol.MethodHostAcquire, protocol.MethodHostLookup, protocol.MethodHostStatus, protocol.MethodHostRelease,
-	protocol.MethodLinkExec, protocol.MethodLinkFetch, protocol.MethodLinkPush, protocol.MethodLinkCheckSteps,
-	protocol.MethodJobStart, protocol.MethodJobLookup, protocol.MethodJobStatus, protocol.MethodJobStop,
-	protocol.MethodJobAttach, protocol.MethodJobCheckSteps,
-	protocol.MethodChannelReadStates, protocol.MethodChannelBaseline, protocol.MethodChannelReceipt,
-	protocol.MethodChannelLastRun, protocol.MethodChannelWatch, protocol.MethodChannelSend, protocol.MethodChannelFresh,
-	protocol.MethodChannelCommand, protocol.MethodChannelInterrupt, protocol.MethodChannelAbort, protocol.MethodChannelAnswer,
-}
+// allMethods is every method protocol/methods.go declares.
+var allMethods = protocol.MethodNames()

@@ -19,14 +19,14 @@ func StartToBaseline(b *testing.B, ctx context.Context, p *caller.Plugin,
 	polls := 0
 	for i := 0; b.Loop(); i++ {
 		sp := start(i)
-		res, err := p.JobStart(ctx, sp)
+		res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, sp)
 		if err != nil {
 			b.Fatal(err)
 		}
 		jt := target(sp.Key, res.Handle, i)
 		for {
 			polls++
-			bl, err := p.Baseline(ctx, jt)
+			bl, err := caller.Invoke(ctx, p, protocol.MethodChannelBaseline, protocol.Base{Target: jt})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -35,7 +35,7 @@ func StartToBaseline(b *testing.B, ctx context.Context, p *caller.Plugin,
 			}
 		}
 		b.StopTimer()
-		if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: sp.Key}); err != nil {
+		if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: sp.Key}); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -56,7 +56,7 @@ func SendToSettled(b *testing.B, ctx context.Context, p *caller.Plugin, jt proto
 	start := time.Now()
 	for i := 0; b.Loop(); i++ {
 		t0 := time.Now()
-		if _, err := p.ChannelSend(ctx, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: fmt.Sprintf("turn %d", i),
+		if _, err := caller.Invoke(ctx, p, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: jt}, Text: fmt.Sprintf("turn %d", i),
 			MsgID: fmt.Sprintf("m%d", i), Mode: protocol.ModeFollowUp}); err != nil {
 			b.Fatal(err)
 		}

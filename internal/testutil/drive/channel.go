@@ -34,7 +34,7 @@ func Baseline(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.T
 	var b *protocol.Baseline
 	waitfor.Eventually(t, "channel.baseline not null", func() bool {
 		var err error
-		if b, err = p.Baseline(ctx, jt); err != nil {
+		if b, err = caller.Invoke(ctx, p, protocol.MethodChannelBaseline, protocol.Base{Target: jt}); err != nil {
 			t.Fatalf("channel.baseline: %v", err)
 		}
 		return b != nil
@@ -70,10 +70,10 @@ func Settled(t testing.TB, ctx context.Context, p *caller.Plugin, jt protocol.Ta
 func Reattach(t testing.TB, ctx context.Context, p *caller.Plugin, tm *panes.Panes, jt protocol.Target, view, again, want string) {
 	t.Helper()
 	tm.Run(t, "kill-session", "-t", "="+view)
-	if st, err := p.JobStatus(ctx, jt); err != nil || st.State != protocol.JobRunning {
+	if st, err := caller.Invoke(ctx, p, protocol.MethodJobStatus, protocol.Base{Target: jt}); err != nil || st.State != protocol.JobRunning {
 		t.Fatalf("job.status after the view was killed: %+v %v", st, err)
 	}
-	v, err := p.JobAttach(ctx, jt)
+	v, err := caller.Invoke(ctx, p, protocol.MethodJobAttach, protocol.Base{Target: jt})
 	if err != nil {
 		t.Fatalf("job.attach: %v", err)
 	}

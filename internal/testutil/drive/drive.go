@@ -18,6 +18,7 @@ import (
 
 	"github.com/mu-org/mu-plugins/internal/testutil/testlog"
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
+	"github.com/mu-org/mu-plugins/protocol"
 	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
@@ -90,35 +91,49 @@ func (p *Plugin) budget(method string, params any) time.Duration {
 	return max(p.Timeout(r), p.Budget)
 }
 
-// Call invokes method with params (caller.Invoke) and returns its result;
-// any error fails the test, with the wire's tail and stderr.
-func Call[T any](t testing.TB, p *Plugin, method string, params any) T {
+// Call invokes m with params (caller.Invoke) and returns its result, of
+// m's result type; any error fails the test, with the wire's tail and
+// stderr.
+func Call[P, R any](t testing.TB, p *Plugin, m protocol.Method[P, R], params P) R {
 	t.Helper()
-	v, err := caller.Invoke[T](context.Background(), p.Plugin, method, params, p.budget(method, params))
+	v, err := caller.InvokeWithin(context.Background(), p, m, params, p.budget(m.Name, params))
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", method, err, p.Explain())
+		t.Fatalf("%s: %v\n%s", m.Name, err, p.Explain())
 	}
 	return v
 }
 
-// Try invokes method with params and returns its result, or its error
-// reply; any other error (no valid answer) fails the test.
-func Try[T any](t testing.TB, p *Plugin, method string, params any) (T, *caller.RemoteError) {
+// Try invokes m with params and returns its result, or its error reply;
+// any other error (no valid answer) fails the test.
+func Try[P, R any](t testing.TB, p *Plugin, m protocol.Method[P, R], params P) (R, *caller.RemoteError) {
 	t.Helper()
-	v, err := caller.Invoke[T](context.Background(), p.Plugin, method, params, p.budget(method, params))
+	v, err := caller.InvokeWithin(context.Background(), p, m, params, p.budget(m.Name, params))
+	var re *caller.RemoteError
+	if err != nil && !errors.As(err, &re) {
+		t.Fatalf("%s: %v, want an answer\n%s", m.Name, err, p.Explain())
+	}
+	return v, re
+}
+
+// Err invokes m with params and returns its error reply, nil on success;
+// any other error (no valid answer) fails the test.
+func Err[P, R any](t testing.TB, p *Plugin, m protocol.Method[P, R], params P) *caller.RemoteError {
+	t.Helper()
+	_, re := Try(t, p, m, params)
+	return re
+}
+
+// TryRaw sends method with params as given (a map may break the schema:
+// the tests of a plugin's own checks) and returns the result as sent, or
+// its error reply; any other error (no valid answer) fails the test.
+func TryRaw(t testing.TB, p *Plugin, method string, params any) (json.RawMessage, *caller.RemoteError) {
+	t.Helper()
+	v, err := p.Call(context.Background(), method, params, p.budget(method, params))
 	var re *caller.RemoteError
 	if err != nil && !errors.As(err, &re) {
 		t.Fatalf("%s: %v, want an answer\n%s", method, err, p.Explain())
 	}
 	return v, re
-}
-
-// Err invokes method with params and returns its error reply, nil on
-// success; any other error (no valid answer) fails the test.
-func Err(t testing.TB, p *Plugin, method string, params any) *caller.RemoteError {
-	t.Helper()
-	_, re := Try[json.RawMessage](t, p, method, params)
-	return re
 }
 
 // Explain is the tail of the wire and of stderr, for a failure message.

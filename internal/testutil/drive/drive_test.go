@@ -16,7 +16,7 @@ func local() caller.Config {
 		Seams: protocol.Seams{Link: &protocol.LinkSeam{Slots: protocol.SlotsSelf, RemoteOnTimeout: protocol.RemoteStopped,
 			Quiescence: protocol.QuiescenceProvable, MaxScriptBytes: 1024, Checks: []string{}}},
 		Handlers: map[string]protocol.Handler{
-			protocol.MethodLinkExec: func(ctx context.Context, c *protocol.Call) (any, error) {
+			protocol.MethodLinkExec.Name: func(ctx context.Context, c *protocol.Call) (any, error) {
 				var p protocol.ExecParams
 				if err := c.Decode(&p); err != nil {
 					return nil, err
@@ -37,11 +37,11 @@ func exec(script string) protocol.ExecParams {
 
 func TestCallErrBudget(t *testing.T) {
 	p := Start(t, local())
-	if r := Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, exec("x")); r.Stdout != "0s" {
+	if r := Call(t, p, protocol.MethodLinkExec, exec("x")); r.Stdout != "0s" {
 		t.Fatalf("the default budget: %s left", r.Stdout)
 	}
 	p.Budget = 10 * time.Minute
-	if r := Call[protocol.ExecResult](t, p, protocol.MethodLinkExec, exec("x")); r.Stdout != "10m0s" {
+	if r := Call(t, p, protocol.MethodLinkExec, exec("x")); r.Stdout != "10m0s" {
 		t.Fatalf("Budget 10m: %s left", r.Stdout)
 	}
 	if re := Err(t, p, protocol.MethodLinkExec, exec("fail")); re == nil || re.Kind != protocol.Human || re.Remedy != "do it by hand" {
@@ -50,10 +50,10 @@ func TestCallErrBudget(t *testing.T) {
 	if re := Err(t, p, protocol.MethodLinkExec, exec("x")); re != nil {
 		t.Fatalf("Err on success: %v", re)
 	}
-	if r, re := Try[protocol.ExecResult](t, p, protocol.MethodLinkExec, exec("y")); re != nil || r.Stdout != "10m0s" {
+	if r, re := Try(t, p, protocol.MethodLinkExec, exec("y")); re != nil || r.Stdout != "10m0s" {
 		t.Fatalf("Try on success: %+v %v", r, re)
 	}
-	if r, re := Try[protocol.ExecResult](t, p, protocol.MethodLinkExec, exec("fail")); re == nil || re.Kind != protocol.Human || r.Stdout != "" {
+	if r, re := Try(t, p, protocol.MethodLinkExec, exec("fail")); re == nil || re.Kind != protocol.Human || r.Stdout != "" {
 		t.Fatalf("Try on an error reply: %+v %v", r, re)
 	}
 	if len(p.Wire.Lines(caller.Out)) != 7 || !strings.Contains(p.Explain(), "in {") {

@@ -43,7 +43,7 @@ func ExecScriptIsData(t *testing.T, p *Plugin, h string) {
 func ExecOversizedRefused(t *testing.T, p *Plugin, h string) {
 	t.Helper()
 	big := strings.Repeat("#", int(p.Declaration().Seams.Link.MaxScriptBytes)+1)
-	if err := p.Ask(t, "link.exec", ExecParams(h, big, ".", 10_000), nil); err == nil || err.Kind != "permanent" {
+	if err := Err(t, p, protocol.MethodLinkExec, ExecParams(h, big, ".", 10_000)); err == nil || err.Kind != "permanent" {
 		t.Errorf("oversized script: %v", err)
 	}
 }
@@ -74,8 +74,7 @@ func ExecConcurrent(t *testing.T, p *Plugin, h string, n int) {
 func ExecTimeoutStops(t *testing.T, p *Plugin, h string, ps func(args ...string) string) {
 	t.Helper()
 	script := `echo started; sleep 301 & setsid sleep 302 & (trap '' TERM HUP; sleep 303) & nohup sleep 304 >/dev/null 2>&1 & sleep 300`
-	var r protocol.ExecResult
-	p.Must(t, "link.exec", ExecParams(h, script, ".", 1500), &r)
+	r := Must(t, p, protocol.MethodLinkExec, ExecParams(h, script, ".", 1500))
 	if r.ExitCode != nil {
 		t.Fatalf("timed out run: exitCode %d, want null", *r.ExitCode)
 	}
@@ -111,8 +110,7 @@ func AcquireWithTerms(t *testing.T, p *Plugin, key string, extra map[string]stri
 	if res.IdleReclaimMs == nil || *res.IdleReclaimMs != 30*60*1000 || res.MaxJobs == nil || *res.MaxJobs != 3 {
 		t.Errorf("result %+v", res)
 	}
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", LookupParams(key, false), &lk)
+	lk := Must(t, p, protocol.MethodHostLookup, LookupParams(key, false))
 	if lk.Found == nil || !reflect.DeepEqual(*lk.Found, res) {
 		t.Errorf("lookup: %+v, want found %+v", lk, res)
 	}
@@ -125,16 +123,15 @@ func AcquireWithTerms(t *testing.T, p *Plugin, key string, extra map[string]stri
 // caller's to check.
 func FencedNone(t *testing.T, p *Plugin, key string) {
 	t.Helper()
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", LookupParams(key, true), &lk)
+	lk := Must(t, p, protocol.MethodHostLookup, LookupParams(key, true))
 	if !lk.None {
 		t.Fatalf("fenced lookup of a key never acquired: %+v", lk)
 	}
-	err := p.Ask(t, "host.acquire", AcquireParams(key, nil), nil)
+	err := Err(t, p, protocol.MethodHostAcquire, AcquireParams(key, nil))
 	if err == nil || err.Kind != "permanent" || !strings.Contains(err.Message, "fenced") {
 		t.Fatalf("acquire after a fenced none: %v, want permanent 'fenced'", err)
 	}
-	p.Must(t, "host.lookup", LookupParams(key, false), &lk)
+	lk = Must(t, p, protocol.MethodHostLookup, LookupParams(key, false))
 	if !lk.None {
 		t.Errorf("lookup after the fence: %+v", lk)
 	}
@@ -187,7 +184,7 @@ func BenchAcquire(b *testing.B, p *Plugin) {
 			key := fmt.Sprintf("bench-acq-%d", i)
 			p.Acquire(b, key, nil)
 			b.StopTimer()
-			p.Must(b, "host.release", KeyParams(key), nil)
+			Must(b, p, protocol.MethodHostRelease, KeyParams(key))
 			b.StartTimer()
 		}
 	})

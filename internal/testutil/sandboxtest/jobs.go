@@ -34,7 +34,7 @@ func CmdArgBound(t *testing.T, ctx context.Context, p *caller.Plugin, host proto
 	over := sp
 	over.Cmd = pad(ArgMax + 1)
 	key := "over-" + NewPrefix()
-	_, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: over})
+	_, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: over})
 	var re *caller.RemoteError
 	if !errors.As(err, &re) || re.Kind != protocol.Permanent || !strings.Contains(re.Message, "spec.cmd") ||
 		!strings.Contains(re.Message, strconv.Itoa(ArgMax+1)) || !strings.Contains(re.Message, strconv.Itoa(ArgMax)) {
@@ -47,7 +47,7 @@ func CmdArgBound(t *testing.T, ctx context.Context, p *caller.Plugin, host proto
 	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 || r.Stdout != "" {
 		t.Fatalf("left on the host after the refused start: %+v %v", r, err)
 	}
-	lr, err := p.JobLookup(ctx, protocol.LookupParams{Base: protocol.Base{Target: host}, Key: key, Fence: true})
+	lr, err := caller.Invoke(ctx, p, protocol.MethodJobLookup, protocol.LookupParams{Base: protocol.Base{Target: host}, Key: key, Fence: true})
 	if err != nil || !lr.None {
 		t.Fatalf("the fenced lookup of the refused start: %+v %v, want none", lr, err)
 	}
@@ -55,13 +55,13 @@ func CmdArgBound(t *testing.T, ctx context.Context, p *caller.Plugin, host proto
 	at := sp
 	at.Cmd = pad(ArgMax)
 	key = "at-" + NewPrefix()
-	res, err := p.JobStart(ctx, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: at})
+	res, err := caller.Invoke(ctx, p, protocol.MethodJobStart, protocol.JobStartParams{Base: protocol.Base{Target: host}, Key: key, Spec: at})
 	if err != nil {
 		t.Fatalf("job.start of a spec.cmd of %d bytes: %v", ArgMax, err)
 	}
 	jt := drive.JobTarget(host, kind, key, res.Handle, sp.Workstream, sp.Name)
 	drive.Baseline(t, ctx, p, jt)
-	if err := p.JobStop(ctx, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
+	if _, err := caller.Invoke(ctx, p, protocol.MethodJobStop, protocol.KeyParams{Base: protocol.Base{Target: jt}, Key: key}); err != nil {
 		t.Fatalf("job.stop: %v", err)
 	}
 }

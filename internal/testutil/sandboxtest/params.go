@@ -1,60 +1,50 @@
 package sandboxtest
 
-import "time"
+import "github.com/mu-org/mu-plugins/protocol"
 
-// Every call's params, as maps: the tests send what mu would, and what it
-// would not.
-
-// Deadline is a call's deadline: three minutes on (a pod's start takes
-// the longest).
-func Deadline() int64 { return time.Now().Add(3 * time.Minute).UnixMilli() }
+// Every call's params, as their methods take them (the caller sets each
+// call's deadline at its send, from the plugin's budget).
 
 // HostTarget is the target of host "box", with its handle when given.
-func HostTarget(handle string) map[string]any {
-	h := map[string]any{"name": "box"}
-	if handle != "" {
-		h["handle"] = handle
-	}
-	return map[string]any{"host": h}
+func HostTarget(handle string) protocol.Target {
+	return protocol.Target{Host: protocol.HostRef{Name: "box", Handle: handle}}
 }
 
 // AcquireParams are host.acquire's for key with params (nil: none).
-func AcquireParams(key string, params map[string]string) map[string]any {
+func AcquireParams(key string, params map[string]string) protocol.AcquireParams {
 	if params == nil {
 		params = map[string]string{}
 	}
-	return map[string]any{"deadline": Deadline(), "target": HostTarget(""), "key": key, "params": params}
+	return protocol.AcquireParams{Base: protocol.Base{Target: HostTarget("")}, Key: key, Params: params}
 }
 
 // KeyParams are host.release's for key.
-func KeyParams(key string) map[string]any {
-	return map[string]any{"deadline": Deadline(), "target": HostTarget(""), "key": key}
+func KeyParams(key string) protocol.KeyParams {
+	return protocol.KeyParams{Base: protocol.Base{Target: HostTarget("")}, Key: key}
 }
 
 // LookupParams are host.lookup's for key, fenced or not.
-func LookupParams(key string, fence bool) map[string]any {
-	return map[string]any{"deadline": Deadline(), "target": HostTarget(""), "key": key, "fence": fence}
+func LookupParams(key string, fence bool) protocol.LookupParams {
+	return protocol.LookupParams{Base: protocol.Base{Target: HostTarget("")}, Key: key, Fence: fence}
 }
 
 // StatusParams are host.status's (or any call's with only a target) for
 // handle.
-func StatusParams(handle string) map[string]any {
-	return map[string]any{"deadline": Deadline(), "target": HostTarget(handle)}
+func StatusParams(handle string) protocol.Base {
+	return protocol.Base{Target: HostTarget(handle)}
 }
 
-// ExecParams are link.exec's: script in cwd on handle, its deadline 30 s
-// past its timeout.
-func ExecParams(handle, script, cwd string, timeoutMs int64) map[string]any {
-	return map[string]any{"deadline": time.Now().Add(time.Duration(timeoutMs)*time.Millisecond + 30*time.Second).UnixMilli(),
-		"target": HostTarget(handle), "script": script, "cwd": cwd, "timeoutMs": timeoutMs}
+// ExecParams are link.exec's: script in cwd on handle.
+func ExecParams(handle, script, cwd string, timeoutMs int64) protocol.ExecParams {
+	return protocol.ExecParams{Base: StatusParams(handle), Script: script, Cwd: cwd, TimeoutMs: timeoutMs}
 }
 
 // PushParams are link.push's: rev of local into remote on handle.
-func PushParams(handle, local, remote, rev string) map[string]any {
-	return map[string]any{"deadline": Deadline(), "target": HostTarget(handle), "localRepo": local, "remoteRepo": remote, "rev": rev, "timeoutMs": 60_000}
+func PushParams(handle, local, remote, rev string) protocol.PushParams {
+	return protocol.PushParams{Base: StatusParams(handle), LocalRepo: local, RemoteRepo: remote, Rev: rev, TimeoutMs: 60_000}
 }
 
 // FetchParams are link.fetch's: remote's HEAD on handle into local.
-func FetchParams(handle, local, remote string) map[string]any {
-	return map[string]any{"deadline": Deadline(), "target": HostTarget(handle), "localRepo": local, "remoteCwd": remote, "timeoutMs": 60_000}
+func FetchParams(handle, local, remote string) protocol.FetchParams {
+	return protocol.FetchParams{Base: StatusParams(handle), LocalRepo: local, RemoteCwd: remote, TimeoutMs: 60_000}
 }

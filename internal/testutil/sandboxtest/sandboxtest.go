@@ -60,26 +60,34 @@ func (p *Plugin) Stop(t testing.TB) {
 	}
 }
 
-// Ask sends a request and decodes its result into out; it returns the
-// error reply.
-func (p *Plugin) Ask(t testing.TB, method string, params any, out any) *caller.RemoteError {
+// Driven is a *Plugin, or a type that embeds one (a provider's tests'
+// own plugin): what Ask, Err, Must and Send call through.
+type Driven interface{ driven() *Plugin }
+
+func (p *Plugin) driven() *Plugin { return p }
+
+// Ask calls m with params and returns its result, or its error reply.
+func Ask[P, R any](t testing.TB, p Driven, m protocol.Method[P, R], params P) (R, *caller.RemoteError) {
 	t.Helper()
-	res, re := drive.Try[json.RawMessage](t, (*drive.Plugin)(p), method, params)
-	if re == nil && out != nil {
-		if err := json.Unmarshal(res, out); err != nil {
-			t.Fatalf("%s: decoding %s: %v", method, res, err)
-		}
-	}
+	return drive.Try(t, (*drive.Plugin)(p.driven()), m, params)
+}
+
+// Err calls m with params and returns its error reply (nil on success).
+func Err[P, R any](t testing.TB, p Driven, m protocol.Method[P, R], params P) *caller.RemoteError {
+	t.Helper()
+	_, re := Ask(t, p, m, params)
 	return re
 }
 
 // Must is Ask that fails the test on an error reply, with the plugin's
 // stderr.
-func (p *Plugin) Must(t testing.TB, method string, params any, out any) {
+func Must[P, R any](t testing.TB, p Driven, m protocol.Method[P, R], params P) R {
 	t.Helper()
-	if err := p.Ask(t, method, params, out); err != nil {
-		t.Fatalf("%s: %v\n%s", method, err, drive.Tail(p.Stderr.String()))
+	res, re := Ask(t, p, m, params)
+	if re != nil {
+		t.Fatalf("%s: %v\n%s", m.Name, re, drive.Tail(p.driven().Stderr.String()))
 	}
+	return res
 }
 
 // Reply is a call's answer: its result or its error reply, and the line
@@ -90,11 +98,13 @@ type Reply struct {
 	Raw    []byte
 }
 
-// Send sends one request and returns its answer with its line.
-func (p *Plugin) Send(t testing.TB, method string, params any) Reply {
+// Send calls m with params and returns its answer as sent, with its line
+// (for the tests of the exact reply).
+func Send[P, R any](t testing.TB, p Driven, m protocol.Method[P, R], params P) Reply {
 	t.Helper()
-	res, re := drive.Try[json.RawMessage](t, (*drive.Plugin)(p), method, params)
-	return Reply{Result: res, Error: re, Raw: p.lastReply(t, method)}
+	d := p.driven()
+	res, re := drive.TryRaw(t, (*drive.Plugin)(d), m.Name, params)
+	return Reply{Result: res, Error: re, Raw: d.lastReply(t, m.Name)}
 }
 
 // lastReply is the line that answered the last call of method.
@@ -150,15 +160,14 @@ func (p *Plugin) TimeAcquire(t testing.TB, key string, params map[string]string)
 	t0 := time.Now()
 	p.Acquire(t, key, params)
 	d := time.Since(t0)
-	p.Must(t, "host.release", KeyParams(key), nil)
+	Must(t, p, protocol.MethodHostRelease, KeyParams(key))
 	return d
 }
 
 // Acquire acquires a host for key and returns its result.
 func (p *Plugin) Acquire(t testing.TB, key string, params map[string]string) protocol.AcquireResult {
 	t.Helper()
-	var res protocol.AcquireResult
-	p.Must(t, "host.acquire", AcquireParams(key, params), &res)
+	res := Must(t, p, protocol.MethodHostAcquire, AcquireParams(key, params))
 	if res.Handle == "" {
 		t.Fatalf("host.acquire: no handle")
 	}
@@ -169,17 +178,13 @@ func (p *Plugin) Acquire(t testing.TB, key string, params map[string]string) pro
 // answer.
 func (p *Plugin) Lookup(t testing.TB, key string, fence bool) protocol.HostLookupResult {
 	t.Helper()
-	var lk protocol.HostLookupResult
-	p.Must(t, "host.lookup", LookupParams(key, fence), &lk)
-	return lk
+	return Must(t, p, protocol.MethodHostLookup, LookupParams(key, fence))
 }
 
 // Run runs script on handle (cwd ".") and returns its result.
 func (p *Plugin) Run(t testing.TB, handle, script string) protocol.ExecResult {
 	t.Helper()
-	var r protocol.ExecResult
-	p.Must(t, "link.exec", ExecParams(handle, script, ".", 60_000), &r)
-	return r
+	return Must(t, p, protocol.MethodLinkExec, ExecParams(handle, script, ".", 60_000))
 }
 
 // LocalRepo is a local repository with n commits, in a path with a space

@@ -18,9 +18,7 @@ const endsWithin = 4 * time.Minute
 // Status is host.status of handle.
 func (p *Plugin) Status(t testing.TB, handle string) protocol.HostStatus {
 	t.Helper()
-	var hs protocol.HostStatus
-	p.Must(t, "host.status", StatusParams(handle), &hs)
-	return hs
+	return Must(t, p, protocol.MethodHostStatus, StatusParams(handle))
 }
 
 // EndsItself: the host of key, acquired with params (a provider's own plus
@@ -40,7 +38,7 @@ func EndsItself(t *testing.T, p *Plugin, key, handle string) {
 	if hs := p.Status(t, handle); hs.State != protocol.HostGone {
 		t.Errorf("host %s read gone, then %+v", key, hs)
 	}
-	p.Must(t, "host.release", KeyParams(key), nil)
+	Must(t, p, protocol.MethodHostRelease, KeyParams(key))
 	if hs := p.Status(t, handle); hs.State != protocol.HostGone {
 		t.Errorf("host %s after release: %+v, want gone", key, hs)
 	}

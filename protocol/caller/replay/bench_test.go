@@ -15,7 +15,7 @@ func BenchmarkIntentWriteDelete(b *testing.B) {
 		b.Fatal(err)
 	}
 	raw := []byte(`{"deadline":0,"target":{"host":{"name":"pool"}},"key":"k1","params":{}}`)
-	in := &Intent{ID: intentID("fake", "fake", protocol.MethodHostAcquire, "k1"), Method: protocol.MethodHostAcquire,
+	in := &Intent{ID: intentID("fake", "fake", protocol.MethodHostAcquire.Name, "k1"), Method: protocol.MethodHostAcquire.Name,
 		Key: "k1", Params: raw, SHA256: sha(raw), Plugin: "fake", Instance: "fake", Pgid: 1, WriterPID: 1}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -21,13 +21,13 @@ func ddState(t *testing.T) string { return filepath.Join(t.TempDir(), "world.jso
 func TestDedupeResendAfterCrashAfter(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	p1 := dd(t, "dedupe", state, "after")
-	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
+	in := crashed(t, j, p1, protocol.MethodHostAcquire.Name, acquireP("k1"))
 	first := ddRead(t, state).Hosts["k1"]
 	p2 := dd(t, "dedupe", state, "")
 	if r := resolveFound[protocol.AcquireResult](t, j, p2, in); r.Handle != first {
 		t.Fatalf("resend answered %+v, the first landed %q", r, first)
 	}
-	l := calls(p2, protocol.MethodHostAcquire)
+	l := calls(p2, protocol.MethodHostAcquire.Name)
 	if len(l) != 1 {
 		t.Fatalf("acquires sent: %q", l)
 	}
@@ -41,7 +41,7 @@ func TestDedupeResendAfterCrashAfter(t *testing.T) {
 // Crashed before landing: the deduped repeat makes it, once.
 func TestDedupeResendAfterCrashBefore(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	in, p2 := ddCrashed(t, j, state, "dedupe", "before", protocol.MethodJobStart, jobP("j1", "ws", "a1"))
+	in, p2 := ddCrashed(t, j, state, "dedupe", "before", protocol.MethodJobStart.Name, jobP("j1", "ws", "a1"))
 	wantState(t, resolve(t, j, p2, in), Found, "")
 	if w := ddRead(t, state); w.Effects != 1 || w.Jobs["j1"] == "" {
 		t.Fatalf("world %+v, want job j1 started once", w)
@@ -51,10 +51,10 @@ func TestDedupeResendAfterCrashBefore(t *testing.T) {
 // A repeat that would land outside the dedupe window is not sent.
 func TestDedupeWindowPassed(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	in, p2 := ddCrashed(t, j, state, "dedupe", "before", protocol.MethodHostAcquire, acquireP("k1"))
+	in, p2 := ddCrashed(t, j, state, "dedupe", "before", protocol.MethodHostAcquire.Name, acquireP("k1"))
 	j.Now = func() time.Time { return time.Now().Add(11 * time.Minute) } // the window is 10 minutes
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonWindowPassed)
-	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 0 {
+	if l := calls(p2, protocol.MethodHostAcquire.Name); len(l) != 0 {
 		t.Fatalf("sent outside the window: %q", l)
 	}
 	wantJournal(t, j, 1)
@@ -65,12 +65,12 @@ func TestDedupeWindowPassed(t *testing.T) {
 func TestDeliveryDedupedResend(t *testing.T) {
 	state, j := ddState(t), openJ(t)
 	send := protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "x", MsgID: "m1", Mode: protocol.ModeFollowUp}
-	in, p2 := ddCrashed(t, j, state, "dedupe", "after", protocol.MethodChannelSend, send)
+	in, p2 := ddCrashed(t, j, state, "dedupe", "after", protocol.MethodChannelSend.Name, send)
 	wantState(t, resolve(t, j, p2, in), Found, "")
-	if l := calls(p2, protocol.MethodChannelReceipt); len(l) != 0 {
+	if l := calls(p2, protocol.MethodChannelReceipt.Name); len(l) != 0 {
 		t.Fatalf("asked a receipt of a receipt-none channel: %q", l)
 	}
-	if l := calls(p2, protocol.MethodChannelSend); len(l) != 1 {
+	if l := calls(p2, protocol.MethodChannelSend.Name); len(l) != 1 {
 		t.Fatalf("sends: %q", l)
 	} else {
 		sameButDeadline(t, l[0], in)
@@ -87,10 +87,10 @@ func TestDeliveryNewerWrittenNoResend(t *testing.T) {
 	mk := func(id string) protocol.SendParams {
 		return protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: id, MsgID: id, Mode: protocol.ModeFollowUp}
 	}
-	in, p2 := ddCrashed(t, j, state, "dedupe", "before", protocol.MethodChannelSend, mk("m1"))
-	mustEffect(t, j, p2, protocol.MethodChannelSend, mk("m2"))
+	in, p2 := ddCrashed(t, j, state, "dedupe", "before", protocol.MethodChannelSend.Name, mk("m1"))
+	mustEffect(t, j, p2, protocol.MethodChannelSend.Name, mk("m2"))
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonNewerDelivery)
-	if l := calls(p2, protocol.MethodChannelSend); len(l) != 1 || !strings.Contains(l[0], `"m2"`) {
+	if l := calls(p2, protocol.MethodChannelSend.Name); len(l) != 1 || !strings.Contains(l[0], `"m2"`) {
 		t.Fatalf("sends: %q, want m2's only", l)
 	}
 	if w := ddRead(t, state); w.Deliveries["m1"] != 0 {
@@ -101,9 +101,9 @@ func TestDeliveryNewerWrittenNoResend(t *testing.T) {
 // A handle "file" kind never acts on none, fenced or not.
 func TestFileKindNeverActsOnNone(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	in, p2 := ddCrashed(t, j, state, "unfenced", "before", protocol.MethodJobStart, jobP("j1", "ws", "a1"))
+	in, p2 := ddCrashed(t, j, state, "unfenced", "before", protocol.MethodJobStart.Name, jobP("j1", "ws", "a1"))
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonFileHandle)
-	if l := calls(p2, protocol.MethodJobLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":true`) {
+	if l := calls(p2, protocol.MethodJobLookup.Name); len(l) != 1 || !strings.Contains(l[0], `"fence":true`) {
 		t.Fatalf("lookups: %q", l)
 	}
 	wantJournal(t, j, 1)
@@ -114,10 +114,10 @@ func TestFileKindNeverActsOnNone(t *testing.T) {
 // grace).
 func TestUnfencedNoneWaitsOutInFlight(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	in, p2 := ddCrashed(t, j, state, "unfenced", "before", protocol.MethodHostAcquire, acquireP("k1"))
+	in, p2 := ddCrashed(t, j, state, "unfenced", "before", protocol.MethodHostAcquire.Name, acquireP("k1"))
 	j.Now = func() time.Time { return time.UnixMilli(in.SentBy) }
 	wantState(t, resolve(t, j, p2, in), Unresolved, ReasonInFlight)
-	if l := calls(p2, protocol.MethodHostLookup); len(l) != 1 || !strings.Contains(l[0], `"fence":false`) {
+	if l := calls(p2, protocol.MethodHostLookup.Name); len(l) != 1 || !strings.Contains(l[0], `"fence":false`) {
 		t.Fatalf("lookups: %q", l)
 	}
 	// inFlightMs is 1 s: not yet at SentBy + grace + 999 ms, done at + 1000 ms.
@@ -132,7 +132,7 @@ func TestUnfencedNoneWaitsOutInFlight(t *testing.T) {
 // ErrNoIntent, and nothing is sent.
 func TestResolveSettledIntent(t *testing.T) {
 	state, j := ddState(t), openJ(t)
-	in, p2 := ddCrashed(t, j, state, "dedupe", "after", protocol.MethodHostAcquire, acquireP("k1"))
+	in, p2 := ddCrashed(t, j, state, "dedupe", "after", protocol.MethodHostAcquire.Name, acquireP("k1"))
 	wantState(t, resolve(t, j, p2, in), Found, "")
 	if err := j.Next(); err != nil {
 		t.Fatal(err)
@@ -140,7 +140,7 @@ func TestResolveSettledIntent(t *testing.T) {
 	if _, err := j.Resolve(waitfor.Context(t, time.Minute), p2.Plugin, in); !errors.Is(err, ErrNoIntent) {
 		t.Fatalf("a settled intent resolved again: %v", err)
 	}
-	if l := calls(p2, protocol.MethodHostAcquire); len(l) != 1 {
+	if l := calls(p2, protocol.MethodHostAcquire.Name); len(l) != 1 {
 		t.Fatalf("acquires: %q", l)
 	}
 }

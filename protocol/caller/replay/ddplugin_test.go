@@ -94,7 +94,7 @@ func runDD() int {
 	}
 	view := protocol.View{Command: "true", Env: map[string]string{}}
 	h := map[string]protocol.Handler{
-		protocol.MethodHostAcquire: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodHostAcquire.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.AcquireParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -110,7 +110,7 @@ func runDD() int {
 				return protocol.AcquireResult{Handle: w.Hosts[p.Key]}, nil
 			})
 		},
-		protocol.MethodHostLookup: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodHostLookup.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.LookupParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -120,7 +120,7 @@ func runDD() int {
 				return protocol.HostLookupResult{Found: &protocol.AcquireResult{Handle: h}}, ok
 			}, protocol.HostLookupResult{None: true})
 		},
-		protocol.MethodJobStart: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodJobStart.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.JobStartParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -136,7 +136,7 @@ func runDD() int {
 				return protocol.JobStartResult{View: view, Handle: w.Jobs[p.Key]}, nil
 			})
 		},
-		protocol.MethodJobLookup: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodJobLookup.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.LookupParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err
@@ -146,7 +146,7 @@ func runDD() int {
 				return protocol.JobLookupResult{Found: &protocol.JobFound{Handle: h}}, ok
 			}, protocol.JobLookupResult{None: true})
 		},
-		protocol.MethodChannelSend: func(ctx context.Context, call *protocol.Call) (any, error) {
+		protocol.MethodChannelSend.Name: func(ctx context.Context, call *protocol.Call) (any, error) {
 			var p protocol.SendParams
 			if err := call.Decode(&p); err != nil {
 				return nil, err

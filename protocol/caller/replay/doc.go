@@ -13,7 +13,7 @@
 // the directory). A definite answer deletes it:
 //
 //	j, _ := replay.Open(dir)
-//	res, in, err := j.Effect(ctx, p, protocol.MethodHostAcquire, "", params)
+//	res, in, err := j.Effect(ctx, p, protocol.MethodHostAcquire.Name, "", params)
 //	// err == nil: done, the intent is gone. err != nil and in != nil: the
 //	// outcome is unknown and the intent stays, for Resolve.
 //

@@ -25,7 +25,7 @@ import (
 // journal for Resolve. A call that names a recorded job or host should run
 // under caller.ExpectInstance.
 func (j *Journal) Effect(ctx context.Context, p *caller.Plugin, method, key string, params any) (json.RawMessage, *Intent, error) {
-	if !protocol.Effects[method] {
+	if !protocol.IsEffect(method) {
 		return nil, nil, fmt.Errorf("replay: %s is not an effect", method)
 	}
 	r, err := caller.NewRequest(method, params)

@@ -19,8 +19,8 @@ import (
 // and a new fake to resolve it with.
 func crashedAcquire(t *testing.T) (*Journal, *Intent, *drive.Plugin) {
 	state, j := t.TempDir(), openJ(t)
-	p1 := fake(t, state, crash(protocol.MethodHostAcquire, "crash-before"))
-	in := crashed(t, j, p1, protocol.MethodHostAcquire, acquireP("k1"))
+	p1 := fake(t, state, crash(protocol.MethodHostAcquire.Name, "crash-before"))
+	in := crashed(t, j, p1, protocol.MethodHostAcquire.Name, acquireP("k1"))
 	return j, in, fake(t, state, nil)
 }
 

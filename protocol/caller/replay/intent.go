@@ -46,8 +46,8 @@ type Intent struct {
 // delivery reports whether method is a delivery.
 func delivery(method string) bool {
 	switch method {
-	case protocol.MethodChannelSend, protocol.MethodChannelFresh, protocol.MethodChannelCommand,
-		protocol.MethodChannelInterrupt, protocol.MethodChannelAbort, protocol.MethodChannelAnswer:
+	case protocol.MethodChannelSend.Name, protocol.MethodChannelFresh.Name, protocol.MethodChannelCommand.Name,
+		protocol.MethodChannelInterrupt.Name, protocol.MethodChannelAbort.Name, protocol.MethodChannelAnswer.Name:
 		return true
 	}
 	return false

@@ -18,10 +18,10 @@ import (
 func TestStartReplyWithoutBaselineIsUnknown(t *testing.T) {
 	state, j := t.TempDir(), openJ(t)
 	bad := json.RawMessage(`{"view":{"command":"true","env":{}},"handle":"job-1"}`)
-	p1 := fake(t, state, []map[string]any{{"method": protocol.MethodJobStart, "fault": "reply", "result": bad}}, "--first-turn", "at-start")
+	p1 := fake(t, state, []map[string]any{{"method": protocol.MethodJobStart.Name, "fault": "reply", "result": bad}}, "--first-turn", "at-start")
 	jp := jobP("j1", "ws", "a1")
 	jp.Spec.FirstPrompt = &protocol.FirstPrompt{Text: "brief", MsgID: "m0"}
-	_, in, err := j.Effect(waitfor.Context(t, time.Minute), p1.Plugin, protocol.MethodJobStart, "", jp)
+	_, in, err := j.Effect(waitfor.Context(t, time.Minute), p1.Plugin, protocol.MethodJobStart.Name, "", jp)
 	var me *caller.MismatchError
 	if !errors.As(err, &me) || me.Rule != caller.MismatchBaseline || in == nil {
 		t.Fatalf("Effect: %v (intent %v), want a baseline mismatch and the intent kept", err, in)
@@ -41,11 +41,11 @@ func TestStartReplyWithoutBaselineIsUnknown(t *testing.T) {
 // A receipt for another msgId resolves nothing.
 func TestReceiptForAnotherMsgIDResolvesNothing(t *testing.T) {
 	state, j := t.TempDir(), openJ(t)
-	p1 := fake(t, state, crash(protocol.MethodChannelSend, "crash-after"))
-	mustEffect(t, j, p1, protocol.MethodJobStart, jobP("j1", "ws", "a1"))
-	in := crashed(t, j, p1, protocol.MethodChannelSend, protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "t", MsgID: "m1", Mode: protocol.ModeFollowUp})
+	p1 := fake(t, state, crash(protocol.MethodChannelSend.Name, "crash-after"))
+	mustEffect(t, j, p1, protocol.MethodJobStart.Name, jobP("j1", "ws", "a1"))
+	in := crashed(t, j, p1, protocol.MethodChannelSend.Name, protocol.SendParams{Base: protocol.Base{Target: agentT("ws", "a1", "j1")}, Text: "t", MsgID: "m1", Mode: protocol.ModeFollowUp})
 	wrong := json.RawMessage(`{"state":"accepted","id":"m-other"}`)
-	p2 := fake(t, state, []map[string]any{{"method": protocol.MethodChannelReceipt, "fault": "reply", "result": wrong}})
+	p2 := fake(t, state, []map[string]any{{"method": protocol.MethodChannelReceipt.Name, "fault": "reply", "result": wrong}})
 	out := resolve(t, j, p2, in)
 	wantState(t, out, Unresolved, ReasonCall)
 	if !errors.Is(out.Err, caller.ErrMismatch) {

@@ -108,9 +108,9 @@ func (j *Journal) Resolve(ctx context.Context, p *caller.Plugin, in *Intent) (Ou
 	ctx = caller.ExpectInstance(ctx, in.Instance)
 	var out Outcome
 	switch {
-	case in.Method == protocol.MethodJobStop || in.Method == protocol.MethodHostRelease:
+	case in.Method == protocol.MethodJobStop.Name || in.Method == protocol.MethodHostRelease.Name:
 		out = j.reissue(ctx, p, in)
-	case in.Method == protocol.MethodJobStart || in.Method == protocol.MethodHostAcquire:
+	case in.Method == protocol.MethodJobStart.Name || in.Method == protocol.MethodHostAcquire.Name:
 		out = j.resolveStart(ctx, p, in)
 	case delivery(in.Method):
 		out = j.resolveDelivery(ctx, p, in)
@@ -147,13 +147,13 @@ func (j *Journal) reissue(ctx context.Context, p *caller.Plugin, in *Intent) Out
 func (j *Journal) resolveStart(ctx context.Context, p *caller.Plugin, in *Intent) Outcome {
 	decl := p.Declaration()
 	var caps protocol.KeyCaps
-	lookup := protocol.MethodHostLookup
+	lookup := protocol.MethodHostLookup.Name
 	switch {
-	case in.Method == protocol.MethodHostAcquire && decl.Seams.Host != nil:
+	case in.Method == protocol.MethodHostAcquire.Name && decl.Seams.Host != nil:
 		caps = decl.Seams.Host.Acquire
-	case in.Method == protocol.MethodJobStart && decl.Seams.Job != nil:
+	case in.Method == protocol.MethodJobStart.Name && decl.Seams.Job != nil:
 		caps = decl.Seams.Job.Start
-		lookup = protocol.MethodJobLookup
+		lookup = protocol.MethodJobLookup.Name
 	default:
 		return unresolved(ReasonUndeclared, fmt.Errorf("the plugin declares no seam for %s", in.Method))
 	}
@@ -217,7 +217,7 @@ func (j *Journal) lookup(ctx context.Context, p *caller.Plugin, in *Intent, meth
 // called are proven gone, and the lookup was fenced or inFlightMs passed;
 // never for a handle "file" kind.
 func (j *Journal) judgeNone(p *caller.Plugin, in *Intent, caps protocol.KeyCaps) Outcome {
-	if job := p.Declaration().Seams.Job; in.Method == protocol.MethodJobStart && job != nil && job.Handle == protocol.HandleFile {
+	if job := p.Declaration().Seams.Job; in.Method == protocol.MethodJobStart.Name && job != nil && job.Handle == protocol.HandleFile {
 		return unresolved(ReasonFileHandle, nil)
 	}
 	// The writer: another process was refused up front; this one holds
@@ -251,7 +251,7 @@ func (j *Journal) resolveDelivery(ctx context.Context, p *caller.Plugin, in *Int
 		return unresolved(ReasonNoMsgID, nil)
 	}
 	if ch.Caps.Receipt == "exact" {
-		rc, err := p.Receipt(ctx, protocol.ReceiptParams{Base: protocol.Base{Target: f.Target}, MsgID: f.MsgID})
+		rc, err := caller.Invoke(ctx, p, protocol.MethodChannelReceipt, protocol.ReceiptParams{Base: protocol.Base{Target: f.Target}, MsgID: f.MsgID})
 		if err != nil {
 			return unresolved(ReasonCall, err)
 		}

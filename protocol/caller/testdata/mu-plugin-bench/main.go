@@ -21,7 +21,7 @@ func main() {
 				Start: protocol.KeyCaps{Lookup: true}, Checks: []string{}},
 		},
 		Handlers: map[string]protocol.Handler{
-			protocol.MethodJobStatus: func(context.Context, *protocol.Call) (any, error) {
+			protocol.MethodJobStatus.Name: func(context.Context, *protocol.Call) (any, error) {
 				return protocol.JobStatus{State: protocol.JobRunning}, nil
 			},
 		},
