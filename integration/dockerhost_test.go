@@ -16,6 +16,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // agentPath is where the suite installs the test agent in a docker host.
@@ -34,7 +35,7 @@ func acquireHost(t testing.TB, p *started, key string) protocol.Target {
 		t.Fatalf("host.acquire %s: %v", key, err)
 	}
 	t.Cleanup(func() {
-		_ = caller.Invoke(context.Background(), p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
+		_, _ = caller.Invoke(context.Background(), p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
 	})
 	if err := agent.Install(ctx, testimage.Exec{Container: res.Handle}, agentPath); err != nil {
 		t.Fatalf("installing the test agent: %v", err)

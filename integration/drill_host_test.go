@@ -12,6 +12,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/drive"
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
 
@@ -45,8 +46,9 @@ func TestDrillKillHostAcquire(t *testing.T) {
 	e, s, j, run, p := d.e, d.s, d.j, d.run, d.p
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
-		return effectCall{protocol.MethodHostAcquire, key, acquireParams(key)}, func() error {
-			return caller.Invoke(waitfor.Context(t, time.Minute), p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
+		return effectCall{protocol.MethodHostAcquire.Name, key, acquireParams(key)}, func() error {
+			_, err := caller.Invoke(waitfor.Context(t, time.Minute), p, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key})
+			return err
 		}, nil
 	})
 	runDrill(t, "kill-host.acquire", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -99,7 +101,7 @@ func releaseKey(t *testing.T, s spec, key string) {
 		return
 	}
 	defer q.Stop()
-	if err := caller.Invoke(waitfor.Context(t, time.Minute), q, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}); err != nil {
+	if _, err := caller.Invoke(waitfor.Context(t, time.Minute), q, protocol.MethodHostRelease, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}); err != nil {
 		t.Errorf("release %s: %v", key, err)
 	}
 }
@@ -112,7 +114,7 @@ func TestDrillKillHostRelease(t *testing.T) {
 	span := measureSpan(t, 3, s, j, func(i int) (effectCall, func() error, error) {
 		key := fmt.Sprintf("probe-%s-%d", run, i)
 		_, err := caller.Invoke(waitfor.Context(t, time.Minute), p, protocol.MethodHostAcquire, acquireParams(key))
-		return effectCall{protocol.MethodHostRelease, key, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}}, nil, err
+		return effectCall{protocol.MethodHostRelease.Name, key, protocol.KeyParams{Base: protocol.Base{Target: drive.HostTarget("it")}, Key: key}}, nil, err
 	})
 	runDrill(t, "kill-host.release", 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
 		key := fmt.Sprintf("rel-%s-%d", run, i)

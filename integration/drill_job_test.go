@@ -15,6 +15,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/waitfor"
 	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 	"github.com/mu-org/mu-plugins/protocol/caller/replay"
 )
 
@@ -93,8 +94,9 @@ func TestDrillKillJobStart(t *testing.T) { drillKillJobStart(t, newJobDrill(t), 
 func drillKillJobStart(t *testing.T, d *jobDrill, name string) {
 	span := measureSpan(t, 3, d.s, d.j, func(i int) (effectCall, func() error, error) {
 		key, name := fmt.Sprintf("probe-%s-%d", d.run, i), fmt.Sprintf("probe%d", i)
-		return effectCall{protocol.MethodJobStart, key, d.startParams(key, name)}, func() error {
-			return caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name))
+		return effectCall{protocol.MethodJobStart.Name, key, d.startParams(key, name)}, func() error {
+			_, err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name))
+			return err
 		}, nil
 	})
 	runDrill(t, name, 4, span, func(t *testing.T, i int, killAfter time.Duration) (string, bool) {
@@ -125,7 +127,7 @@ func drillKillJobStart(t *testing.T, d *jobDrill, name string) {
 		} else if n != want {
 			good = false
 		}
-		if err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name)); err != nil {
+		if _, err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name)); err != nil {
 			t.Errorf("%s: job.stop: %v", key, err)
 			good = false
 		}
@@ -169,7 +171,7 @@ func drillKillJobStop(t *testing.T, d *jobDrill, name string) {
 				t.Errorf("%s: stop never sent, and %v", key, err)
 				return out.how, false
 			}
-			if err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name)); err != nil {
+			if _, err := caller.Invoke(waitfor.Context(t, time.Minute), d.p, protocol.MethodJobStop, d.stopParams(key, name)); err != nil {
 				t.Errorf("%s: job.stop: %v", key, err)
 				return out.how, false
 			}

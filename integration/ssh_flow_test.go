@@ -229,7 +229,7 @@ func TestSSHIdentityAgent(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	p := startPlugin(t, spec{"ssh", []string{filepath.Join(e.Bin, "mu-plugin-ssh"), "--config", cfg}})
 	ctx := waitfor.Context(t, time.Minute)
-	steps, err := p.CheckSteps(ctx, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("a-agent")}, Phase: protocol.PhaseReach})
+	steps, err := caller.Invoke(ctx, p, protocol.MethodLinkCheckSteps, protocol.CheckStepsParams{Base: protocol.Base{Target: drive.HostTarget("a-agent")}, Phase: protocol.PhaseReach})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mu-org/mu-plugins/internal/testutil/words"
 	"github.com/mu-org/mu-plugins/internal/tmuxjob/agent"
 	"github.com/mu-org/mu-plugins/protocol"
+	"github.com/mu-org/mu-plugins/protocol/caller"
 )
 
 // TestSSHSpawnThroughBastion: the whole spawn on host-b (reached only
