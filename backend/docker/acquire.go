@@ -13,6 +13,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/mu-org/mu-plugins/internal/execchan"
 	"github.com/mu-org/mu-plugins/internal/hostresult"
 	"github.com/mu-org/mu-plugins/protocol"
 )
@@ -85,7 +86,7 @@ func (b *Backend) create(ctx context.Context, name, key string, spec acquireSpec
 	for attempt := 0; ; attempt++ {
 		created, err := b.api.ContainerCreate(ctx, client.ContainerCreateOptions{
 			Name:       name,
-			Config:     hostConfig(spec, labels),
+			Config:     hostConfig(spec, labels, res),
 			HostConfig: hostHostConfig(spec),
 		})
 		switch {
@@ -177,14 +178,18 @@ func (b *Backend) ready(ctx context.Context, ctr string) error {
 	}
 }
 
-// hostConfig is a host container's config: its command only sleeps, under
-// the Engine's init (tini) so that orphans are reaped.
-func hostConfig(s acquireSpec, labels map[string]string) *container.Config {
+// hostConfig is a host container's config: its command (under the
+// Engine's init, tini, so that orphans are reaped) waits, and exits 0 at
+// the result's deadline and once the host has been idle for its
+// idleReclaimMs (execchan.HostCommand): the container then stops, and
+// host.status removes it and reads gone.
+func hostConfig(s acquireSpec, labels map[string]string, res storedResult) *container.Config {
+	argv := execchan.HostCommand(res.DeadlineAt, s.Idle)
 	return &container.Config{
 		Image:      s.Image,
 		User:       s.User,
-		Entrypoint: []string{"sleep"},
-		Cmd:        []string{"infinity"},
+		Entrypoint: argv[:1],
+		Cmd:        argv[1:],
 		Labels:     labels,
 	}
 }

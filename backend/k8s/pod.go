@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mu-org/mu-plugins/internal/execchan"
 )
 
 // podName is the key's pod name. The name is the API server's atomic
@@ -19,10 +21,13 @@ func (b *Backend) podName(key string) string {
 	return b.cfg.Prefix + "-" + hex.EncodeToString(sum[:16])
 }
 
-// hostCommand is the container's command: it only waits, and exits at
-// once on SIGTERM (a PID 1 that ignores it would hold a delete for the
-// whole grace period).
-var hostCommand = []string{"/bin/sh", "-c", "trap 'exit 0' TERM; sleep infinity & wait"}
+// hostCommand is the container's command (execchan.HostCommand): it
+// waits, exits at once on SIGTERM (a process that ignores it would hold a
+// delete for the whole grace period), and exits 0 once the host has been
+// idle for the idle param, so that the pod ends (Succeeded) and reads
+// gone with no mu running. The ttl is the pod's activeDeadlineSeconds
+// (the cluster's clock, not the node's).
+func hostCommand(s acquireSpec) []string { return execchan.HostCommand(nil, s.Idle) }
 
 // hostPod is the pod of an acquire. The security defaults: not
 // privileged, no privilege escalation, every capability dropped, a
@@ -51,7 +56,7 @@ func (b *Backend) hostPod(name, key string, s acquireSpec, annot map[string]stri
 			TerminationGracePeriodSeconds: int64p(5),
 			SecurityContext:               psc,
 			Containers: []corev1.Container{{
-				Name: containerName, Image: s.Image, ImagePullPolicy: s.PullPolicy, Command: hostCommand,
+				Name: containerName, Image: s.Image, ImagePullPolicy: s.PullPolicy, Command: hostCommand(s),
 				Resources: corev1.ResourceRequirements{Limits: s.Limits, Requests: s.Requests},
 				SecurityContext: &corev1.SecurityContext{
 					Privileged: &no, AllowPrivilegeEscalation: &no, RunAsNonRoot: &yes,

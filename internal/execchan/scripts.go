@@ -1,6 +1,10 @@
 package execchan
 
-import _ "embed"
+import (
+	_ "embed"
+	"strconv"
+	"time"
+)
 
 // The shell the exec channels run on a host lives in scripts/*.sh (linted
 // by shellcheck: scripts/lint.sh). Each runs as a constant argv string
@@ -43,3 +47,20 @@ var AgentScript = killSh + agentSh
 // exits 0 once none is left. A backend runs it as `/bin/sh -c StopScript
 // sh MARK` over an exec of its own, beside the channel.
 var StopScript = killSh + stopSh
+
+//go:embed scripts/host.sh
+var hostSh string
+
+// HostCommand is a host's main process (host.sh): it ends the host at
+// deadlineAt (Unix ms; nil: none) and once it has been idle for idle (0:
+// never), so that the deadlineAt and idleReclaimMs an acquire reports hold
+// with no daemon watching. Both travel as arguments, in whole seconds
+// rounded up.
+func HostCommand(deadlineAt *int64, idle time.Duration) []string {
+	var dl int64
+	if deadlineAt != nil {
+		dl = (*deadlineAt + 999) / 1000
+	}
+	secs := int64((idle + time.Second - 1) / time.Second)
+	return []string{"/bin/sh", "-c", hostSh, "mu-host", strconv.FormatInt(dl, 10), strconv.FormatInt(secs, 10)}
+}

@@ -4,11 +4,14 @@
 # says what each field means). It runs the payload in cwd (from the login
 # directory) with MU_EXEC_RUN=MARK, kills what the run left behind when
 # the container's process list changed, and ends the run's stdout with
-# "TOKEN CODE" and its stderr with "TOKEN".
+# "TOKEN CODE" and its stderr with "TOKEN". Each request first creates
+# /tmp/.mu-activity, which tells host.sh the host is in use (true, not
+# the special builtin ':', so that a /tmp it cannot write ends nothing).
 f=
 trap '[ -z "$f" ] || rm -f "$f"' EXIT
 while IFS=' ' read -r t m n i S; do
 	IFS= read -r d
+	true 2>/dev/null >/tmp/.mu-activity
 	s=$(head -c "$n"; echo x); s=${s%x}
 	set -- /proc/[0-9]*; b="$*"
 	if [ -z "$i" ]; then
