@@ -43,6 +43,12 @@ func (b *Backend) podState(ctx context.Context, t protocol.Target) (podHealth, *
 	if err != nil {
 		return podUnclear, nil, "", err
 	}
+	// Read within ReachTimeout, well inside a read's 10 s: an API server
+	// that is down or restarting (client-go retries a GET cut by EOF for
+	// seconds) makes the pod's state unclear, answered in time (unknown),
+	// never a call past its deadline.
+	ctx, cancel := context.WithTimeout(ctx, ReachTimeout)
+	defer cancel()
 	pod, err := b.cs.CoreV1().Pods(b.ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		b.dropPool(name)
