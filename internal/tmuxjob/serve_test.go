@@ -201,7 +201,7 @@ func TestEveryReplyMatchesTheSchema(t *testing.T) {
 	w.call("job.attach", params(key, nil))
 	m := w.call("job.checkSteps", params(key, map[string]any{"phase": "reach"}))
 	var steps []protocol.Step
-	if err := json.Unmarshal(m.Result, &steps); err != nil || len(steps) != 4 {
+	if err := json.Unmarshal(m.Result, &steps); err != nil || len(steps) != 5 { // tmux, tools, state-root, watch, agents
 		t.Fatalf("checkSteps: %s", m.Result)
 	}
 	for _, s := range steps {
